@@ -1,0 +1,52 @@
+# simdex build, test and benchmark entry points. `make test` is what CI runs
+# on a fresh machine: it installs everything it needs (tools, MinIO).
+SHELL := /bin/bash
+CACHE ?= $(HOME)/.cache/simdex
+export SIMDEX_CACHE := $(CACHE)
+TOOLS := $(CACHE)/bin
+STATICCHECK_VERSION := v0.8.2
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+export SIMDEX_MINIO_BIN ?= $(TOOLS)/minio
+FUZZTIME ?= 10s
+
+.PHONY: all build test lint unit fuzz bench eval tools minio serve clean
+
+all: build
+
+build:
+	go build -o bin/simdex ./cmd/simdex
+
+serve: build
+	./bin/simdex serve
+
+tools: $(TOOLS)/staticcheck
+
+$(TOOLS)/staticcheck:
+	GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+minio: $(SIMDEX_MINIO_BIN)
+
+$(SIMDEX_MINIO_BIN):
+	scripts/install-minio.sh $(MINIO_VERSION) $(TOOLS)
+
+lint: tools
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	go vet ./...
+	$(TOOLS)/staticcheck ./...
+
+unit:
+	go test -race -count=1 ./...
+
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
+
+test: lint minio unit fuzz
+
+bench: build
+	scripts/bench.sh
+
+eval: build
+	scripts/eval.sh
+
+clean:
+	rm -rf bin

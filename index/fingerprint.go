@@ -1,0 +1,36 @@
+package index
+
+// Chunk is one content-defined chunk of normalised text: the KDD'05
+// file–chunk graph records only its hash and length.
+type Chunk struct {
+	Hash uint64
+	Len  uint32
+}
+
+// Fingerprint is everything the index keeps of one document's content. It is
+// produced by a Fingerprinter in one pass over the normalised text and is
+// immutable once stored.
+type Fingerprint struct {
+	// Scheme identifies the normalisation version and every fingerprint
+	// parameter. Fingerprints with different schemes are never compared.
+	Scheme uint32
+	// RawSHA256 is the SHA-256 of the object's raw bytes (Native_SHA_256).
+	RawSHA256 [32]byte
+	// RawSize is the raw object size in bytes.
+	RawSize int64
+	// TextSHA256 is the SHA-256 of the normalised text: equal values mean
+	// identical content whatever the format.
+	TextSHA256 [32]byte
+	// TextSize is the length of the normalised text in bytes.
+	TextSize int64
+	// Chunks are the content-defined chunks in document order.
+	Chunks []Chunk
+	// Samples is the sorted, duplicate-free set of sampled shingle hashes
+	// (Mod-n): it estimates containment in both directions.
+	Samples []uint32
+	// MinHash is the fixed-size MinHash sketch: it estimates resemblance and
+	// feeds the LSH band index.
+	MinHash []uint32
+	// SimHash is the 64-bit SimHash compared by Hamming distance.
+	SimHash uint64
+}
