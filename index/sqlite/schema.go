@@ -1,0 +1,56 @@
+package sqlite
+
+// migrations bring the schema from version i to i+1. Never edit a released
+// migration: append a new one.
+var migrations = []string{
+	// 1: documents, contents, postings, templates.
+	`
+CREATE TABLE documents (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	key         TEXT NOT NULL,
+	version_id  TEXT NOT NULL DEFAULT '',
+	idem        TEXT NOT NULL UNIQUE,
+	name        TEXT NOT NULL DEFAULT '',
+	source      TEXT NOT NULL DEFAULT '',
+	parent_id   INTEGER REFERENCES documents(id) ON DELETE CASCADE,
+	path        TEXT NOT NULL DEFAULT '[]',
+	media_type  TEXT NOT NULL DEFAULT '',
+	meta        TEXT NOT NULL DEFAULT '{}',
+	mod_time    INTEGER NOT NULL DEFAULT 0,
+	indexed_at  INTEGER NOT NULL,
+	error       TEXT NOT NULL DEFAULT '',
+	keep_versions INTEGER NOT NULL DEFAULT 0,
+	raw_sha256  BLOB,
+	raw_size    INTEGER NOT NULL DEFAULT 0,
+	content_id  INTEGER REFERENCES contents(id)
+);
+CREATE INDEX documents_key ON documents(key, version_id);
+CREATE INDEX documents_content ON documents(content_id) WHERE content_id IS NOT NULL;
+CREATE INDEX documents_parent ON documents(parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE contents (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	text_sha256 BLOB NOT NULL UNIQUE,
+	text_size   INTEGER NOT NULL,
+	simhash     INTEGER NOT NULL,
+	body        BLOB NOT NULL,
+	bands       BLOB NOT NULL,
+	refs        INTEGER NOT NULL
+);
+
+CREATE TABLE chunk_postings (h INTEGER NOT NULL, c INTEGER NOT NULL, PRIMARY KEY (h, c)) WITHOUT ROWID;
+CREATE TABLE band_postings  (h INTEGER NOT NULL, c INTEGER NOT NULL, PRIMARY KEY (h, c)) WITHOUT ROWID;
+
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE templates (
+	id      INTEGER PRIMARY KEY,
+	name    TEXT NOT NULL,
+	reason  TEXT NOT NULL,
+	actor   TEXT NOT NULL,
+	at      INTEGER NOT NULL,
+	chunks  BLOB NOT NULL,
+	samples BLOB NOT NULL
+);
+`,
+}

@@ -1,0 +1,827 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/simdex/simdex/index"
+)
+
+// Durability chooses how commits reach the disk.
+type Durability string
+
+// Durability levels.
+const (
+	// Full fsyncs the write-ahead log at every commit: an acknowledged
+	// document survives power loss. The default.
+	Full Durability = "full"
+	// Normal fsyncs at checkpoints only: a process crash loses nothing, a
+	// power loss may lose the latest commits. For bulk scans.
+	Normal Durability = "normal"
+)
+
+// Options configure a store.
+type Options struct {
+	// Scheme is the fingerprint scheme of the index using the store. A
+	// store holding fingerprints of another scheme is refused.
+	Scheme uint32
+	// Durability defaults to Full.
+	Durability Durability
+	// Readers is the size of the read connection pool (default GOMAXPROCS+2).
+	Readers int
+	// Now returns the current time (default time.Now).
+	Now func() time.Time
+}
+
+// Store is the embedded SQLite index store. It is safe for concurrent use.
+type Store struct {
+	path  string
+	w     *sql.DB // one connection: SQLite has one writer
+	r     *sql.DB
+	now   func() time.Time
+	mu    sync.Mutex // serialises writers in this process
+	close sync.Once
+}
+
+var _ index.Store = (*Store)(nil)
+
+// schemaVersion is the number of migrations this build knows.
+var schemaVersion = len(migrations)
+
+// Open opens or creates the store at path, migrating its schema forward.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Durability == "" {
+		opts.Durability = Full
+	}
+	if opts.Durability != Full && opts.Durability != Normal {
+		return nil, fmt.Errorf("open index %s: durability %q: want %q or %q", path, opts.Durability, Full, Normal)
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = runtime.GOMAXPROCS(0) + 2
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	sync := "FULL"
+	if opts.Durability == Normal {
+		sync = "NORMAL"
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
+		"&_pragma=synchronous(" + sync + ")&_pragma=cache_size(-65536)&_txlock=immediate"
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxLifetime(0)
+	s := &Store{path: path, w: w, now: opts.Now}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	if err := s.checkScheme(ctx, opts.Scheme); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(opts.Readers)
+	r.SetMaxIdleConns(opts.Readers)
+	s.r = r
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("%w: store has version %d, this simdex knows up to %d", index.ErrSchemaVersion, v, schemaVersion)
+	}
+	for ; v < schemaVersion; v++ {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) checkScheme(ctx context.Context, scheme uint32) error {
+	var got string
+	err := s.w.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'scheme'").Scan(&got)
+	want := strconv.FormatUint(uint64(scheme), 10)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = s.w.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('scheme', ?)", want)
+		if err != nil {
+			return fmt.Errorf("record fingerprint scheme: %w", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("read fingerprint scheme: %w", err)
+	case got != want:
+		return fmt.Errorf("%w: store holds scheme %s, index uses %s (re-index into a new store)", index.ErrSchemeMismatch, got, want)
+	}
+	return nil
+}
+
+// Close releases the database. Further calls return index.ErrClosed.
+func (s *Store) Close() error {
+	var err error
+	s.close.Do(func() {
+		err = errors.Join(s.r.Close(), s.w.Close())
+	})
+	return err
+}
+
+// Path returns the database file.
+func (s *Store) Path() string { return s.path }
+
+// postingKey truncates a 64-bit hash to the 31-bit posting key; candidates
+// are verified against the full fingerprint, so collisions only add work.
+func postingKey(h uint64) int64 { return int64(h >> 33) }
+
+// Put commits entries in one transaction.
+func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committed, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
+	}
+	out, err := s.put(ctx, tx, entries)
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
+	}
+	return out, nil
+}
+
+func (s *Store) mapErr(err error) error {
+	if err != nil && strings.Contains(err.Error(), "database is closed") {
+		return errors.Join(index.ErrClosed, err)
+	}
+	return err
+}
+
+func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]index.Committed, error) {
+	out := make([]index.Committed, len(entries))
+	now := s.now().UnixNano()
+	var body []byte
+	for i := range entries {
+		e := &entries[i]
+		d := &e.Doc
+		idem := d.IdempotencyKey()
+		var existing int64
+		var cid sql.NullInt64
+		err := tx.QueryRowContext(ctx, "SELECT id, content_id FROM documents WHERE idem = ?", idem).Scan(&existing, &cid)
+		if err == nil {
+			out[i] = index.Committed{ID: index.DocID(existing), Content: index.ContentID(cid.Int64), Duplicate: true}
+			continue
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("look up %q: %w", d.Key, err)
+		}
+		if !d.KeepVersions && e.Parent < 0 {
+			replaced, err := s.removeTx(ctx, tx, d.Key, "")
+			if err != nil {
+				return nil, err
+			}
+			out[i].Replaced = replaced
+		}
+		parent := sql.NullInt64{Int64: int64(d.Parent), Valid: d.Parent != 0}
+		if e.Parent >= 0 {
+			if e.Parent >= i {
+				return nil, fmt.Errorf("entry %d: parent %d must come before it", i, e.Parent)
+			}
+			parent = sql.NullInt64{Int64: int64(out[e.Parent].ID), Valid: true}
+		}
+		var content sql.NullInt64
+		var rawSHA []byte
+		var rawSize int64
+		if fp := e.Fingerprint; fp != nil {
+			rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
+			c, err := s.putContent(ctx, tx, fp, e.Bands, &body)
+			if err != nil {
+				return nil, fmt.Errorf("store content of %q: %w", d.Key, err)
+			}
+			content = sql.NullInt64{Int64: int64(c), Valid: true}
+		}
+		path, _ := json.Marshal(nonNil(d.Path))
+		meta, _ := json.Marshal(d.Meta)
+		res, err := tx.ExecContext(ctx, `INSERT INTO documents
+			(key, version_id, idem, name, source, parent_id, path, media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			d.Key, d.VersionID, idem, d.Name, d.Source, parent, string(path), d.MediaType, string(meta),
+			unixNano(d.ModTime), now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
+		if err != nil {
+			return nil, fmt.Errorf("insert %q: %w", d.Key, err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return nil, fmt.Errorf("insert %q: %w", d.Key, err)
+		}
+		out[i].ID, out[i].Content = index.DocID(id), index.ContentID(content.Int64)
+	}
+	return out, nil
+}
+
+func nonNil(p []string) []string {
+	if p == nil {
+		return []string{}
+	}
+	return p
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// putContent stores fp's content once and counts a reference to it.
+func (s *Store) putContent(ctx context.Context, tx *sql.Tx, fp *index.Fingerprint, bands []uint64, buf *[]byte) (index.ContentID, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, "UPDATE contents SET refs = refs + 1 WHERE text_sha256 = ? RETURNING id", fp.TextSHA256[:]).Scan(&id)
+	if err == nil {
+		return index.ContentID(id), nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	*buf = fp.AppendBody((*buf)[:0])
+	bandKeys := make([]byte, 0, 4*len(bands))
+	for _, b := range bands {
+		bandKeys = binary.LittleEndian.AppendUint32(bandKeys, uint32(postingKey(b)))
+	}
+	err = tx.QueryRowContext(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs) VALUES (?, ?, ?, ?, ?, 1) RETURNING id",
+		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), *buf, bandKeys).Scan(&id)
+	if err != nil {
+		return 0, err
+	}
+	if err := insertPostings(ctx, tx, "chunk_postings", id, chunkHashes(fp)); err != nil {
+		return 0, err
+	}
+	if err := insertPostings(ctx, tx, "band_postings", id, bands); err != nil {
+		return 0, err
+	}
+	return index.ContentID(id), nil
+}
+
+func chunkHashes(fp *index.Fingerprint) []uint64 {
+	hs := make([]uint64, len(fp.Chunks))
+	for i, c := range fp.Chunks {
+		hs[i] = c.Hash
+	}
+	return hs
+}
+
+func insertPostings(ctx context.Context, tx *sql.Tx, table string, content int64, hashes []uint64) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO "+table+" (h, c) VALUES (?, ?)")
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, h := range hashes {
+		if _, err := stmt.ExecContext(ctx, postingKey(h), content); err != nil {
+			return fmt.Errorf("insert %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// Remove deletes a document version (or every version of key) and its
+// children.
+func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("remove %q: %w", key, s.mapErr(err))
+	}
+	ids, err := s.removeTx(ctx, tx, key, versionID)
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("remove %q: %w", key, s.mapErr(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
+	}
+	return ids, nil
+}
+
+func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string) ([]index.DocID, error) {
+	q := "SELECT id FROM documents WHERE key = ? AND parent_id IS NULL"
+	args := []any{key}
+	if versionID != "" {
+		q += " AND version_id = ?"
+		args = append(args, versionID)
+	}
+	roots, err := queryIDs(ctx, tx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("find versions of %q: %w", key, err)
+	}
+	if len(roots) == 0 {
+		return nil, nil
+	}
+	// The whole family: roots and every descendant.
+	var all []int64
+	frontier := roots
+	for len(frontier) > 0 {
+		all = append(all, frontier...)
+		var next []int64
+		for _, id := range frontier {
+			kids, err := queryIDs(ctx, tx, "SELECT id FROM documents WHERE parent_id = ?", id)
+			if err != nil {
+				return nil, fmt.Errorf("find children of %d: %w", id, err)
+			}
+			next = append(next, kids...)
+		}
+		frontier = next
+	}
+	removed := make([]index.DocID, 0, len(all))
+	for i := len(all) - 1; i >= 0; i-- { // children first
+		id := all[i]
+		var cid sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "DELETE FROM documents WHERE id = ? RETURNING content_id", id).Scan(&cid); err != nil {
+			return nil, fmt.Errorf("delete document %d: %w", id, err)
+		}
+		removed = append(removed, index.DocID(id))
+		if cid.Valid {
+			if err := releaseContent(ctx, tx, cid.Int64); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return removed, nil
+}
+
+// releaseContent drops one reference and deletes the content with its
+// postings when none is left.
+func releaseContent(ctx context.Context, tx *sql.Tx, cid int64) error {
+	var refs int64
+	var body, bands []byte
+	if err := tx.QueryRowContext(ctx, "UPDATE contents SET refs = refs - 1 WHERE id = ? RETURNING refs, body, bands", cid).Scan(&refs, &body, &bands); err != nil {
+		return fmt.Errorf("release content %d: %w", cid, err)
+	}
+	if refs > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM contents WHERE id = ?", cid); err != nil {
+		return fmt.Errorf("delete content %d: %w", cid, err)
+	}
+	var fp index.Fingerprint
+	if err := fp.DecodeBody(body); err != nil {
+		return fmt.Errorf("release content %d: %w", cid, err)
+	}
+	var keys []int64
+	for _, c := range fp.Chunks {
+		keys = append(keys, postingKey(c.Hash))
+	}
+	if err := deletePostings(ctx, tx, "chunk_postings", cid, keys); err != nil {
+		return err
+	}
+	keys = keys[:0]
+	for ; len(bands) >= 4; bands = bands[4:] {
+		keys = append(keys, int64(binary.LittleEndian.Uint32(bands)))
+	}
+	return deletePostings(ctx, tx, "band_postings", cid, keys)
+}
+
+func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, keys []int64) error {
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE h = ? AND c = ?", k, cid); err != nil {
+			return fmt.Errorf("delete %s of content %d: %w", table, cid, err)
+		}
+	}
+	return nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+const docColumns = `d.id, d.key, d.version_id, d.idem, d.name, d.source, d.parent_id, d.path, d.media_type, d.meta,
+	d.mod_time, d.indexed_at, d.error, d.keep_versions, d.raw_sha256, d.raw_size, d.content_id, c.text_sha256, c.text_size`
+
+const docFrom = ` FROM documents d LEFT JOIN contents c ON c.id = d.content_id `
+
+func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
+	var r index.Record
+	var parent, content, textSize sql.NullInt64
+	var path, meta string
+	var modTime, indexedAt int64
+	var rawSHA, textSHA []byte
+	err := rows.Scan(&r.ID, &r.Key, &r.VersionID, &r.Idempotency, &r.Name, &r.Source, &parent, &path, &r.MediaType, &meta,
+		&modTime, &indexedAt, &r.Error, &r.KeepVersions, &rawSHA, &r.RawSize, &content, &textSHA, &textSize)
+	if err != nil {
+		return nil, err
+	}
+	r.Parent = index.DocID(parent.Int64)
+	r.Content = index.ContentID(content.Int64)
+	r.TextSize = textSize.Int64
+	copy(r.RawSHA256[:], rawSHA)
+	copy(r.TextSHA[:], textSHA)
+	if modTime != 0 {
+		r.ModTime = time.Unix(0, modTime).UTC()
+	}
+	r.IndexedAt = time.Unix(0, indexedAt).UTC()
+	if err := json.Unmarshal([]byte(path), &r.Path); err != nil {
+		return nil, fmt.Errorf("decode path of document %d: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(meta), &r.Meta); err != nil {
+		return nil, fmt.Errorf("decode metadata of document %d: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+func (s *Store) records(ctx context.Context, what, where string, args ...any) ([]*index.Record, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+docColumns+docFrom+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
+	}
+	defer rows.Close()
+	var out []*index.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
+	}
+	return out, nil
+}
+
+// Get returns the document with id.
+func (s *Store) Get(ctx context.Context, id index.DocID) (*index.Record, error) {
+	rs, err := s.records(ctx, fmt.Sprintf("get document %d", id), "WHERE d.id = ?", int64(id))
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("get document %d: %w", id, index.ErrNotFound)
+	}
+	return rs[0], nil
+}
+
+// Lookup returns the versions of key, newest first, or the document whose
+// idempotency key is key.
+func (s *Store) Lookup(ctx context.Context, key string) ([]*index.Record, error) {
+	rs, err := s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.key = ? ORDER BY d.id DESC", key)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		rs, err = s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.idem = ?", key)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("look up %q: %w", key, index.ErrNotFound)
+	}
+	return rs, nil
+}
+
+// ByContent returns every document version whose text is content.
+func (s *Store) ByContent(ctx context.Context, content index.ContentID) ([]*index.Record, error) {
+	return s.records(ctx, fmt.Sprintf("documents of content %d", content), "WHERE d.content_id = ? ORDER BY d.id", int64(content))
+}
+
+// Candidates returns contents that share a band key or a chunk.
+func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunkDocs int) ([]index.ContentID, error) {
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
+	}
+	defer conn.Close()
+	seen := make(map[index.ContentID]struct{})
+	var out []index.ContentID
+	add := func(rows *sql.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			var c int64
+			if err := rows.Scan(&c); err != nil {
+				return err
+			}
+			if _, ok := seen[index.ContentID(c)]; !ok {
+				seen[index.ContentID(c)] = struct{}{}
+				out = append(out, index.ContentID(c))
+			}
+		}
+		return rows.Err()
+	}
+	bandStmt, err := conn.PrepareContext(ctx, "SELECT c FROM band_postings WHERE h = ?")
+	if err != nil {
+		return nil, fmt.Errorf("find candidates: %w", err)
+	}
+	defer bandStmt.Close()
+	for _, b := range bands {
+		rows, err := bandStmt.QueryContext(ctx, postingKey(b))
+		if err == nil {
+			err = add(rows)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
+		}
+	}
+	chunkStmt, err := conn.PrepareContext(ctx, "SELECT c FROM chunk_postings WHERE h = ? LIMIT ?")
+	if err != nil {
+		return nil, fmt.Errorf("find candidates: %w", err)
+	}
+	defer chunkStmt.Close()
+	var batch []int64
+	for _, h := range chunks {
+		// Fetch one more than allowed: a chunk held by more contents than
+		// maxChunkDocs is boilerplate and contributes no candidates.
+		rows, err := chunkStmt.QueryContext(ctx, postingKey(h), maxChunkDocs+1)
+		if err != nil {
+			return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
+		}
+		batch = batch[:0]
+		for rows.Next() {
+			var c int64
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find candidates by chunk: %w", err)
+			}
+			batch = append(batch, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find candidates by chunk: %w", err)
+		}
+		if len(batch) > maxChunkDocs {
+			continue
+		}
+		for _, c := range batch {
+			if _, ok := seen[index.ContentID(c)]; !ok {
+				seen[index.ContentID(c)] = struct{}{}
+				out = append(out, index.ContentID(c))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Fingerprints loads the fingerprints of ids.
+func (s *Store) Fingerprints(ctx context.Context, ids []index.ContentID, fn func(index.ContentID, *index.Fingerprint) error) error {
+	const batch = 500
+	for len(ids) > 0 {
+		n := min(len(ids), batch)
+		part := ids[:n]
+		ids = ids[n:]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = int64(id)
+		}
+		rows, err := s.r.QueryContext(ctx, "SELECT id, text_sha256, text_size, simhash, body FROM contents WHERE id IN ("+placeholders(len(part))+")", args...)
+		if err != nil {
+			return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
+		}
+		if err := scanFingerprints(rows, fn); err != nil {
+			return fmt.Errorf("load fingerprints: %w", err)
+		}
+	}
+	return nil
+}
+
+func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprint) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id, simhash int64
+		var sha, body []byte
+		fp := new(index.Fingerprint)
+		if err := rows.Scan(&id, &sha, &fp.TextSize, &simhash, &body); err != nil {
+			return err
+		}
+		copy(fp.TextSHA256[:], sha)
+		fp.SimHash = uint64(simhash)
+		if err := fp.DecodeBody(body); err != nil {
+			return fmt.Errorf("content %d: %w", id, err)
+		}
+		if err := fn(index.ContentID(id), fp); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// SimHashes calls fn with every content's SimHash, in id order.
+func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) error) error {
+	rows, err := s.r.QueryContext(ctx, "SELECT id, simhash FROM contents ORDER BY id")
+	if err != nil {
+		return fmt.Errorf("read simhashes: %w", s.mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, h int64
+		if err := rows.Scan(&id, &h); err != nil {
+			return fmt.Errorf("read simhashes: %w", err)
+		}
+		if err := fn(index.ContentID(id), uint64(h)); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Groups calls fn with every set of contents sharing a band key or a chunk
+// held by at most maxChunkDocs contents.
+func (s *Store) Groups(ctx context.Context, maxChunkDocs int, fn func([]index.ContentID) error) error {
+	for _, table := range []string{"band_postings", "chunk_postings"} {
+		limit := int(^uint(0) >> 1)
+		if table == "chunk_postings" {
+			limit = maxChunkDocs
+		}
+		rows, err := s.r.QueryContext(ctx, "SELECT h, c FROM "+table+" ORDER BY h")
+		if err != nil {
+			return fmt.Errorf("group %s: %w", table, s.mapErr(err))
+		}
+		var group []index.ContentID
+		var cur int64 = -1
+		flush := func() error {
+			if len(group) >= 2 && len(group) <= limit {
+				return fn(group)
+			}
+			return nil
+		}
+		for rows.Next() {
+			var h, c int64
+			if err := rows.Scan(&h, &c); err != nil {
+				rows.Close()
+				return fmt.Errorf("group %s: %w", table, err)
+			}
+			if h != cur {
+				if err := flush(); err != nil {
+					rows.Close()
+					return err
+				}
+				group, cur = group[:0], h
+			}
+			group = append(group, index.ContentID(c))
+		}
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return fmt.Errorf("group %s: %w", table, err)
+		}
+		rows.Close()
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddTemplate stores t.
+func (s *Store) AddTemplate(ctx context.Context, t index.Template) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	chunks := make([]byte, 0, 8*len(t.Chunks))
+	for _, c := range t.Chunks {
+		chunks = binary.LittleEndian.AppendUint64(chunks, c)
+	}
+	samples := make([]byte, 0, 4*len(t.Samples))
+	for _, c := range t.Samples {
+		samples = binary.LittleEndian.AppendUint32(samples, c)
+	}
+	at := t.At
+	if at.IsZero() {
+		at = s.now()
+	}
+	var id int64
+	err := s.w.QueryRowContext(ctx, "INSERT INTO templates (name, reason, actor, at, chunks, samples) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+		t.Name, t.Reason, t.Actor, at.UnixNano(), chunks, samples).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("add template %q: %w", t.Name, s.mapErr(err))
+	}
+	return id, nil
+}
+
+// Templates returns every stored template.
+func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT id, name, reason, actor, at, chunks, samples FROM templates ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("read templates: %w", s.mapErr(err))
+	}
+	defer rows.Close()
+	var out []index.Template
+	for rows.Next() {
+		var t index.Template
+		var at int64
+		var chunks, samples []byte
+		if err := rows.Scan(&t.ID, &t.Name, &t.Reason, &t.Actor, &at, &chunks, &samples); err != nil {
+			return nil, fmt.Errorf("read templates: %w", err)
+		}
+		t.At = time.Unix(0, at).UTC()
+		for ; len(chunks) >= 8; chunks = chunks[8:] {
+			t.Chunks = append(t.Chunks, binary.LittleEndian.Uint64(chunks))
+		}
+		for ; len(samples) >= 4; samples = samples[4:] {
+			t.Samples = append(t.Samples, binary.LittleEndian.Uint32(samples))
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// ChunkContents counts the contents holding each chunk.
+func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
+	out := make(map[uint64]int, len(hashes))
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
+	}
+	defer conn.Close()
+	stmt, err := conn.PrepareContext(ctx, "SELECT count(*) FROM chunk_postings WHERE h = ?")
+	if err != nil {
+		return nil, fmt.Errorf("count chunk contents: %w", err)
+	}
+	defer stmt.Close()
+	for _, h := range hashes {
+		if _, ok := out[h]; ok {
+			continue
+		}
+		var n int
+		if err := stmt.QueryRowContext(ctx, postingKey(h)).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
+		}
+		out[h] = n
+	}
+	return out, nil
+}
+
+// Stats counts documents and contents.
+func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
+	var st index.Stats
+	err := s.r.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM documents),
+		(SELECT count(*) FROM contents),
+		(SELECT count(*) FROM documents WHERE error != '')`).Scan(&st.Documents, &st.Contents, &st.Failed)
+	if err != nil {
+		return st, fmt.Errorf("read stats: %w", s.mapErr(err))
+	}
+	return st, nil
+}

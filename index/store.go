@@ -1,0 +1,192 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors that callers branch on with errors.Is.
+var (
+	// ErrNotFound reports that no document matches the id or key.
+	ErrNotFound = errors.New("document not found")
+	// ErrClosed reports use of a closed index or store.
+	ErrClosed = errors.New("index closed")
+	// ErrSchemeMismatch reports a fingerprint made with other parameters or
+	// another normalisation version than the index uses.
+	ErrSchemeMismatch = errors.New("fingerprint scheme mismatch")
+	// ErrSchemaVersion reports a store written by a newer simdex.
+	ErrSchemaVersion = errors.New("unsupported store schema version")
+)
+
+// DocID identifies one stored document version. IDs are never reused.
+type DocID int64
+
+// ContentID identifies one distinct normalised text. Exact duplicates share
+// a ContentID, so their fingerprints are stored and compared once (KDD'05).
+type ContentID int64
+
+// Doc describes one document version: where it came from and where it sits.
+type Doc struct {
+	// Key is the stable name of the object across versions, unique per
+	// origin: "s3:bucket/key", "fs:/srv/inbox/a.txt", or a child's
+	// parent key plus its location ("…!/attachment 2/contract.docx").
+	Key string
+	// VersionID distinguishes versions of Key (S3 version id, stream
+	// sequence, file modification stamp). It may be empty.
+	VersionID string
+	// Name is the key or path as its owner knows it, for display.
+	Name string
+	// Source names the origin ("s3:contracts", "fs:inbox", "scan").
+	Source string
+	// Idempotency is the permanent key of the event that produced this
+	// version; adding a document whose Idempotency is already stored is a
+	// no-op. Empty means Key+"\x00"+VersionID.
+	Idempotency string
+	// Parent is the containing document (archive, message) or 0.
+	Parent DocID
+	// Path is the location from the top-level object, e.g.
+	// ["box.zip", "inbox.mbox", "message 3", "contract.docx"].
+	Path []string
+	// MediaType is the sniffed content type.
+	MediaType string
+	// Meta holds extracted and origin metadata (title, author, e-mail
+	// headers, user metadata, tags).
+	Meta map[string]string
+	// ModTime is the object's modification time at the origin.
+	ModTime time.Time
+	// Error records why the document has no usable text (too large,
+	// encrypted, malformed…): such documents are stored for reviewers
+	// with no fingerprint content and never match anything.
+	Error string
+	// KeepVersions keeps older versions of Key (a versioned bucket keeps
+	// them and holds must reach them); when false a new version replaces
+	// the older ones.
+	KeepVersions bool
+}
+
+// IdempotencyKey returns d.Idempotency or its default.
+func (d *Doc) IdempotencyKey() string {
+	if d.Idempotency != "" {
+		return d.Idempotency
+	}
+	return d.Key + "\x00" + d.VersionID
+}
+
+// Record is a stored document version.
+type Record struct {
+	Doc
+	ID        DocID
+	Content   ContentID // 0 when the document has no text (see Doc.Error)
+	RawSHA256 [32]byte
+	RawSize   int64
+	TextSHA   [32]byte
+	TextSize  int64
+	IndexedAt time.Time
+}
+
+// Entry is one document to commit with its fingerprint. Parent, when
+// non-negative, is the index of the parent entry in the same batch.
+type Entry struct {
+	Doc         Doc
+	Fingerprint *Fingerprint // nil when Doc.Error is set
+	// Bands are the LSH band keys of Fingerprint.MinHash.
+	Bands  []uint64
+	Parent int
+}
+
+// Committed reports what a Put did for one entry.
+type Committed struct {
+	ID        DocID
+	Content   ContentID
+	Duplicate bool    // the idempotency key was already stored: nothing written
+	Replaced  []DocID // older versions of the key that this version replaced
+}
+
+// Writer commits documents. Implementations must make each call atomic: all
+// entries are durably committed or none is, even across a crash.
+type Writer interface {
+	// Put commits entries in one transaction. It is safe for concurrent
+	// use; the store serialises writers.
+	Put(ctx context.Context, entries []Entry) ([]Committed, error)
+	// Remove deletes a document version and its children; versionID ""
+	// removes every version of key. It returns the removed ids; removing
+	// what is absent is not an error.
+	Remove(ctx context.Context, key, versionID string) ([]DocID, error)
+}
+
+// Reader looks documents up.
+type Reader interface {
+	// Get returns the document with id, or ErrNotFound.
+	Get(ctx context.Context, id DocID) (*Record, error)
+	// Lookup returns the current versions of key (newest first), the
+	// document whose idempotency key equals key, or ErrNotFound.
+	Lookup(ctx context.Context, key string) ([]*Record, error)
+	// ByContent returns every document version whose text is content.
+	ByContent(ctx context.Context, content ContentID) ([]*Record, error)
+}
+
+// Searcher finds and loads candidates for comparison.
+type Searcher interface {
+	// Candidates returns contents sharing at least one LSH band key or one
+	// non-template chunk whose document frequency is at most maxChunkDocs.
+	Candidates(ctx context.Context, bands []uint64, chunks []uint64, maxChunkDocs int) ([]ContentID, error)
+	// Fingerprints loads the fingerprints of contents; fn is called once
+	// per found content.
+	Fingerprints(ctx context.Context, ids []ContentID, fn func(ContentID, *Fingerprint) error) error
+	// SimHashes calls fn with every stored content's SimHash.
+	SimHashes(ctx context.Context, fn func(ContentID, uint64) error) error
+}
+
+// Store is what the index keeps its state in: the embedded SQLite store, or
+// a shared database for several replicas. Every implementation must pass
+// index/storetest.
+type Store interface {
+	Writer
+	Reader
+	Searcher
+	Templates
+	Grouper
+	// Stats returns counts of documents, contents and chunk documents.
+	Stats(ctx context.Context) (Stats, error)
+	Close() error
+}
+
+// Stats summarises a store.
+type Stats struct {
+	Documents int64 // document versions, children included
+	Contents  int64 // distinct texts
+	Failed    int64 // documents stored with an extraction error
+}
+
+// Template is a set of chunk and sample hashes marked as boilerplate by an
+// operator: they are ignored when scoring, without re-fingerprinting.
+type Template struct {
+	ID      int64
+	Name    string
+	Reason  string
+	Actor   string
+	At      time.Time
+	Chunks  []uint64
+	Samples []uint32
+}
+
+// Templates keeps operator-marked templates and chunk frequencies.
+type Templates interface {
+	// AddTemplate stores t and returns its id.
+	AddTemplate(ctx context.Context, t Template) (int64, error)
+	// Templates returns every stored template.
+	Templates(ctx context.Context) ([]Template, error)
+	// ChunkContents returns, for each hash, how many distinct contents
+	// contain the chunk.
+	ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error)
+}
+
+// Grouper enumerates candidate groups for all-pairs analysis, in the
+// manner of KDD'05's sorted file–chunk graph.
+type Grouper interface {
+	// Groups calls fn with every set of two or more contents that share an
+	// LSH band key or a chunk held by at most maxChunkDocs contents. The ids
+	// slice is only valid during the call.
+	Groups(ctx context.Context, maxChunkDocs int, fn func(ids []ContentID) error) error
+}

@@ -1,0 +1,285 @@
+// Package storetest is the conformance suite every index.Store
+// implementation must pass, in the manner of restic's backend tests: the
+// embedded SQLite store runs it today, a shared PostgreSQL store will too.
+package storetest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/index"
+)
+
+// Opener opens a fresh, empty store for one test. Reopen, when set, closes
+// nothing and opens the same store again (to check persistence).
+type Opener struct {
+	Open   func(t *testing.T) index.Store
+	Reopen func(t *testing.T, s index.Store) index.Store
+}
+
+// Fingerprint makes a deterministic fingerprint for text whose chunks and
+// bands are the given hashes.
+func Fingerprint(text string, chunks []uint64, samples []uint32) *index.Fingerprint {
+	fp := &index.Fingerprint{
+		RawSHA256:  sha256.Sum256([]byte("raw:" + text)),
+		RawSize:    int64(len(text)) + 4,
+		TextSHA256: sha256.Sum256([]byte(text)),
+		TextSize:   int64(len(text)),
+		Samples:    samples,
+		MinHash:    []uint32{1, 2, 3, 4},
+		SimHash:    uint64(len(text)) * 0x9e3779b97f4a7c15,
+	}
+	for _, c := range chunks {
+		fp.Chunks = append(fp.Chunks, index.Chunk{Hash: c, Len: 100})
+	}
+	return fp
+}
+
+func entry(key, version, text string, chunks, bands []uint64) index.Entry {
+	return index.Entry{
+		Doc:         index.Doc{Key: key, VersionID: version, Name: key, Source: "test", Path: []string{key}, Meta: map[string]string{"k": "v"}, ModTime: time.Unix(1700000000, 0).UTC()},
+		Fingerprint: Fingerprint(text, chunks, []uint32{1, 5, 9}),
+		Bands:       bands,
+		Parent:      -1,
+	}
+}
+
+// h spreads small numbers over the 64-bit space like real hashes.
+func h(i uint64) uint64 { return (i + 1) * 0x9e3779b97f4a7c15 }
+
+// Run runs the suite.
+func Run(t *testing.T, o Opener) {
+	ctx := context.Background()
+	put := func(t *testing.T, s index.Store, es ...index.Entry) []index.Committed {
+		t.Helper()
+		c, err := s.Put(ctx, es)
+		if err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		return c
+	}
+	t.Run("PutGet", func(t *testing.T) {
+		s := o.Open(t)
+		c := put(t, s, entry("a", "v1", "alpha", []uint64{h(1)}, []uint64{h(10)}))
+		r, err := s.Get(ctx, c[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Key != "a" || r.VersionID != "v1" || r.Meta["k"] != "v" || !slices.Equal(r.Path, []string{"a"}) || r.Content != c[0].Content || r.TextSize != 5 {
+			t.Fatalf("record %+v", r)
+		}
+		if !r.ModTime.Equal(time.Unix(1700000000, 0)) {
+			t.Fatalf("mod time %v", r.ModTime)
+		}
+		if _, err := s.Get(ctx, 999999); !errors.Is(err, index.ErrNotFound) {
+			t.Fatalf("Get missing: %v", err)
+		}
+		if _, err := s.Lookup(ctx, "missing"); !errors.Is(err, index.ErrNotFound) {
+			t.Fatalf("Lookup missing: %v", err)
+		}
+	})
+	t.Run("Idempotent", func(t *testing.T) {
+		s := o.Open(t)
+		c1 := put(t, s, entry("a", "v1", "alpha", nil, nil))
+		c2 := put(t, s, entry("a", "v1", "alpha", nil, nil))
+		if !c2[0].Duplicate || c2[0].ID != c1[0].ID {
+			t.Fatalf("second put %+v, first %+v", c2[0], c1[0])
+		}
+		st, _ := s.Stats(ctx)
+		if st.Documents != 1 {
+			t.Fatalf("documents = %d", st.Documents)
+		}
+	})
+	t.Run("ReplaceAndKeepVersions", func(t *testing.T) {
+		s := o.Open(t)
+		c1 := put(t, s, entry("a", "v1", "alpha", []uint64{h(1)}, nil))
+		c2 := put(t, s, entry("a", "v2", "alpha two", []uint64{h(2)}, nil))
+		if !slices.Equal(c2[0].Replaced, []index.DocID{c1[0].ID}) {
+			t.Fatalf("replaced %v", c2[0].Replaced)
+		}
+		if _, err := s.Get(ctx, c1[0].ID); !errors.Is(err, index.ErrNotFound) {
+			t.Fatalf("old version still there: %v", err)
+		}
+		e := entry("b", "v1", "beta", nil, nil)
+		e.Doc.KeepVersions = true
+		put(t, s, e)
+		e = entry("b", "v2", "beta two", nil, nil)
+		e.Doc.KeepVersions = true
+		put(t, s, e)
+		rs, err := s.Lookup(ctx, "b")
+		if err != nil || len(rs) != 2 || rs[0].VersionID != "v2" {
+			t.Fatalf("Lookup b: %v %v", rs, err)
+		}
+		if _, err := s.Remove(ctx, "b", "v1"); err != nil {
+			t.Fatal(err)
+		}
+		if rs, _ := s.Lookup(ctx, "b"); len(rs) != 1 || rs[0].VersionID != "v2" {
+			t.Fatalf("after removing v1: %v", rs)
+		}
+	})
+	t.Run("ContentsAreShared", func(t *testing.T) {
+		s := o.Open(t)
+		c := put(t, s, entry("a", "", "same", []uint64{h(1)}, []uint64{h(2)}), entry("b", "", "same", []uint64{h(1)}, []uint64{h(2)}))
+		if c[0].Content != c[1].Content {
+			t.Fatalf("contents %d and %d", c[0].Content, c[1].Content)
+		}
+		rs, err := s.ByContent(ctx, c[0].Content)
+		if err != nil || len(rs) != 2 {
+			t.Fatalf("ByContent: %v %v", rs, err)
+		}
+		if _, err := s.Remove(ctx, "a", ""); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.Candidates(ctx, nil, []uint64{h(1)}, 10)
+		if !slices.Equal(got, []index.ContentID{c[0].Content}) {
+			t.Fatalf("content dropped while still referenced: %v", got)
+		}
+		if _, err := s.Remove(ctx, "b", ""); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.Candidates(ctx, []uint64{h(2)}, []uint64{h(1)}, 10)
+		if len(got) != 0 {
+			t.Fatalf("postings left after last reference: %v", got)
+		}
+		st, _ := s.Stats(ctx)
+		if st.Contents != 0 || st.Documents != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+	t.Run("ChildrenAndAtomicity", func(t *testing.T) {
+		s := o.Open(t)
+		parent := entry("box.zip", "", "", nil, nil)
+		parent.Fingerprint = nil
+		parent.Doc.MediaType = "application/zip"
+		child := entry("box.zip!/a.txt", "", "alpha", []uint64{h(1)}, nil)
+		child.Parent = 0
+		grandchild := entry("box.zip!/a.txt!/x", "", "x", nil, nil)
+		grandchild.Parent = 1
+		c := put(t, s, parent, child, grandchild)
+		r, _ := s.Get(ctx, c[2].ID)
+		if r.Parent != c[1].ID {
+			t.Fatalf("grandchild parent %d, want %d", r.Parent, c[1].ID)
+		}
+		// A batch that cannot be committed leaves nothing behind.
+		bad := entry("bad", "", "bad", nil, nil)
+		bad.Parent = 5
+		if _, err := s.Put(ctx, []index.Entry{entry("good", "", "good", nil, nil), bad}); err == nil {
+			t.Fatal("Put with a forward parent reference succeeded")
+		}
+		if _, err := s.Lookup(ctx, "good"); !errors.Is(err, index.ErrNotFound) {
+			t.Fatalf("half-written batch: %v", err)
+		}
+		removed, err := s.Remove(ctx, "box.zip", "")
+		if err != nil || len(removed) != 3 {
+			t.Fatalf("Remove family: %v %v", removed, err)
+		}
+	})
+	t.Run("ErrorDocuments", func(t *testing.T) {
+		s := o.Open(t)
+		e := entry("enc.pdf", "", "", nil, nil)
+		e.Fingerprint = nil
+		e.Doc.Error = "encrypted"
+		c := put(t, s, e)
+		r, err := s.Get(ctx, c[0].ID)
+		if err != nil || r.Error != "encrypted" || r.Content != 0 {
+			t.Fatalf("%+v %v", r, err)
+		}
+		st, _ := s.Stats(ctx)
+		if st.Failed != 1 {
+			t.Fatalf("failed = %d", st.Failed)
+		}
+	})
+	t.Run("CandidatesAndGroups", func(t *testing.T) {
+		s := o.Open(t)
+		c := put(t, s,
+			entry("a", "", "a", []uint64{h(1), h(2)}, []uint64{h(100)}),
+			entry("b", "", "b", []uint64{h(2), h(3)}, []uint64{h(101)}),
+			entry("c", "", "c", []uint64{h(4)}, []uint64{h(100)}),
+			entry("d", "", "d", []uint64{h(5)}, []uint64{h(102)}))
+		got, err := s.Candidates(ctx, []uint64{h(100)}, []uint64{h(3)}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		want := []index.ContentID{c[0].Content, c[1].Content, c[2].Content}
+		if !slices.Equal(got, want) {
+			t.Fatalf("candidates %v, want %v", got, want)
+		}
+		// A chunk held by more contents than allowed adds none.
+		got, _ = s.Candidates(ctx, nil, []uint64{h(2)}, 1)
+		if len(got) != 0 {
+			t.Fatalf("boilerplate chunk gave candidates %v", got)
+		}
+		n, err := s.ChunkContents(ctx, []uint64{h(2), h(5), h(99)})
+		if err != nil || n[h(2)] != 2 || n[h(5)] != 1 || n[h(99)] != 0 {
+			t.Fatalf("ChunkContents %v %v", n, err)
+		}
+		var groups [][]index.ContentID
+		err = s.Groups(ctx, 10, func(ids []index.ContentID) error {
+			g := slices.Clone(ids)
+			slices.Sort(g)
+			groups = append(groups, g)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(groups) != 2 {
+			t.Fatalf("groups %v", groups)
+		}
+		loaded := map[index.ContentID]*index.Fingerprint{}
+		err = s.Fingerprints(ctx, []index.ContentID{c[0].Content, c[3].Content, 12345}, func(id index.ContentID, fp *index.Fingerprint) error {
+			loaded[id] = fp
+			return nil
+		})
+		if err != nil || len(loaded) != 2 || len(loaded[c[0].Content].Chunks) != 2 || loaded[c[0].Content].SimHash == 0 {
+			t.Fatalf("Fingerprints %v %v", loaded, err)
+		}
+		var sims int
+		if err := s.SimHashes(ctx, func(index.ContentID, uint64) error { sims++; return nil }); err != nil || sims != 4 {
+			t.Fatalf("SimHashes %d %v", sims, err)
+		}
+	})
+	t.Run("Templates", func(t *testing.T) {
+		s := o.Open(t)
+		id, err := s.AddTemplate(ctx, index.Template{Name: "licence header", Reason: "boilerplate", Actor: "alice", Chunks: []uint64{h(1)}, Samples: []uint32{7}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := s.Templates(ctx)
+		if err != nil || len(ts) != 1 || ts[0].ID != id || ts[0].Actor != "alice" || !slices.Equal(ts[0].Chunks, []uint64{h(1)}) || !slices.Equal(ts[0].Samples, []uint32{7}) {
+			t.Fatalf("Templates %+v %v", ts, err)
+		}
+	})
+	if o.Reopen != nil {
+		t.Run("Persistence", func(t *testing.T) {
+			s := o.Open(t)
+			c := put(t, s, entry("a", "v1", "alpha", []uint64{h(1)}, []uint64{h(2)}))
+			s = o.Reopen(t, s)
+			r, err := s.Get(ctx, c[0].ID)
+			if err != nil || r.Key != "a" {
+				t.Fatalf("after reopen: %+v %v", r, err)
+			}
+			got, _ := s.Candidates(ctx, []uint64{h(2)}, nil, 10)
+			if len(got) != 1 {
+				t.Fatalf("candidates after reopen: %v", got)
+			}
+		})
+	}
+	t.Run("Closed", func(t *testing.T) {
+		s := o.Open(t)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Put(ctx, []index.Entry{entry("a", "", "a", nil, nil)}); !errors.Is(err, index.ErrClosed) {
+			t.Fatalf("Put after Close: %v", err)
+		}
+		if _, err := s.Get(ctx, 1); !errors.Is(err, index.ErrClosed) {
+			t.Fatalf("Get after Close: %v", err)
+		}
+	})
+}
