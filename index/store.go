@@ -124,6 +124,10 @@ type Reader interface {
 	Lookup(ctx context.Context, key string) ([]*Record, error)
 	// ByContent returns every document version whose text is content.
 	ByContent(ctx context.Context, content ContentID) ([]*Record, error)
+	// Seen reports whether a document with this idempotency key is stored.
+	Seen(ctx context.Context, idempotencyKey string) (bool, error)
+	// Documents calls fn with every stored document version, by id.
+	Documents(ctx context.Context, fn func(*Record) error) error
 }
 
 // Searcher finds and loads candidates for comparison.

@@ -546,6 +546,38 @@ func (s *Store) ByContent(ctx context.Context, content index.ContentID) ([]*inde
 	return s.records(ctx, fmt.Sprintf("documents of content %d", content), "WHERE d.content_id = ? ORDER BY d.id", int64(content))
 }
 
+// Seen reports whether a document with this idempotency key is stored.
+func (s *Store) Seen(ctx context.Context, idem string) (bool, error) {
+	var one int
+	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM documents WHERE idem = ?", idem).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check %q: %w", idem, s.mapErr(err))
+	}
+	return true, nil
+}
+
+// Documents calls fn with every document version, by id.
+func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) error {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+docColumns+docFrom+"ORDER BY d.id")
+	if err != nil {
+		return fmt.Errorf("list documents: %w", s.mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return fmt.Errorf("list documents: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // Candidates returns contents that share a band key or a chunk.
 func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunkDocs int) ([]index.ContentID, error) {
 	conn, err := s.r.Conn(ctx)
@@ -824,4 +856,79 @@ func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
 		return st, fmt.Errorf("read stats: %w", s.mapErr(err))
 	}
 	return st, nil
+}
+
+// ErrInconsistent reports a store whose rows contradict each other.
+var ErrInconsistent = errors.New("index store inconsistent")
+
+// Check verifies the database file and the invariants a crash must never
+// break: every document's content exists, every content's reference count
+// matches its documents, and every content has all its postings.
+func (s *Store) Check(ctx context.Context) error {
+	var res string
+	if err := s.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
+		return fmt.Errorf("check index: %w", s.mapErr(err))
+	}
+	if res != "ok" {
+		return fmt.Errorf("check index: %w: %s", ErrInconsistent, res)
+	}
+	var n int64
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM documents d WHERE d.content_id IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM contents c WHERE c.id = d.content_id)`).Scan(&n); err != nil {
+		return fmt.Errorf("check index: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("check index: %w: %d documents without their content", ErrInconsistent, n)
+	}
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM contents c
+		WHERE c.refs != (SELECT count(*) FROM documents d WHERE d.content_id = c.id)`).Scan(&n); err != nil {
+		return fmt.Errorf("check index: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("check index: %w: %d contents with a wrong reference count", ErrInconsistent, n)
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT id, body, bands FROM contents")
+	if err != nil {
+		return fmt.Errorf("check index: %w", err)
+	}
+	defer rows.Close()
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("check index: %w", err)
+	}
+	defer conn.Close()
+	for rows.Next() {
+		var id int64
+		var body, bands []byte
+		if err := rows.Scan(&id, &body, &bands); err != nil {
+			return fmt.Errorf("check index: %w", err)
+		}
+		var fp index.Fingerprint
+		if err := fp.DecodeBody(body); err != nil {
+			return fmt.Errorf("check index: content %d: %w", id, err)
+		}
+		for _, c := range fp.Chunks {
+			if err := expectPosting(ctx, conn, "chunk_postings", postingKey(c.Hash), id); err != nil {
+				return err
+			}
+		}
+		for ; len(bands) >= 4; bands = bands[4:] {
+			if err := expectPosting(ctx, conn, "band_postings", int64(binary.LittleEndian.Uint32(bands)), id); err != nil {
+				return err
+			}
+		}
+	}
+	return rows.Err()
+}
+
+func expectPosting(ctx context.Context, conn *sql.Conn, table string, h, c int64) error {
+	var one int
+	err := conn.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE h = ? AND c = ?", h, c).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("check index: %w: content %d lacks a %s entry", ErrInconsistent, c, table)
+	}
+	if err != nil {
+		return fmt.Errorf("check index: %w", err)
+	}
+	return nil
 }

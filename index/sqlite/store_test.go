@@ -59,3 +59,21 @@ func TestBadDurability(t *testing.T) {
 		t.Fatal("bad durability accepted")
 	}
 }
+
+func TestCheckFindsDamage(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+	e := index.Entry{Doc: index.Doc{Key: "a"}, Fingerprint: storetest.Fingerprint("alpha", []uint64{1 << 40}, nil), Bands: []uint64{1 << 50}, Parent: -1}
+	if _, err := s.Put(ctx, []index.Entry{e}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("healthy store: %v", err)
+	}
+	if _, err := s.w.Exec("DELETE FROM band_postings"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); !errors.Is(err, ErrInconsistent) {
+		t.Fatalf("damaged store: %v", err)
+	}
+}

@@ -89,6 +89,13 @@ func Run(t *testing.T, o Opener) {
 		if !c2[0].Duplicate || c2[0].ID != c1[0].ID {
 			t.Fatalf("second put %+v, first %+v", c2[0], c1[0])
 		}
+		e := entry("a", "v1", "alpha", nil, nil)
+		if seen, err := s.Seen(ctx, e.Doc.IdempotencyKey()); err != nil || !seen {
+			t.Fatalf("Seen: %v %v", seen, err)
+		}
+		if seen, err := s.Seen(ctx, "other"); err != nil || seen {
+			t.Fatalf("Seen(other): %v %v", seen, err)
+		}
 		st, _ := s.Stats(ctx)
 		if st.Documents != 1 {
 			t.Fatalf("documents = %d", st.Documents)
@@ -130,6 +137,10 @@ func Run(t *testing.T, o Opener) {
 		rs, err := s.ByContent(ctx, c[0].Content)
 		if err != nil || len(rs) != 2 {
 			t.Fatalf("ByContent: %v %v", rs, err)
+		}
+		var all []index.DocID
+		if err := s.Documents(ctx, func(r *index.Record) error { all = append(all, r.ID); return nil }); err != nil || !slices.Equal(all, []index.DocID{c[0].ID, c[1].ID}) {
+			t.Fatalf("Documents: %v %v", all, err)
 		}
 		if _, err := s.Remove(ctx, "a", ""); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,334 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/simdex/simdex/index/chunk"
+	"github.com/simdex/simdex/index/normalise"
+	"github.com/simdex/simdex/index/sketch"
+)
+
+// Sentinel errors for input the index refuses.
+var (
+	// ErrEmpty reports a document whose normalised text is empty.
+	ErrEmpty = errors.New("empty text")
+	// ErrInvalidText reports text that is not valid UTF-8.
+	ErrInvalidText = errors.New("text is not valid UTF-8")
+)
+
+// Index is the near-copy engine over a Store. It is safe for concurrent use
+// by many goroutines: fingerprinting runs on the caller's goroutine and
+// concurrent Adds are committed together (group commit).
+type Index struct {
+	store  Store
+	opts   Options
+	scheme uint32
+	logger *slog.Logger
+
+	commits chan *commitReq
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+
+	sims      simTable
+	templates templateSet
+	bufs      sync.Pool
+}
+
+// New returns an Index over store, which must have been opened with
+// opts.Scheme(). It loads the SimHash table and templates from the store
+// and starts the committer; Close stops it (and does not close the store).
+func New(ctx context.Context, store Store, opts Options) (*Index, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("index options: %w", err)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ix := &Index{
+		store:   store,
+		opts:    opts,
+		scheme:  opts.Scheme(),
+		logger:  logger.With("component", "index"),
+		commits: make(chan *commitReq, opts.MaxBatch),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	ix.bufs.New = func() any { return new(buffers) }
+	if err := store.SimHashes(ctx, func(id ContentID, h uint64) error {
+		ix.sims.add(id, h)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("load simhashes: %w", err)
+	}
+	if err := ix.loadTemplates(ctx); err != nil {
+		return nil, err
+	}
+	go ix.commitLoop()
+	return ix, nil
+}
+
+// Close stops the committer after the commits under way. It does not close
+// the store.
+func (ix *Index) Close() error {
+	ix.once.Do(func() { close(ix.stop) })
+	<-ix.done
+	return nil
+}
+
+// Options returns the options the index runs with.
+func (ix *Index) Options() Options { return ix.opts }
+
+// Store returns the underlying store.
+func (ix *Index) Store() Store { return ix.store }
+
+type buffers struct {
+	norm   []byte
+	chunks []chunk.Chunk
+	sk     sketch.Sketch
+}
+
+// Fingerprint computes the fingerprint of text (extracted, not yet
+// normalised) for an object whose raw bytes hash to rawSHA.
+func (ix *Index) Fingerprint(rawSHA [32]byte, rawSize int64, text []byte) (*Fingerprint, error) {
+	b := ix.bufs.Get().(*buffers)
+	defer ix.bufs.Put(b)
+	var err error
+	b.norm, err = normalise.Append(b.norm[:0], text)
+	if err != nil {
+		return nil, fmt.Errorf("normalise: %w: %w", ErrInvalidText, err)
+	}
+	if len(b.norm) == 0 {
+		return nil, ErrEmpty
+	}
+	fp := &Fingerprint{
+		Scheme:     ix.scheme,
+		RawSHA256:  rawSHA,
+		RawSize:    rawSize,
+		TextSHA256: sha256.Sum256(b.norm),
+		TextSize:   int64(len(b.norm)),
+	}
+	b.chunks = chunk.Append(ix.opts.Chunk, b.chunks[:0], b.norm)
+	fp.Chunks = make([]Chunk, len(b.chunks))
+	for i, c := range b.chunks {
+		fp.Chunks[i] = Chunk{Hash: c.Hash, Len: c.Len}
+	}
+	sketch.Compute(ix.opts.Sketch, b.norm, &b.sk)
+	fp.Samples = append([]uint32(nil), b.sk.Samples...)
+	fp.MinHash = append([]uint32(nil), b.sk.MinHash...)
+	fp.SimHash = b.sk.SimHash
+	return fp, nil
+}
+
+// Input is one document to add: its description, its raw hash and size,
+// and its extracted text.
+type Input struct {
+	Doc       Doc
+	RawSHA256 [32]byte
+	RawSize   int64
+	// Text is the extracted text. It is ignored when Doc.Error is set.
+	Text []byte
+	// Parent, when non-negative, is the index of the parent input in the
+	// same Add call.
+	Parent int
+}
+
+// Result reports what Add did with one input.
+type Result struct {
+	Committed
+	// Fingerprint is nil when the document was stored with an error.
+	Fingerprint *Fingerprint
+	// Err is why the document was stored without a fingerprint: the
+	// input's Doc.Error, or an index error such as ErrEmpty.
+	Err error
+}
+
+// Add fingerprints inputs and commits them together, atomically: either all
+// are durably stored or none is. A document whose text cannot be
+// fingerprinted (empty, invalid UTF-8) is stored with its error recorded,
+// so reviewers see it. Re-adding an input whose idempotency key is stored
+// is a no-op reported as Duplicate.
+func (ix *Index) Add(ctx context.Context, inputs []Input) ([]Result, error) {
+	entries := make([]Entry, len(inputs))
+	results := make([]Result, len(inputs))
+	for i := range inputs {
+		in := &inputs[i]
+		e := Entry{Doc: in.Doc, Parent: in.Parent}
+		if in.Doc.Error == "" {
+			fp, err := ix.Fingerprint(in.RawSHA256, in.RawSize, in.Text)
+			if err != nil {
+				e.Doc.Error = err.Error()
+				results[i].Err = err
+			} else {
+				e.Fingerprint = fp
+				e.Bands = sketch.Bands(ix.opts.Sketch, fp.MinHash, nil)
+				results[i].Fingerprint = fp
+			}
+		} else {
+			results[i].Err = errors.New(in.Doc.Error)
+		}
+		entries[i] = e
+	}
+	committed, err := ix.commit(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	for i := range results {
+		results[i].Committed = committed[i]
+		if fp := results[i].Fingerprint; fp != nil && !committed[i].Duplicate {
+			ix.sims.add(committed[i].Content, fp.SimHash)
+		}
+	}
+	return results, nil
+}
+
+// Remove deletes a document version (every version when versionID is
+// empty) with its children, and returns the removed ids.
+func (ix *Index) Remove(ctx context.Context, key, versionID string) ([]DocID, error) {
+	return ix.store.Remove(ctx, key, versionID)
+}
+
+// Get returns a stored document.
+func (ix *Index) Get(ctx context.Context, id DocID) (*Record, error) {
+	return ix.store.Get(ctx, id)
+}
+
+type commitReq struct {
+	ctx     context.Context
+	entries []Entry
+	out     []Committed
+	err     error
+	done    chan struct{}
+}
+
+func (ix *Index) commit(ctx context.Context, entries []Entry) ([]Committed, error) {
+	req := &commitReq{ctx: ctx, entries: entries, done: make(chan struct{})}
+	select {
+	case ix.commits <- req:
+	case <-ix.stop:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	// Once queued, the request is always answered: the committer never
+	// drops one, so the caller learns whether its documents were stored.
+	<-req.done
+	return req.out, req.err
+}
+
+// commitLoop writes queued requests in batches: one transaction for many
+// concurrent Adds turns one fsync per document into one per batch.
+func (ix *Index) commitLoop() {
+	defer close(ix.done)
+	for {
+		var first *commitReq
+		select {
+		case first = <-ix.commits:
+		case <-ix.stop:
+			ix.drain()
+			return
+		}
+		batch := []*commitReq{first}
+		n := len(first.entries)
+	collect:
+		for n < ix.opts.MaxBatch {
+			select {
+			case r := <-ix.commits:
+				batch = append(batch, r)
+				n += len(r.entries)
+			default:
+				break collect
+			}
+		}
+		ix.write(batch)
+	}
+}
+
+// drain answers requests queued before Close.
+func (ix *Index) drain() {
+	for {
+		select {
+		case r := <-ix.commits:
+			ix.write([]*commitReq{r})
+		default:
+			return
+		}
+	}
+}
+
+func (ix *Index) write(batch []*commitReq) {
+	if len(batch) > 1 {
+		var all []Entry
+		for _, r := range batch {
+			base := len(all)
+			for _, e := range r.entries {
+				if e.Parent >= 0 {
+					e.Parent += base
+				}
+				all = append(all, e)
+			}
+		}
+		out, err := ix.store.Put(context.Background(), all)
+		if err == nil {
+			for _, r := range batch {
+				r.out, out = out[:len(r.entries)], out[len(r.entries):]
+				close(r.done)
+			}
+			return
+		}
+		ix.logger.Debug("group commit failed, committing one by one", "err", err)
+	}
+	// One request at a time, so one bad request cannot fail the others.
+	for _, r := range batch {
+		r.out, r.err = ix.store.Put(r.ctx, r.entries)
+		close(r.done)
+	}
+}
+
+// simTable is the in-memory SimHash table scanned by Hamming distance.
+type simTable struct {
+	mu     sync.RWMutex
+	hashes []uint64
+	ids    []ContentID
+	pos    map[ContentID]struct{}
+}
+
+func (t *simTable) add(id ContentID, h uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pos == nil {
+		t.pos = make(map[ContentID]struct{})
+	}
+	if _, ok := t.pos[id]; ok {
+		return
+	}
+	t.pos[id] = struct{}{}
+	t.hashes = append(t.hashes, h)
+	t.ids = append(t.ids, id)
+}
+
+// near returns contents within maxDist bits of q. Removed contents may be
+// returned; loading their fingerprints finds nothing, so they drop out.
+func (t *simTable) near(q uint64, maxDist int) []ContentID {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	idx := sketch.Near(t.hashes, q, maxDist, nil)
+	out := make([]ContentID, len(idx))
+	for i, j := range idx {
+		out[i] = t.ids[j]
+	}
+	return out
+}
+
+func (t *simTable) len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.hashes)
+}

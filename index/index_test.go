@@ -1,0 +1,259 @@
+package index_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/index/sqlite"
+)
+
+// corpus reads a document from the shared corpora beside the checkout.
+func corpus(t testing.TB, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", rel))
+	if err != nil {
+		t.Fatalf("read corpus file (the shared/ folder must sit beside the checkout): %v", err)
+	}
+	return string(b)
+}
+
+func openIndex(t testing.TB, path string) (*index.Index, *sqlite.Store) {
+	t.Helper()
+	opts := index.DefaultOptions()
+	st, err := sqlite.Open(context.Background(), path, sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.New(context.Background(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ix.Close()
+		st.Close()
+	})
+	return ix, st
+}
+
+func input(key, text string) index.Input {
+	return index.Input{
+		Doc:       index.Doc{Key: key, Name: key, Source: "test"},
+		RawSHA256: sha256.Sum256([]byte(text)),
+		RawSize:   int64(len(text)),
+		Text:      []byte(text),
+		Parent:    -1,
+	}
+}
+
+func add(t testing.TB, ix *index.Index, ins ...index.Input) []index.Result {
+	t.Helper()
+	res, err := ix.Add(context.Background(), ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// edit inserts a word at n random places (the seed study's modification).
+func edit(text string, n int, seed uint64) string {
+	r := rand.New(rand.NewPCG(seed, seed))
+	words := strings.Fields(text)
+	for i := 0; i < n; i++ {
+		p := r.IntN(len(words) + 1)
+		words = append(words[:p], append([]string{"inserted"}, words[p:]...)...)
+	}
+	return strings.Join(words, " ")
+}
+
+func byName(ms []index.Match) map[string]index.Match {
+	out := map[string]index.Match{}
+	for _, m := range ms {
+		out[m.Record.Name] = m
+	}
+	return out
+}
+
+func TestAllVersionsOfThisFile(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	apache := corpus(t, "spdx/text/Apache-2.0.txt")
+	gpl := corpus(t, "spdx/text/GPL-3.0-only.txt")
+	sections := strings.SplitAfter(apache, "\n\n")
+	firstHalf := strings.Join(sections[:len(sections)/2], "")
+	res := add(t, ix,
+		input("original", apache),
+		input("renamed copy", apache),
+		input("reformatted", strings.ToUpper(strings.ReplaceAll(apache, "\n", "\n\n  "))),
+		input("edited", edit(apache, 20, 1)),
+		input("first half", firstHalf),
+		input("unrelated", gpl),
+	)
+	ms, err := ix.Similar(ctx, res[0].ID, index.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byName(ms)
+	if _, ok := got["original"]; ok {
+		t.Error("the document itself is reported")
+	}
+	if _, ok := got["unrelated"]; ok {
+		t.Errorf("unrelated document reported: %+v", got["unrelated"].Scores)
+	}
+	for _, name := range []string{"renamed copy", "reformatted"} {
+		if m, ok := got[name]; !ok || !m.Exact || m.Resemblance != 1 {
+			t.Errorf("%s: %+v, want exact", name, m)
+		}
+	}
+	if m := got["renamed copy"]; !m.SameBytes {
+		t.Error("renamed copy: same bytes not reported")
+	}
+	if m := got["reformatted"]; m.SameBytes {
+		t.Error("reformatted: reported as the same bytes")
+	}
+	if m, ok := got["edited"]; !ok || m.Exact || m.Resemblance < 0.6 || m.Hamming > 12 {
+		t.Errorf("edited: %+v", m)
+	}
+	if m, ok := got["first half"]; !ok || m.ContainmentBA < 0.9 || m.ContainmentAB > 0.7 || m.BytesInCommon < int64(len(firstHalf))/2 {
+		t.Errorf("first half: %+v", m.Scores)
+	}
+}
+
+func TestBadText(t *testing.T) {
+	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	failed := input("failed", "")
+	failed.Doc.Error = "extract: encrypted PDF"
+	res := add(t, ix, input("empty", " \n\t "), input("invalid", "ok \xff\xfe bad"), failed, input("fine", "some fine text here"))
+	if !errors.Is(res[0].Err, index.ErrEmpty) || res[0].ID == 0 {
+		t.Errorf("empty: %+v", res[0])
+	}
+	if !errors.Is(res[1].Err, index.ErrInvalidText) || res[1].ID == 0 {
+		t.Errorf("invalid UTF-8: %+v", res[1])
+	}
+	if res[2].Err == nil || res[2].Content != 0 {
+		t.Errorf("failed: %+v", res[2])
+	}
+	if res[3].Err != nil || res[3].Content == 0 {
+		t.Errorf("fine: %+v", res[3])
+	}
+	r, err := ix.Get(context.Background(), res[2].ID)
+	if err != nil || r.Error != "extract: encrypted PDF" {
+		t.Errorf("recorded error: %+v %v", r, err)
+	}
+}
+
+func TestConcurrentAddsAreIdempotent(t *testing.T) {
+	ix, st := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	mit := corpus(t, "spdx/text/MIT.txt")
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				// Every goroutine adds the same 50 documents: each must be
+				// stored exactly once.
+				if _, err := ix.Add(context.Background(), []index.Input{input(fmt.Sprintf("doc-%d", i), fmt.Sprintf("%s\nCopyright %d", mit, i))}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	stats, err := st.Stats(context.Background())
+	if err != nil || stats.Documents != 50 || stats.Contents != 50 {
+		t.Fatalf("stats %+v %v", stats, err)
+	}
+	if err := st.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTemplateSuppression(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	boiler := corpus(t, "spdx/text/Apache-2.0.txt")
+	a := boiler + "\n\n" + corpus(t, "spdx/text/MIT.txt")
+	b := boiler + "\n\n" + corpus(t, "spdx/text/BSD-3-Clause.txt")
+	res := add(t, ix, input("a", a), input("b", b))
+	th := index.DefaultThresholds()
+	ms, err := ix.Similar(ctx, res[0].ID, th)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("before marking: %v %v", ms, err)
+	}
+	if _, err := ix.MarkTemplate(ctx, []index.ContentID{res[0].Content, res[1].Content}, "apache boilerplate", "licence preamble", "tester"); err != nil {
+		t.Fatal(err)
+	}
+	ms, err = ix.Similar(ctx, res[0].ID, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 0 {
+		t.Fatalf("after marking the template, still reported: %+v", ms[0].Scores)
+	}
+}
+
+func TestAnalyseFamiliesAndIdenticalSets(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	gpl := corpus(t, "spdx/text/GPL-3.0-only.txt")
+	mit := corpus(t, "spdx/text/MIT.txt")
+	res := add(t, ix,
+		input("gpl", gpl), input("gpl copy", gpl), input("gpl v2", edit(gpl, 10, 2)), input("gpl v3", edit(gpl, 30, 3)),
+		input("mit", mit), input("lonely", corpus(t, "spdx/text/Zlib.txt")))
+	an, err := ix.Analyse(ctx, index.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(an.Identical) != 1 || len(an.Identical[0]) != 2 {
+		t.Fatalf("identical sets %v", an.Identical)
+	}
+	if len(an.Families) != 1 {
+		t.Fatalf("families %+v", an.Families)
+	}
+	f := an.Families[0]
+	if len(f.Members) != 4 {
+		t.Fatalf("family members %v", f.Members)
+	}
+	for _, m := range f.Members {
+		if m == res[4].ID || m == res[5].ID {
+			t.Fatalf("unrelated document %d in the family", m)
+		}
+	}
+}
+
+func TestReopenKeepsEverything(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	opts := index.DefaultOptions()
+	st, err := sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.New(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpl := corpus(t, "spdx/text/GPL-3.0-only.txt")
+	res := add(t, ix, input("a", gpl))
+	ix.Close()
+	st.Close()
+	ix2, _ := openIndex(t, path)
+	fp, err := ix2.Fingerprint(sha256.Sum256(nil), 0, []byte(edit(gpl, 5, 9)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ix2.SimilarTo(ctx, fp, index.DefaultThresholds())
+	if err != nil || len(ms) != 1 || ms[0].Record.ID != res[0].ID {
+		t.Fatalf("after reopen: %v %v", ms, err)
+	}
+}

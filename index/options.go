@@ -1,0 +1,114 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+
+	"github.com/simdex/simdex/index/chunk"
+	"github.com/simdex/simdex/index/normalise"
+	"github.com/simdex/simdex/index/sketch"
+)
+
+// Thresholds decide which pairs are reported as near-copies. A pair is
+// reported when its texts are identical, or its resemblance reaches
+// Resemblance, or either containment reaches Containment, or (when
+// Hamming is not negative) its SimHashes differ in at most Hamming bits.
+type Thresholds struct {
+	Resemblance float64 `mapstructure:"resemblance"`
+	Containment float64 `mapstructure:"containment"`
+	Hamming     int     `mapstructure:"hamming"`
+}
+
+// DefaultThresholds are the thresholds chosen by the evaluation in
+// docs/EVALUATION.md.
+func DefaultThresholds() Thresholds {
+	return Thresholds{Resemblance: 0.5, Containment: 0.8, Hamming: -1}
+}
+
+// Validate reports every out-of-range threshold.
+func (t Thresholds) Validate() error {
+	var errs []error
+	if t.Resemblance <= 0 || t.Resemblance > 1 {
+		errs = append(errs, fmt.Errorf("resemblance: %v is not in (0, 1]", t.Resemblance))
+	}
+	if t.Containment <= 0 || t.Containment > 1 {
+		errs = append(errs, fmt.Errorf("containment: %v is not in (0, 1]", t.Containment))
+	}
+	if t.Hamming > 64 {
+		errs = append(errs, fmt.Errorf("hamming: %d is over 64", t.Hamming))
+	}
+	return errors.Join(errs...)
+}
+
+// Options configure an Index. Chunk and Sketch parameters are fixed for the
+// life of a store (they make its Scheme); thresholds may change any time.
+type Options struct {
+	Chunk      chunk.Params  `mapstructure:"chunk"`
+	Sketch     sketch.Params `mapstructure:"sketch"`
+	Thresholds Thresholds    `mapstructure:"thresholds"`
+	// TemplateShare ignores chunks found in more than this share of all
+	// contents (KDD'05 ubiquitous chunks). Default 0.5.
+	TemplateShare float64 `mapstructure:"template_share"`
+	// MaxChunkContents caps how many contents one chunk may lead to when
+	// looking for candidates, whatever TemplateShare allows. Default 1000.
+	MaxChunkContents int `mapstructure:"max_chunk_contents"`
+	// CandidateHamming also takes as candidates contents whose SimHash is
+	// within this many bits. Default 6; negative disables.
+	CandidateHamming int `mapstructure:"candidate_hamming"`
+	// MaxBatch bounds how many documents one group commit writes. Default 256.
+	MaxBatch int `mapstructure:"max_batch"`
+	// Logger receives operational logs; nil discards them.
+	Logger *slog.Logger `mapstructure:"-"`
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{
+		Chunk:            chunk.DefaultParams(),
+		Sketch:           sketch.DefaultParams(),
+		Thresholds:       DefaultThresholds(),
+		TemplateShare:    0.5,
+		MaxChunkContents: 1000,
+		CandidateHamming: 6,
+		MaxBatch:         256,
+	}
+}
+
+// Validate reports every invalid option, naming it.
+func (o Options) Validate() error {
+	var errs []error
+	if err := o.Chunk.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("chunk: %w", err))
+	}
+	if err := o.Sketch.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("sketch: %w", err))
+	}
+	if err := o.Thresholds.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("thresholds: %w", err))
+	}
+	if o.TemplateShare <= 0 || o.TemplateShare > 1 {
+		errs = append(errs, fmt.Errorf("template_share: %v is not in (0, 1]", o.TemplateShare))
+	}
+	if o.MaxChunkContents < 1 {
+		errs = append(errs, fmt.Errorf("max_chunk_contents: %d is below 1", o.MaxChunkContents))
+	}
+	if o.CandidateHamming > 64 {
+		errs = append(errs, fmt.Errorf("candidate_hamming: %d is over 64", o.CandidateHamming))
+	}
+	if o.MaxBatch < 1 {
+		errs = append(errs, fmt.Errorf("max_batch: %d is below 1", o.MaxBatch))
+	}
+	return errors.Join(errs...)
+}
+
+// Scheme identifies the normalisation version and every fingerprint
+// parameter: fingerprints of different schemes are never compared.
+func (o Options) Scheme() uint32 {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "norm=%d chunk=%d/%d/%d sketch=%d/%d/%d/%d/%d",
+		normalise.Version, o.Chunk.Min, o.Chunk.Avg, o.Chunk.Max,
+		o.Sketch.Window, o.Sketch.SampleN, o.Sketch.MinHashK, o.Sketch.Bands, o.Sketch.SimHashWords)
+	return h.Sum32()
+}

@@ -1,0 +1,369 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/simdex/simdex/index/sketch"
+)
+
+// Scores compare a queried document A with a stored document B.
+type Scores struct {
+	// Resemblance estimates |A∩B| / |A∪B| over shingles.
+	Resemblance float64 `json:"resemblance"`
+	// ContainmentAB estimates the share of A found in B.
+	ContainmentAB float64 `json:"containment_ab"`
+	// ContainmentBA estimates the share of B found in A.
+	ContainmentBA float64 `json:"containment_ba"`
+	// BytesInCommon sums the lengths of chunks A and B share (a lower
+	// bound of shared text, KDD'05), template chunks excluded.
+	BytesInCommon int64 `json:"bytes_in_common"`
+	// Hamming is the SimHash distance in bits.
+	Hamming int `json:"hamming"`
+	// Exact is true when the normalised texts are identical.
+	Exact bool `json:"exact"`
+}
+
+// Reported says whether the scores pass th.
+func (s Scores) Reported(th Thresholds) bool {
+	return s.Exact || s.Resemblance >= th.Resemblance ||
+		s.ContainmentAB >= th.Containment || s.ContainmentBA >= th.Containment ||
+		(th.Hamming >= 0 && s.Hamming <= th.Hamming)
+}
+
+// Match is one near-copy of a queried document.
+type Match struct {
+	Scores
+	// Record is the matching stored document.
+	Record *Record `json:"-"`
+	// SameBytes is true when the raw objects are byte-identical.
+	SameBytes bool `json:"same_bytes"`
+}
+
+// templateSet holds operator-marked template chunks and samples.
+type templateSet struct {
+	mu      sync.RWMutex
+	chunks  map[uint64]struct{}
+	samples map[uint32]struct{}
+}
+
+func (ix *Index) loadTemplates(ctx context.Context) error {
+	ts, err := ix.store.Templates(ctx)
+	if err != nil {
+		return fmt.Errorf("load templates: %w", err)
+	}
+	ix.templates.mu.Lock()
+	defer ix.templates.mu.Unlock()
+	ix.templates.chunks = make(map[uint64]struct{})
+	ix.templates.samples = make(map[uint32]struct{})
+	for _, t := range ts {
+		for _, c := range t.Chunks {
+			ix.templates.chunks[c] = struct{}{}
+		}
+		for _, s := range t.Samples {
+			ix.templates.samples[s] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// scorer compares one query fingerprint with many stored ones; it caches
+// what depends on the query alone.
+type scorer struct {
+	q          *Fingerprint
+	tmplChunk  map[uint64]struct{}
+	tmplSample map[uint32]struct{}
+	qSamples   []uint32 // query samples without template samples
+	qChunks    []Chunk  // sorted by hash, template chunks removed
+	ubiq       *ubiquity
+}
+
+// ubiquity answers whether a chunk is held by more than TemplateShare of
+// all contents (KDD'05 ubiquitous chunks), caching the store's answers.
+type ubiquity struct {
+	ctx   context.Context
+	store Store
+	limit int
+	mu    sync.Mutex
+	known map[uint64]bool
+	err   error
+}
+
+func (ix *Index) newUbiquity(ctx context.Context) *ubiquity {
+	u := &ubiquity{ctx: ctx, store: ix.store, limit: -1, known: make(map[uint64]bool)}
+	if n := ix.sims.len(); n >= 4 {
+		u.limit = int(ix.opts.TemplateShare * float64(n))
+	}
+	return u
+}
+
+func (u *ubiquity) is(h uint64) bool {
+	if u.limit < 0 {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if v, ok := u.known[h]; ok {
+		return v
+	}
+	counts, err := u.store.ChunkContents(u.ctx, []uint64{h})
+	if err != nil {
+		u.err = err
+		return false
+	}
+	v := counts[h] > u.limit
+	u.known[h] = v
+	return v
+}
+
+func (ix *Index) newScorer(q *Fingerprint, ubiq *ubiquity) *scorer {
+	s := &scorer{q: q, ubiq: ubiq}
+	ix.templates.mu.RLock()
+	defer ix.templates.mu.RUnlock()
+	s.tmplChunk = ix.templates.chunks
+	if len(ix.templates.samples) > 0 {
+		s.tmplSample = ix.templates.samples
+		for _, v := range q.Samples {
+			if _, ok := s.tmplSample[v]; !ok {
+				s.qSamples = append(s.qSamples, v)
+			}
+		}
+	} else {
+		s.qSamples = q.Samples
+	}
+	s.qChunks = sortedChunks(q.Chunks, s.tmplChunk)
+	return s
+}
+
+func sortedChunks(cs []Chunk, ignore map[uint64]struct{}) []Chunk {
+	out := make([]Chunk, 0, len(cs))
+	for _, c := range cs {
+		if _, ok := ignore[c.Hash]; !ok {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b Chunk) int {
+		switch {
+		case a.Hash < b.Hash:
+			return -1
+		case a.Hash > b.Hash:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (s *scorer) score(b *Fingerprint) Scores {
+	q := s.q
+	sc := Scores{
+		Exact:   q.TextSHA256 == b.TextSHA256,
+		Hamming: sketch.Hamming(q.SimHash, b.SimHash),
+	}
+	if sc.Exact {
+		sc.Resemblance, sc.ContainmentAB, sc.ContainmentBA = 1, 1, 1
+		for _, c := range s.qChunks {
+			if !s.ubiq.is(c.Hash) {
+				sc.BytesInCommon += int64(c.Len)
+			}
+		}
+		return sc
+	}
+	// Bytes in common: merge-intersect the sorted chunk lists (KDD'05
+	// found merging faster than hashing), each shared chunk counted once
+	// per occurrence in both.
+	bc := sortedChunks(b.Chunks, s.tmplChunk)
+	for i, j := 0, 0; i < len(s.qChunks) && j < len(bc); {
+		switch {
+		case s.qChunks[i].Hash < bc[j].Hash:
+			i++
+		case s.qChunks[i].Hash > bc[j].Hash:
+			j++
+		default:
+			if !s.ubiq.is(bc[j].Hash) {
+				sc.BytesInCommon += int64(s.qChunks[i].Len)
+			}
+			i++
+			j++
+		}
+	}
+	bSamples := b.Samples
+	if s.tmplSample != nil {
+		bSamples = make([]uint32, 0, len(b.Samples))
+		for _, v := range b.Samples {
+			if _, ok := s.tmplSample[v]; !ok {
+				bSamples = append(bSamples, v)
+			}
+		}
+		sc.Resemblance = sketch.SampleResemblance(s.qSamples, bSamples)
+	} else {
+		sc.Resemblance = sketch.Resemblance(q.MinHash, b.MinHash)
+	}
+	sc.ContainmentAB = sketch.Containment(s.qSamples, bSamples)
+	sc.ContainmentBA = sketch.Containment(bSamples, s.qSamples)
+	// Shared whole chunks are a lower bound of containment; it is exact
+	// where samples are too few to estimate (short texts).
+	if q.TextSize > 0 {
+		sc.ContainmentAB = max(sc.ContainmentAB, min(1, float64(sc.BytesInCommon)/float64(q.TextSize)))
+	}
+	if b.TextSize > 0 {
+		sc.ContainmentBA = max(sc.ContainmentBA, min(1, float64(sc.BytesInCommon)/float64(b.TextSize)))
+	}
+	return sc
+}
+
+// Similar returns every near-copy of the stored document id (all versions
+// of this file), best first, the document itself excluded.
+func (ix *Index) Similar(ctx context.Context, id DocID, th Thresholds) ([]Match, error) {
+	r, err := ix.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Content == 0 {
+		return nil, nil // stored with an error: no text to compare
+	}
+	var fp *Fingerprint
+	err = ix.store.Fingerprints(ctx, []ContentID{r.Content}, func(_ ContentID, f *Fingerprint) error {
+		fp = f
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("similar to document %d: %w", id, err)
+	}
+	if fp == nil {
+		return nil, fmt.Errorf("similar to document %d: content %d: %w", id, r.Content, ErrNotFound)
+	}
+	fp.RawSHA256 = r.RawSHA256
+	return ix.SimilarTo(ctx, fp, th, id)
+}
+
+// SimilarTo returns every stored near-copy of a fingerprint, best first,
+// leaving out the documents in exclude.
+func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, exclude ...DocID) ([]Match, error) {
+	if fp.Scheme != 0 && fp.Scheme != ix.scheme {
+		return nil, fmt.Errorf("similar: %w", ErrSchemeMismatch)
+	}
+	ubiq := ix.newUbiquity(ctx)
+	sc := ix.newScorer(fp, ubiq)
+	chunks := make([]uint64, 0, len(sc.qChunks))
+	for _, c := range sc.qChunks {
+		chunks = append(chunks, c.Hash)
+	}
+	limit := ix.opts.MaxChunkContents
+	if n := int(ix.opts.TemplateShare * float64(ix.sims.len())); n >= 2 && n < limit {
+		limit = n
+	}
+	cands, err := ix.store.Candidates(ctx, sketch.Bands(ix.opts.Sketch, fp.MinHash, nil), chunks, limit)
+	if err != nil {
+		return nil, fmt.Errorf("similar: %w", err)
+	}
+	if ix.opts.CandidateHamming >= 0 {
+		cands = append(cands, ix.sims.near(fp.SimHash, ix.opts.CandidateHamming)...)
+	}
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	type hit struct {
+		content ContentID
+		scores  Scores
+	}
+	var hits []hit
+	err = ix.store.Fingerprints(ctx, cands, func(id ContentID, b *Fingerprint) error {
+		if s := sc.score(b); s.Reported(th) {
+			hits = append(hits, hit{id, s})
+		}
+		return nil
+	})
+	if err == nil {
+		err = ubiq.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("similar: %w", err)
+	}
+	var out []Match
+	for _, h := range hits {
+		recs, err := ix.store.ByContent(ctx, h.content)
+		if err != nil {
+			return nil, fmt.Errorf("similar: %w", err)
+		}
+		for _, r := range recs {
+			if slices.Contains(exclude, r.ID) {
+				continue
+			}
+			out = append(out, Match{Scores: h.scores, Record: r, SameBytes: r.RawSHA256 == fp.RawSHA256})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Match) int {
+		if c := compareDesc(a.Resemblance, b.Resemblance); c != 0 {
+			return c
+		}
+		if c := compareDesc(max(a.ContainmentAB, a.ContainmentBA), max(b.ContainmentAB, b.ContainmentBA)); c != 0 {
+			return c
+		}
+		return int(a.Record.ID - b.Record.ID)
+	})
+	return out, nil
+}
+
+func compareDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+// MarkTemplate records the chunks and samples shared by at least half of
+// the given contents (and at least two) as a template: from then on they
+// are ignored when scoring, without re-fingerprinting (KDD'05 §4).
+func (ix *Index) MarkTemplate(ctx context.Context, contents []ContentID, name, reason, actor string) (Template, error) {
+	if len(contents) < 2 {
+		return Template{}, fmt.Errorf("mark template %q: need at least two documents, got %d", name, len(contents))
+	}
+	chunkCount := map[uint64]int{}
+	sampleCount := map[uint32]int{}
+	found := 0
+	err := ix.store.Fingerprints(ctx, contents, func(_ ContentID, fp *Fingerprint) error {
+		found++
+		seen := map[uint64]bool{}
+		for _, c := range fp.Chunks {
+			if !seen[c.Hash] {
+				seen[c.Hash] = true
+				chunkCount[c.Hash]++
+			}
+		}
+		for _, s := range fp.Samples {
+			sampleCount[s]++
+		}
+		return nil
+	})
+	if err != nil {
+		return Template{}, fmt.Errorf("mark template %q: %w", name, err)
+	}
+	need := max(2, (found+1)/2)
+	t := Template{Name: name, Reason: reason, Actor: actor}
+	for h, n := range chunkCount {
+		if n >= need {
+			t.Chunks = append(t.Chunks, h)
+		}
+	}
+	for s, n := range sampleCount {
+		if n >= need {
+			t.Samples = append(t.Samples, s)
+		}
+	}
+	slices.Sort(t.Chunks)
+	slices.Sort(t.Samples)
+	id, err := ix.store.AddTemplate(ctx, t)
+	if err != nil {
+		return Template{}, fmt.Errorf("mark template %q: %w", name, err)
+	}
+	t.ID = id
+	if err := ix.loadTemplates(ctx); err != nil {
+		return Template{}, err
+	}
+	return t, nil
+}
