@@ -60,15 +60,65 @@ type Sketch struct {
 	MinHash []uint32
 	// SimHash is the 64-bit SimHash of the text's word features.
 	SimHash uint64
+
+	scratch []uint32
 }
 
-const (
-	rollMul = 0x9E3779B97F4A7C15 // odd, so multiplication mod 2^64 is invertible
-	empty   = ^uint64(0)
-)
+// radixSort sorts a in place with four 8-bit LSD passes, using and
+// returning the scratch buffer; for the tens of thousands of samples of a
+// large text it is several times faster than a comparison sort.
+func radixSort(a, scratch []uint32) []uint32 {
+	if len(a) < 256 {
+		slices.Sort(a)
+		return scratch
+	}
+	if cap(scratch) < len(a) {
+		scratch = make([]uint32, len(a))
+	}
+	tmp := scratch[:len(a)]
+	var count [256]int
+	src, dst := a, tmp
+	for shift := 0; shift < 32; shift += 8 {
+		clear(count[:])
+		for _, v := range src {
+			count[v>>shift&0xff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, v := range src {
+			d := v >> shift & 0xff
+			dst[count[d]] = v
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	// An even number of passes: the result is back in a.
+	return scratch
+}
 
-// mix is the murmur3 64-bit finaliser: it spreads the bits of a rolling
-// hash whose low bits are weak.
+// buzTable maps a byte to a random 64-bit value for the cyclic-polynomial
+// (buzhash) rolling hash: two XORs and two rotations per byte, no
+// multiplication, and every output bit equally good.
+var buzTable = func() [256]uint64 {
+	var t [256]uint64
+	x := uint64(0x9E3779B97F4A7C15)
+	for i := range t {
+		// splitmix64
+		x += 0x9E3779B97F4A7C15
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		t[i] = z ^ z>>31
+	}
+	return t
+}()
+
+const empty = ^uint64(0)
+
+// mix is the murmur3 64-bit finaliser.
 func mix(h uint64) uint64 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
@@ -78,36 +128,42 @@ func mix(h uint64) uint64 {
 	return h
 }
 
-// Shingles calls fn with the mixed 64-bit hash of every Window-byte
-// shingle of text, in order. A text shorter than the window is one
-// shingle. It is exported for the evaluation's peer algorithms.
+// spread decorrelates the bits of a rolling hash cheaply (one multiply):
+// enough for slot choice and sampling, whose inputs are already random.
+func spread(h uint64) uint64 {
+	h = (h ^ h>>29) * 0xbf58476d1ce4e5b9
+	return h ^ h>>32
+}
+
+// Shingles calls fn with the 64-bit hash of every Window-byte shingle of
+// text, in order. A text shorter than the window is one shingle. It is
+// exported for the evaluation's peer algorithms.
 func Shingles(window int, text []byte, fn func(h uint64)) {
 	if len(text) == 0 {
 		return
 	}
 	if len(text) <= window {
-		var h uint64
-		for _, c := range text {
-			h = h*rollMul + uint64(c) + 1
-		}
-		fn(mix(h))
+		fn(spread(shortHash(text)))
 		return
 	}
-	// pow = rollMul^(window-1), to remove the outgoing byte.
-	pow := uint64(1)
-	for i := 1; i < window; i++ {
-		pow *= rollMul
+	h := uint64(0)
+	for _, c := range text[:window] {
+		h = bits.RotateLeft64(h, 1) ^ buzTable[c]
 	}
-	var h uint64
-	for i := 0; i < window; i++ {
-		h = h*rollMul + uint64(text[i]) + 1
-	}
-	fn(mix(h))
+	fn(spread(h))
+	rot := window % 64
 	for i := window; i < len(text); i++ {
-		h -= (uint64(text[i-window]) + 1) * pow
-		h = h*rollMul + uint64(text[i]) + 1
-		fn(mix(h))
+		h = bits.RotateLeft64(h, 1) ^ bits.RotateLeft64(buzTable[text[i-window]], rot) ^ buzTable[text[i]]
+		fn(spread(h))
 	}
+}
+
+func shortHash(text []byte) uint64 {
+	h := uint64(0)
+	for _, c := range text {
+		h = bits.RotateLeft64(h, 1) ^ buzTable[c]
+	}
+	return h
 }
 
 // Compute sketches the normalised text into s, reusing its slices.
@@ -124,21 +180,51 @@ func Compute(p Params, text []byte, s *Sketch) {
 	}
 	k := uint64(p.MinHashK)
 	n := uint64(p.SampleN)
+	// Mod-n on 24 hash bits; a power-of-two n is a mask, not a division.
+	var mask uint64
+	if n&(n-1) == 0 {
+		mask = n - 1
+	}
+	sampled := func(g uint64) bool {
+		if mask != 0 || n == 1 {
+			return g>>8&mask == 0
+		}
+		return (g>>8&0xffffff)%n == 0
+	}
 	slots := make([]uint64, k)
 	for i := range slots {
 		slots[i] = empty
 	}
-	Shingles(p.Window, text, func(h uint64) {
-		// One-permutation hashing: the low bits choose the slot, the high
-		// bits compete for the minimum.
-		if i := (h & 0xffffffff) % k; h>>32 < slots[i] {
-			slots[i] = h >> 32
+	// One-permutation hashing: bits 0-31 choose the slot (multiply-shift
+	// range reduction), bits 32-63 compete for the slot's minimum, and
+	// bits 8-31 decide Mod-n sampling.
+	visit := func(g uint64) {
+		if i := (g & 0xffffffff) * k >> 32; g>>32 < slots[i] {
+			slots[i] = g >> 32
 		}
-		if g := mix(h ^ 0x5bd1e995); g%n == 0 {
+		if sampled(g) {
 			s.Samples = append(s.Samples, uint32(g>>32))
 		}
-	})
-	slices.Sort(s.Samples)
+	}
+	w := p.Window
+	if len(text) <= w {
+		visit(spread(shortHash(text)))
+	} else {
+		h := shortHash(text[:w])
+		visit(spread(h))
+		rot := w % 64
+		for i := w; i < len(text); i++ {
+			h = bits.RotateLeft64(h, 1) ^ bits.RotateLeft64(buzTable[text[i-w]], rot) ^ buzTable[text[i]]
+			g := spread(h)
+			if j := (g & 0xffffffff) * k >> 32; g>>32 < slots[j] {
+				slots[j] = g >> 32
+			}
+			if sampled(g) {
+				s.Samples = append(s.Samples, uint32(g>>32))
+			}
+		}
+	}
+	s.scratch = radixSort(s.Samples, s.scratch)
 	s.Samples = slices.Compact(s.Samples)
 	densify(slots)
 	s.MinHash = s.MinHash[:k]
@@ -169,63 +255,93 @@ func densify(slots []uint64) {
 	}
 }
 
-// simHash is Charikar's SimHash over features of `words` consecutive
-// words, each weighted by its number of occurrences.
-func simHash(words int, text []byte) uint64 {
-	var v [64]int32
-	// Ring of word hashes for the current feature.
-	ring := make([]uint64, words)
-	seen := 0
-	start := -1
-	add := func(f uint64) {
-		for b := 0; b < 64; b++ {
-			v[b] += int32(f>>b&1)*2 - 1
-		}
+// bitCounter counts, for each of 64 bit positions, how many added words
+// had that bit set. It is bit-sliced: plane i holds bit i of all 64
+// counters, so adding a word is a ripple carry over about two planes.
+type bitCounter struct {
+	planes [40]uint64
+	n      int
+}
+
+func (c *bitCounter) add(x uint64) {
+	c.n++
+	for i := 0; x != 0; i++ {
+		carry := c.planes[i] & x
+		c.planes[i] ^= x
+		x = carry
 	}
-	features := 0
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		var h uint64 = 14695981039346656037
-		for _, c := range text[start:end] {
-			h = (h ^ uint64(c)) * 1099511628211
-		}
-		ring[seen%words] = h
-		seen++
-		start = -1
-		if seen >= words {
-			var f uint64
-			for j := 0; j < words; j++ {
-				f = f*0x9E3779B97F4A7C15 + ring[(seen-words+j)%words]
-			}
-			add(mix(f))
-			features++
-		}
-	}
-	for i, c := range text {
-		if c == ' ' || c == '\n' {
-			flush(i)
-		} else if start < 0 {
-			start = i
-		}
-	}
-	flush(len(text))
-	if features == 0 && seen > 0 {
-		// Fewer words than a feature: one feature of all of them.
-		var f uint64
-		for j := 0; j < seen; j++ {
-			f = f*0x9E3779B97F4A7C15 + ring[j]
-		}
-		add(mix(f))
-	}
+}
+
+// majority sets bit b when more than half the added words had bit b set:
+// Charikar's SimHash with weights +1 and -1.
+func (c *bitCounter) majority() uint64 {
 	var out uint64
 	for b := 0; b < 64; b++ {
-		if v[b] > 0 {
+		var cnt int
+		for i := range c.planes {
+			cnt |= int(c.planes[i]>>b&1) << i
+		}
+		if 2*cnt > c.n {
 			out |= 1 << b
 		}
 	}
 	return out
+}
+
+// simHash is Charikar's SimHash over features of `words` consecutive
+// words, each weighted by its number of occurrences.
+func simHash(words int, text []byte) uint64 {
+	var cnt bitCounter
+	// ring holds the last `words` word hashes; next is the oldest.
+	var ringBuf [16]uint64
+	ring := ringBuf[:words]
+	next, seen := 0, 0
+	push := func(h uint64) {
+		ring[next] = h
+		next++
+		if next == words {
+			next = 0
+		}
+		seen++
+		if seen >= words {
+			var f uint64
+			for j := next; j < words; j++ {
+				f = f*0x9E3779B97F4A7C15 + ring[j]
+			}
+			for j := 0; j < next; j++ {
+				f = f*0x9E3779B97F4A7C15 + ring[j]
+			}
+			cnt.add(mix(f))
+		}
+	}
+	var h uint64
+	inWord := false
+	for _, c := range text {
+		if c == ' ' || c == '\n' {
+			if inWord {
+				push(h)
+				inWord = false
+			}
+			continue
+		}
+		if !inWord {
+			h = 0
+			inWord = true
+		}
+		h = bits.RotateLeft64(h, 5) ^ buzTable[c]
+	}
+	if inWord {
+		push(h)
+	}
+	if cnt.n == 0 && seen > 0 {
+		// Fewer words than a feature: one feature of all of them.
+		var f uint64
+		for _, w := range ring[:seen] {
+			f = f*0x9E3779B97F4A7C15 + w
+		}
+		cnt.add(mix(f))
+	}
+	return cnt.majority()
 }
 
 // Resemblance estimates the Jaccard resemblance of two texts from their
