@@ -1,0 +1,112 @@
+package fs_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/simdex/simdex/connectors"
+	"github.com/simdex/simdex/connectors/connectortest"
+	"github.com/simdex/simdex/connectors/fs"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// harness runs the conformance suite on a fresh t.TempDir() per subtest.
+type harness struct{}
+
+func (harness) New(t *testing.T) connectortest.Origin { return &origin{dir: t.TempDir()} }
+
+type origin struct{ dir string }
+
+func (o *origin) Source(t *testing.T) connectors.Source {
+	src, err := fs.New(fs.Config{Dir: o.dir, Interval: 20 * time.Millisecond, Settle: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("fs.New: %v", err)
+	}
+	return src
+}
+
+func (o *origin) Put(t *testing.T, key string, body []byte, _ map[string]string) {
+	p := filepath.Join(o.dir, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (o *origin) Delete(t *testing.T, key string) {
+	if err := os.Remove(filepath.Join(o.dir, filepath.FromSlash(key))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Garbage makes a file whose name is not UTF-8, a dangling symlink and a
+// named pipe: each is skipped (the first reported) and nothing blocks.
+func (o *origin) Garbage(t *testing.T) {
+	if err := os.WriteFile(filepath.Join(o.dir, "bad-\xff\xfe.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(o.dir, "nowhere"), filepath.Join(o.dir, "dangling.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(o.dir, "pipe.txt")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (o *origin) Redelivers() bool              { return true }
+func (o *origin) Replays() bool                 { return true }
+func (o *origin) RedeliveryWait() time.Duration { return 500 * time.Millisecond }
+
+func TestConformance(t *testing.T) {
+	connectortest.Run(t, harness{})
+}
+
+func TestNewValidatesConfig(t *testing.T) {
+	cases := []struct {
+		name  string
+		cfg   fs.Config
+		field string
+	}{
+		{"no dir", fs.Config{}, "Dir"},
+		{"negative interval", fs.Config{Dir: "x", Interval: -time.Second}, "Interval"},
+		{"negative settle", fs.Config{Dir: "x", Settle: -time.Second}, "Settle"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := fs.New(tc.cfg)
+			if !errors.Is(err, fs.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field+":") {
+				t.Fatalf("New = %v, want ErrInvalidConfig naming %s", err, tc.field)
+			}
+		})
+	}
+}
+
+func TestRunTwiceConcurrently(t *testing.T) {
+	src, err := fs.New(fs.Config{Dir: t.TempDir(), Interval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, make(chan connectors.Event)) }()
+	time.Sleep(50 * time.Millisecond)
+	if err := src.Run(ctx, make(chan connectors.Event)); !errors.Is(err, fs.ErrRunning) {
+		t.Errorf("second Run = %v, want ErrRunning", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+}
