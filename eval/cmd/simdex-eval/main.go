@@ -1,0 +1,42 @@
+// Command simdex-eval regenerates docs/EVALUATION.md and its figures: the
+// engine's recall and false alarms on the labelled corpora against ssdeep
+// and tlsh, the parameter sweep behind its defaults, and the seed
+// studies' synthetic experiments. `make eval` runs it through
+// scripts/eval.sh.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/simdex/simdex/eval"
+)
+
+func main() {
+	var cfg eval.Config
+	var names string
+	flag.StringVar(&cfg.Corpora, "corpora", "../shared/corpora", "directory of the labelled corpora")
+	flag.StringVar(&names, "names", "", "comma-separated corpora to evaluate (default: all that can be read)")
+	flag.StringVar(&cfg.Originals, "originals", "", "directory of originals for the synthetic experiments (default <corpora>/spdx/text)")
+	flag.StringVar(&cfg.Out, "out", "docs", "documentation directory: writes EVALUATION.md and eval/*.png")
+	flag.StringVar(&cfg.Work, "work", "", "scratch directory (default: a temporary directory)")
+	flag.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic corpus")
+	flag.BoolVar(&cfg.Quick, "quick", false, "evaluate small samples only (seconds, indicative numbers)")
+	flag.StringVar(&cfg.Command, "command", "make eval", "command line recorded in the report")
+	flag.Parse()
+	if names != "" {
+		cfg.Names = strings.Split(names, ",")
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := eval.Run(ctx, cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "simdex-eval:", err)
+		os.Exit(1)
+	}
+}
