@@ -76,6 +76,10 @@ type Event struct {
 	Time time.Time
 	// Sequencer orders events for the same key (S3 sequencer); may be empty.
 	Sequencer string
+	// DeleteMarker is set on Removed events when a delete marker now hides
+	// the key: VersionID is the marker's own id, and every version of the
+	// key stops being current (the versions themselves may still exist).
+	DeleteMarker bool
 	// Open returns the object's body for Created events. The caller closes
 	// it. It may be called more than once (each call reads from the start).
 	Open func(ctx context.Context) (io.ReadCloser, error)

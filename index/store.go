@@ -158,9 +158,9 @@ type Store interface {
 
 // Stats summarises a store.
 type Stats struct {
-	Documents int64 // document versions, children included
-	Contents  int64 // distinct texts
-	Failed    int64 // documents stored with an extraction error
+	Documents int64 `json:"documents"` // document versions, children included
+	Contents  int64 `json:"contents"`  // distinct texts
+	Failed    int64 `json:"failed"`    // documents stored with an extraction error
 }
 
 // Template is a set of chunk and sample hashes marked as boilerplate by an

@@ -140,6 +140,7 @@ func (c *Client) recordEvent(r record, escaped bool) (ev connectors.Event, ok bo
 		Sequencer: obj.Sequencer,
 	}
 	if kind == connectors.Removed {
+		ev.DeleteMarker = strings.HasSuffix(r.EventName, "DeleteMarkerCreated")
 		return ev, true, nil
 	}
 	if obj.Size < 0 {

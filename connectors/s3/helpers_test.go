@@ -103,20 +103,6 @@ func (e *natsEnv) messages(t testing.TB, from uint64, n int) [][]byte {
 	return out
 }
 
-// lastSeq returns the stream's last sequence.
-func (e *natsEnv) lastSeq(t testing.TB) uint64 {
-	t.Helper()
-	s, err := e.js.Stream(testContext(t), eventStream)
-	if err != nil {
-		t.Fatalf("stream: %v", err)
-	}
-	info, err := s.Info(testContext(t))
-	if err != nil {
-		t.Fatalf("stream info: %v", err)
-	}
-	return info.State.LastSeq
-}
-
 // newClient returns a connector client for bucket on ms.
 func newClient(t testing.TB, ms *miniotest.Server, bucket string, mod func(*s3.Config)) *s3.Client {
 	t.Helper()

@@ -46,7 +46,8 @@ func (n Counts) String() string {
 }
 
 // Backfill emits a Created event for every object version in the bucket
-// under Config.Prefix (delete markers are skipped; nothing is Removed), in
+// under Config.Prefix (delete markers, and the versions a delete marker
+// hides, are skipped; nothing is Removed), in
 // listing order. It blocks on out and honours ctx. After the last event it
 // waits up to Config.SettleTimeout for the events to be settled, then
 // returns the counts; events settled later are only logged when they fail.
@@ -58,9 +59,16 @@ func (n Counts) String() string {
 // modification times in milliseconds only).
 func (c *Client) Backfill(ctx context.Context, out chan<- connectors.Event) (Counts, error) {
 	t := c.newTally("backfill")
+	deleted := make(map[string]bool) // keys whose latest version is a delete marker
 	err := c.listVersions(ctx, func(o minio.ObjectInfo) error {
 		if o.IsDeleteMarker {
+			if o.IsLatest {
+				deleted[o.Key] = true
+			}
 			return nil
+		}
+		if deleted[o.Key] {
+			return nil // hidden by a newer delete marker, as in Reconcile
 		}
 		t.listed.Add(1)
 		return t.emit(ctx, out, c.listEvent(o))
@@ -94,6 +102,12 @@ func (c *Client) Reconcile(ctx context.Context, inv Inventory, out chan<- connec
 		}
 		t.listed.Add(1)
 		live[o.Key+"\x00"+vid] = struct{}{}
+		if _, ok := markers[o.Key]; ok {
+			// Hidden by a newer delete marker (listed first, newest
+			// first): the key is deleted for its users, so its older
+			// versions are not indexed again.
+			return nil
+		}
 		ev := c.listEvent(o)
 		seen, err := inv.Seen(ctx, ev.IdempotencyKey())
 		if err != nil {
@@ -143,7 +157,9 @@ func (c *Client) Reconcile(ctx context.Context, inv Inventory, out chan<- connec
 	}
 	for key := range hidden {
 		t.removed.Add(1)
-		if err := t.emit(ctx, out, c.removedEvent(key, markers[key])); err != nil {
+		ev := c.removedEvent(key, markers[key])
+		ev.DeleteMarker = true
+		if err := t.emit(ctx, out, ev); err != nil {
 			return t.counts(), err
 		}
 	}

@@ -1,0 +1,412 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
+)
+
+type scanFlags struct {
+	index       string
+	json        bool
+	resemblance float64
+	containment float64
+	workers     int
+	durability  string
+}
+
+func newScanCmd(g *globals) *cobra.Command {
+	f := &scanFlags{}
+	cmd := &cobra.Command{
+		Use:   "scan [flags] DIR...",
+		Short: "Index the files under directories and report identical sets and near-copy families",
+		Long: `scan extracts and fingerprints every regular file under each DIR into the
+index (incrementally: unchanged files are skipped), then prints the sets of
+identical documents and the families of near-copies that involve them.
+
+A file that cannot be read or extracted (empty, binary, too large, invalid
+text, encrypted…) is recorded in the index with its error and listed in the
+report; the scan goes on, and the exit status is 1.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScan(cmd.Context(), g, f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&f.index, "index", "", "index file (default: index.path, or data_dir/index.db)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as one JSON object")
+	cmd.Flags().Float64Var(&f.resemblance, "threshold", 0, "resemblance threshold (default: index.thresholds.resemblance)")
+	cmd.Flags().Float64Var(&f.containment, "containment-threshold", 0, "containment threshold (default: index.thresholds.containment)")
+	cmd.Flags().IntVar(&f.workers, "workers", 0, "files extracted in parallel (default: number of CPUs)")
+	cmd.Flags().StringVar(&f.durability, "durability", "normal", "full: fsync every commit; normal: fsync at checkpoints (a crash of the process loses nothing)")
+	return cmd
+}
+
+// scanFile is one file found under a scanned directory.
+type scanFile struct {
+	path string // as found
+	rel  string // relative to its scanned directory (prefixed when several)
+	info fs.FileInfo
+}
+
+// fileError is one per-file problem in the report.
+type fileError struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdout, stderr io.Writer) error {
+	cfg, err := g.load()
+	if err != nil {
+		return err
+	}
+	th, err := thresholds(&cfg, f.resemblance, f.containment)
+	if err != nil {
+		return err
+	}
+	if f.index != "" {
+		cfg.Index.Path = f.index
+	}
+	logger := g.logger(cfg)
+	eng, err := daemon.OpenEngine(ctx, &cfg, f.durability, logger)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer eng.Close()
+
+	var files []scanFile
+	var problems []fileError
+	for _, dir := range dirs {
+		fs, errs := walk(dir, len(dirs) > 1)
+		files = append(files, fs...)
+		problems = append(problems, errs...)
+	}
+	var bar *progressbar.ProgressBar
+	if fd, ok := stderr.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
+		bar = progressbar.NewOptions(len(files), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("indexing"),
+			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+	}
+	workers := f.workers
+	if workers <= 0 {
+		workers = max(2, 2*runtime.NumCPU())
+	}
+	var (
+		mu      sync.Mutex
+		scanned = map[index.DocID]string{} // this scan's documents → report path
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		fatal   error
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) || ctx.Err() != nil {
+					return
+				}
+				sf := files[i]
+				out, err := ingestFile(ctx, eng.Ingester, sf)
+				mu.Lock()
+				if bar != nil {
+					bar.Add(1)
+				}
+				if err != nil {
+					if fatal == nil {
+						fatal = err
+					}
+					mu.Unlock()
+					return
+				}
+				for j, r := range out.Results {
+					name := sf.rel
+					if j > 0 {
+						name = reportName(sf.rel, out.Inputs[j].Doc.Key, out.Inputs[0].Doc.Key)
+					}
+					scanned[r.ID] = name
+					if r.Err != nil {
+						problems = append(problems, fileError{Path: name, Error: r.Err.Error()})
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if bar != nil {
+		bar.Finish()
+	}
+	if fatal != nil {
+		return &exitError{code: 2, err: fatal}
+	}
+	if err := ctx.Err(); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("scan interrupted: %w", err)}
+	}
+	an, err := eng.Index.Analyse(ctx, th)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	rep := buildReport(an, scanned, len(files))
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Path < problems[j].Path })
+	rep.Errors = problems
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
+		}
+	} else {
+		rep.writeText(stdout)
+	}
+	if len(problems) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d files could not be fully indexed (listed in the report)", len(problems), len(files))}
+	}
+	return nil
+}
+
+// reportName names a child for the report: its parent's report path
+// followed by the child's location inside it.
+func reportName(parentRel, childKey, parentKey string) string {
+	return parentRel + childKey[len(parentKey):]
+}
+
+// walk lists the regular files under dir. Unreadable directories are
+// reported, never silently skipped.
+func walk(dir string, prefix bool) ([]scanFile, []fileError) {
+	var files []scanFile
+	var errs []fileError
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, fileError{Path: path, Error: err.Error()})
+			if d != nil && d.IsDir() && path != dir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			errs = append(errs, fileError{Path: path, Error: err.Error()})
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			rel = path
+		}
+		rel = filepath.ToSlash(rel)
+		if prefix {
+			rel = filepath.ToSlash(filepath.Join(dir, rel))
+		}
+		files = append(files, scanFile{path: path, rel: rel, info: info})
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, fileError{Path: dir, Error: err.Error()})
+	}
+	return files, errs
+}
+
+// ingestFile indexes one file. A file that cannot be opened is recorded in
+// the index with its error, so that it is reported and never lost.
+func ingestFile(ctx context.Context, ing *ingest.Ingester, sf scanFile) (*ingest.Outcome, error) {
+	abs, err := filepath.Abs(sf.path)
+	if err != nil {
+		abs = sf.path
+	}
+	obj := ingest.Object{
+		Key:       "fs:" + filepath.ToSlash(abs),
+		VersionID: strconv.FormatInt(sf.info.ModTime().UnixNano(), 10) + "-" + strconv.FormatInt(sf.info.Size(), 10),
+		Name:      sf.rel,
+		Source:    "scan",
+		ModTime:   sf.info.ModTime(),
+	}
+	file, err := os.Open(sf.path)
+	if err != nil {
+		obj.Body = &failingReader{err: fmt.Errorf("open %s: %w", sf.path, err)}
+	} else {
+		defer file.Close()
+		obj.Body = file
+	}
+	return ing.Ingest(ctx, obj)
+}
+
+// failingReader makes an unreadable file flow through extraction, which
+// records the error on the document.
+type failingReader struct{ err error }
+
+func (r *failingReader) Read([]byte) (int, error) { return 0, r.err }
+
+func thresholds(cfg *daemon.Config, resemblance, containment float64) (index.Thresholds, error) {
+	th := cfg.IndexOptions().Thresholds
+	if resemblance != 0 {
+		th.Resemblance = resemblance
+	}
+	if containment != 0 {
+		th.Containment = containment
+	}
+	if err := th.Validate(); err != nil {
+		return th, &exitError{code: 2, err: fmt.Errorf("thresholds: %w", err)}
+	}
+	return th, nil
+}
+
+// report is what scan prints.
+type report struct {
+	Files     int          `json:"files"`
+	Documents int          `json:"documents"`
+	Errors    []fileError  `json:"errors"`
+	Identical [][]string   `json:"identical"`
+	Families  []familyJSON `json:"families"`
+	Pairs     []pairJSON   `json:"pairs"`
+}
+
+type familyJSON struct {
+	Pivot          string   `json:"pivot"`
+	Members        []string `json:"members"`
+	Links          int      `json:"links"`
+	AvgResemblance float64  `json:"avg_resemblance"`
+}
+
+type pairJSON struct {
+	A             string  `json:"a"`
+	B             string  `json:"b"`
+	Resemblance   float64 `json:"resemblance"`
+	ContainmentAB float64 `json:"containment_ab"`
+	ContainmentBA float64 `json:"containment_ba"`
+	BytesInCommon int64   `json:"bytes_in_common"`
+	Hamming       int     `json:"hamming"`
+	Exact         bool    `json:"exact"`
+}
+
+// buildReport keeps what involves this scan's documents; documents
+// indexed earlier are named by their stored name.
+func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) *report {
+	rep := &report{Files: files, Documents: len(scanned), Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}, Pairs: []pairJSON{}}
+	name := func(id index.DocID) string {
+		if n, ok := scanned[id]; ok {
+			return n
+		}
+		return an.Documents[id].Name
+	}
+	involves := func(ids []index.DocID) bool {
+		return slices.ContainsFunc(ids, func(id index.DocID) bool { _, ok := scanned[id]; return ok })
+	}
+	for _, set := range an.Identical {
+		if !involves(set) {
+			continue
+		}
+		var names []string
+		for _, id := range set {
+			names = append(names, name(id))
+		}
+		sort.Strings(names)
+		rep.Identical = append(rep.Identical, names)
+		for i := range set {
+			for j := i + 1; j < len(set); j++ {
+				a, b := name(set[i]), name(set[j])
+				if a > b {
+					a, b = b, a
+				}
+				rep.Pairs = append(rep.Pairs, pairJSON{A: a, B: b, Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1,
+					BytesInCommon: an.Documents[set[i]].TextSize, Exact: true})
+			}
+		}
+	}
+	for _, p := range an.Pairs {
+		for _, a := range an.ByContent[p.A] {
+			for _, b := range an.ByContent[p.B] {
+				if !involves([]index.DocID{a, b}) {
+					continue
+				}
+				pa, pb, s := name(a), name(b), p.Scores
+				if pa > pb {
+					pa, pb = pb, pa
+					s.ContainmentAB, s.ContainmentBA = s.ContainmentBA, s.ContainmentAB
+				}
+				rep.Pairs = append(rep.Pairs, pairJSON{A: pa, B: pb, Resemblance: round(s.Resemblance), ContainmentAB: round(s.ContainmentAB),
+					ContainmentBA: round(s.ContainmentBA), BytesInCommon: s.BytesInCommon, Hamming: s.Hamming, Exact: s.Exact})
+			}
+		}
+	}
+	sort.Slice(rep.Pairs, func(i, j int) bool {
+		if rep.Pairs[i].A != rep.Pairs[j].A {
+			return rep.Pairs[i].A < rep.Pairs[j].A
+		}
+		return rep.Pairs[i].B < rep.Pairs[j].B
+	})
+	for _, fam := range an.Families {
+		if !involves(fam.Members) {
+			continue
+		}
+		fj := familyJSON{Pivot: name(fam.Pivot), Links: fam.Links, AvgResemblance: round(fam.AvgResemblance)}
+		for _, m := range fam.Members {
+			fj.Members = append(fj.Members, name(m))
+		}
+		sort.Strings(fj.Members)
+		rep.Families = append(rep.Families, fj)
+	}
+	return rep
+}
+
+func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+func (r *report) writeText(w io.Writer) {
+	fmt.Fprintf(w, "%d files, %d documents indexed (attachments and archive members included), %d with errors\n", r.Files, r.Documents, len(r.Errors))
+	if len(r.Errors) > 0 {
+		fmt.Fprintln(w, "\nErrors (recorded in the index for manual review):")
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  %s: %s\n", e.Path, e.Error)
+		}
+	}
+	fmt.Fprintf(w, "\nIdentical sets: %d\n", len(r.Identical))
+	for i, set := range r.Identical {
+		fmt.Fprintf(w, "  [%d] %d copies\n", i+1, len(set))
+		for _, n := range set {
+			fmt.Fprintf(w, "      %s\n", n)
+		}
+	}
+	fmt.Fprintf(w, "\nNear-copy families: %d\n", len(r.Families))
+	for i, f := range r.Families {
+		fmt.Fprintf(w, "  [%d] %d documents, %d links, average resemblance %.0f%%, pivot %s\n", i+1, len(f.Members), f.Links, 100*f.AvgResemblance, f.Pivot)
+		for _, m := range f.Members {
+			fmt.Fprintf(w, "      %s\n", m)
+		}
+	}
+	near := 0
+	for _, p := range r.Pairs {
+		if !p.Exact {
+			near++
+		}
+	}
+	if near > 0 {
+		fmt.Fprintf(w, "\nNear-copy pairs: %d\n", near)
+		fmt.Fprintf(w, "  %-6s %-6s %-6s %-9s %-4s %s\n", "resem", "a in b", "b in a", "bytes", "ham", "a ~ b")
+		for _, p := range r.Pairs {
+			if p.Exact {
+				continue
+			}
+			fmt.Fprintf(w, "  %5.0f%% %5.0f%% %5.0f%% %9d %4d  %s ~ %s\n", 100*p.Resemblance, 100*p.ContainmentAB, 100*p.ContainmentBA, p.BytesInCommon, p.Hamming, p.A, p.B)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/index"
+)
+
+type similarFlags struct {
+	index       string
+	json        bool
+	resemblance float64
+	containment float64
+}
+
+func newSimilarCmd(g *globals) *cobra.Command {
+	f := &similarFlags{}
+	cmd := &cobra.Command{
+		Use:   "similar [flags] FILE|ID",
+		Short: "Print all versions of one file: every stored copy and near-copy",
+		Long: `similar prints every document in the index that is a copy or near-copy
+of FILE (extracted and fingerprinted, not stored) or of the stored document
+with id ID, with resemblance, containment in both directions, bytes in
+common, SimHash distance and whether it is an exact duplicate. A FILE that
+is a container (archive, e-mail) is compared by its own text and by every
+attachment or member in it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSimilar(cmd.Context(), g, f, args[0], cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&f.index, "index", "", "index file (default: index.path, or data_dir/index.db)")
+	cmd.Flags().BoolVar(&f.json, "json", false, `print {"matches": [...]}`)
+	cmd.Flags().Float64Var(&f.resemblance, "threshold", 0, "resemblance threshold (default: index.thresholds.resemblance)")
+	cmd.Flags().Float64Var(&f.containment, "containment-threshold", 0, "containment threshold (default: index.thresholds.containment)")
+	return cmd
+}
+
+func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, stdout io.Writer) error {
+	cfg, err := g.load()
+	if err != nil {
+		return err
+	}
+	th, err := thresholds(&cfg, f.resemblance, f.containment)
+	if err != nil {
+		return err
+	}
+	if f.index != "" {
+		cfg.Index.Path = f.index
+	}
+	eng, err := daemon.OpenEngine(ctx, &cfg, "", g.logger(cfg))
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer eng.Close()
+
+	var matches []daemon.Match
+	if _, statErr := os.Stat(arg); statErr == nil {
+		matches, err = similarToFile(ctx, eng, arg, th)
+	} else if id, convErr := strconv.ParseInt(arg, 10, 64); convErr == nil {
+		matches, err = similarToID(ctx, eng, index.DocID(id), th)
+	} else {
+		err = fmt.Errorf("%s: %w", arg, statErr)
+	}
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if matches == nil {
+			matches = []daemon.Match{}
+		}
+		return enc.Encode(map[string]any{"matches": matches})
+	}
+	if len(matches) == 0 {
+		fmt.Fprintln(stdout, "no copies or near-copies found")
+		return nil
+	}
+	fmt.Fprintf(stdout, "%-8s %-6s %-6s %-6s %-9s %-4s %-5s %s\n", "id", "resem", "q in m", "m in q", "bytes", "ham", "exact", "name")
+	for _, m := range matches {
+		name := m.Name
+		if m.Query != "" {
+			name += "   (matches " + m.Query + ")"
+		}
+		fmt.Fprintf(stdout, "%-8d %5.0f%% %5.0f%% %5.0f%% %9d %4d %-5v %s\n", m.ID, 100*m.Resemblance, 100*m.ContainmentAB, 100*m.ContainmentBA, m.BytesInCommon, m.Hamming, m.Exact, name)
+	}
+	return nil
+}
+
+func similarToID(ctx context.Context, eng *daemon.Engine, id index.DocID, th index.Thresholds) ([]daemon.Match, error) {
+	ms, err := eng.Index.Similar(ctx, id, th)
+	if err != nil {
+		return nil, err
+	}
+	return daemon.Matches(ms, ""), nil
+}
+
+// similarToFile extracts path and looks up the file and each of its
+// children, without storing anything.
+func similarToFile(ctx context.Context, eng *daemon.Engine, path string, th index.Thresholds) ([]daemon.Match, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return daemon.SimilarToObject(ctx, eng.Index, eng.Extractor, extract.Object{Name: path, Reader: file}, th)
+}

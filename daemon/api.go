@@ -1,0 +1,302 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/index"
+)
+
+// Match is one near-copy in the JSON answers of the API and the CLI.
+// ContainmentAB is the share of the queried document found in the match.
+type Match struct {
+	ID            index.DocID `json:"id"`
+	Name          string      `json:"name"`
+	Key           string      `json:"key"`
+	Path          []string    `json:"path,omitempty"`
+	Parent        index.DocID `json:"parent,omitempty"`
+	Query         string      `json:"query,omitempty"`
+	Resemblance   float64     `json:"resemblance"`
+	ContainmentAB float64     `json:"containment_ab"`
+	ContainmentBA float64     `json:"containment_ba"`
+	BytesInCommon int64       `json:"bytes_in_common"`
+	Hamming       int         `json:"hamming"`
+	Exact         bool        `json:"exact"`
+	SameBytes     bool        `json:"same_bytes"`
+}
+
+// Matches converts index matches; query names the part of an uploaded file
+// (an attachment, an archive member) that matched, if not the file itself.
+func Matches(ms []index.Match, query string) []Match {
+	out := make([]Match, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, Match{
+			ID: m.Record.ID, Name: m.Record.Name, Key: m.Record.Key, Path: m.Record.Path, Parent: m.Record.Parent, Query: query,
+			Resemblance: round3(m.Resemblance), ContainmentAB: round3(m.ContainmentAB), ContainmentBA: round3(m.ContainmentBA),
+			BytesInCommon: m.BytesInCommon, Hamming: m.Hamming, Exact: m.Exact, SameBytes: m.SameBytes,
+		})
+	}
+	return out
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// SimilarToObject extracts an object that is not stored and returns the
+// near-copies of it and of each of its children.
+func SimilarToObject(ctx context.Context, ix *index.Index, ex *extract.Extractor, obj extract.Object, th index.Thresholds) ([]Match, error) {
+	doc, err := ex.Extract(ctx, obj)
+	if doc == nil || (err != nil && len(doc.Children) == 0) {
+		return nil, fmt.Errorf("extract %s: %w", obj.Name, err)
+	}
+	out := []Match{}
+	var visit func(d *extract.Document, top bool) error
+	visit = func(d *extract.Document, top bool) error {
+		if d.Err == nil && strings.TrimSpace(d.Text) != "" {
+			fp, err := ix.Fingerprint(d.SHA256, d.Size, []byte(d.Text))
+			switch {
+			case errors.Is(err, index.ErrEmpty):
+			case err != nil:
+				return fmt.Errorf("fingerprint %s: %w", strings.Join(d.Path, "/"), err)
+			default:
+				ms, err := ix.SimilarTo(ctx, fp, th)
+				if err != nil {
+					return err
+				}
+				q := ""
+				if !top {
+					q = strings.Join(d.Path, " / ")
+				}
+				out = append(out, Matches(ms, q)...)
+			}
+		}
+		for _, c := range d.Children {
+			if err := visit(c, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return out, visit(doc, true)
+}
+
+// api serves the HTTP endpoints.
+type api struct {
+	ix      *index.Index
+	ex      *extract.Extractor
+	th      index.Thresholds
+	ready   func() error
+	gather  prometheus.Gatherer
+	maxBody int64
+	logger  *slog.Logger
+	// backfill queues every object version of an S3 connector.
+	backfill func(ctx context.Context, name string) error
+}
+
+func (a *api) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := a.ready(); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.gather, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /api/v1/documents/{id}/similar", a.similarByID)
+	mux.HandleFunc("POST /api/v1/similar", a.similarByUpload)
+	mux.HandleFunc("POST /api/v1/connectors/{name}/backfill", a.backfillConnector)
+	mux.HandleFunc("GET /api/v1/documents/{id}", a.document)
+	mux.HandleFunc("GET /api/v1/documents", a.documentsByKey)
+	mux.HandleFunc("GET /api/v1/stats", a.stats)
+	return mux
+}
+
+func (a *api) thresholds(r *http.Request) (index.Thresholds, error) {
+	th := a.th
+	q := r.URL.Query()
+	for name, dst := range map[string]*float64{"resemblance": &th.Resemblance, "containment": &th.Containment} {
+		if v := q.Get(name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return th, fmt.Errorf("query parameter %s: %w", name, err)
+			}
+			*dst = f
+		}
+	}
+	return th, th.Validate()
+}
+
+func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("document id %q: not a number", r.PathValue("id")))
+		return
+	}
+	th, err := a.thresholds(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	ms, err := a.ix.Similar(r.Context(), index.DocID(id), th)
+	switch {
+	case errors.Is(err, index.ErrNotFound):
+		writeError(w, http.StatusNotFound, err)
+	case err != nil:
+		a.logger.Error("similar by id", "doc_id", id, "err", err)
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"matches": Matches(ms, "")})
+	}
+}
+
+func (a *api) similarByUpload(w http.ResponseWriter, r *http.Request) {
+	th, err := a.thresholds(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, a.maxBody)
+	ms, err := SimilarToObject(r.Context(), a.ix, a.ex, extract.Object{
+		Name: r.URL.Query().Get("name"), ContentType: r.Header.Get("Content-Type"), Reader: body,
+	}, th)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig) || errors.Is(err, extract.ErrTooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, err)
+	case err != nil && isExtractError(err):
+		writeError(w, http.StatusUnprocessableEntity, err)
+	case err != nil:
+		a.logger.Error("similar by upload", "err", err)
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"matches": ms})
+	}
+}
+
+func isExtractError(err error) bool {
+	var xe *extract.Error
+	return errors.As(err, &xe)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+func (a *api) backfillConnector(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if a.backfill == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("backfill is not available"))
+		return
+	}
+	err := a.backfill(r.Context(), name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		writeError(w, http.StatusNotFound, err)
+	case err != nil:
+		a.logger.Error("backfill", "connector", name, "err", err)
+		writeError(w, http.StatusBadGateway, err)
+	default:
+		writeJSON(w, http.StatusAccepted, map[string]string{"status": "queued", "connector": name})
+	}
+}
+
+// Document is a stored document version in the API's answers.
+type Document struct {
+	ID        index.DocID       `json:"id"`
+	Key       string            `json:"key"`
+	VersionID string            `json:"version_id,omitempty"`
+	Name      string            `json:"name"`
+	Source    string            `json:"source"`
+	Parent    index.DocID       `json:"parent,omitempty"`
+	Path      []string          `json:"path,omitempty"`
+	MediaType string            `json:"media_type,omitempty"`
+	Meta      map[string]string `json:"meta,omitempty"`
+	Error     string            `json:"error,omitempty"`
+	RawSize   int64             `json:"raw_size"`
+	TextSize  int64             `json:"text_size"`
+	Content   index.ContentID   `json:"content,omitempty"`
+	ModTime   string            `json:"mod_time,omitempty"`
+	IndexedAt string            `json:"indexed_at"`
+}
+
+// NewDocument converts a stored record.
+func NewDocument(r *index.Record) Document {
+	d := Document{
+		ID: r.ID, Key: r.Key, VersionID: r.VersionID, Name: r.Name, Source: r.Source, Parent: r.Parent,
+		Path: r.Path, MediaType: r.MediaType, Meta: r.Meta, Error: r.Error, RawSize: r.RawSize,
+		TextSize: r.TextSize, Content: r.Content, IndexedAt: r.IndexedAt.UTC().Format(time.RFC3339Nano),
+	}
+	if !r.ModTime.IsZero() {
+		d.ModTime = r.ModTime.UTC().Format(time.RFC3339Nano)
+	}
+	return d
+}
+
+func (a *api) document(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("document id %q: not a number", r.PathValue("id")))
+		return
+	}
+	rec, err := a.ix.Get(r.Context(), index.DocID(id))
+	switch {
+	case errors.Is(err, index.ErrNotFound):
+		writeError(w, http.StatusNotFound, err)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, NewDocument(rec))
+	}
+}
+
+// documentsByKey answers GET /api/v1/documents?key=K with the stored
+// versions of K (newest first).
+func (a *api) documentsByKey(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		writeError(w, http.StatusBadRequest, errors.New("query parameter key is required"))
+		return
+	}
+	recs, err := a.ix.Store().Lookup(r.Context(), key)
+	if err != nil && !errors.Is(err, index.ErrNotFound) {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	out := make([]Document, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, NewDocument(rec))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"documents": out})
+}
+
+func (a *api) stats(w http.ResponseWriter, r *http.Request) {
+	st, err := a.ix.Store().Stats(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}

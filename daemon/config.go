@@ -1,0 +1,312 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/index/chunk"
+	"github.com/simdex/simdex/index/sketch"
+	"github.com/simdex/simdex/index/sqlite"
+)
+
+// EnvPrefix prefixes the environment variable of every configuration key:
+// index.thresholds.resemblance is SIMDEX_INDEX_THRESHOLDS_RESEMBLANCE.
+const EnvPrefix = "SIMDEX"
+
+// ErrConfig reports an invalid configuration.
+var ErrConfig = errors.New("invalid configuration")
+
+// Config is simdex's whole configuration.
+type Config struct {
+	// DataDir holds the embedded index, the embedded NATS store and the
+	// default inbox.
+	DataDir    string           `mapstructure:"data_dir"`
+	Log        LogConfig        `mapstructure:"log"`
+	HTTP       HTTPConfig       `mapstructure:"http"`
+	NATS       NATSConfig       `mapstructure:"nats"`
+	Index      IndexConfig      `mapstructure:"index"`
+	Extract    ExtractConfig    `mapstructure:"extract"`
+	Pipeline   PipelineConfig   `mapstructure:"pipeline"`
+	Connectors ConnectorsConfig `mapstructure:"connectors"`
+}
+
+// PipelineConfig configures the ingest worker pool.
+type PipelineConfig struct {
+	// Workers is how many objects are extracted and indexed at once.
+	Workers int `mapstructure:"workers"`
+	// ShutdownTimeout bounds how long events under way may take to finish
+	// after a stop signal.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+}
+
+// LogConfig configures structured logs.
+type LogConfig struct {
+	Level  string `mapstructure:"level"`  // debug, info, warn, error
+	Format string `mapstructure:"format"` // text or json
+}
+
+// HTTPConfig configures the HTTP endpoints.
+type HTTPConfig struct {
+	Addr string `mapstructure:"addr"`
+}
+
+// NATSConfig configures the NATS connection; an empty URL runs the
+// embedded server.
+type NATSConfig struct {
+	URL string `mapstructure:"url"`
+}
+
+// IndexConfig configures the near-copy index.
+type IndexConfig struct {
+	// Path of the embedded store; default DataDir/index.db.
+	Path string `mapstructure:"path"`
+	// Durability is "full" (fsync at every commit) or "normal".
+	Durability       string           `mapstructure:"durability"`
+	Thresholds       ThresholdsConfig `mapstructure:"thresholds"`
+	TemplateShare    float64          `mapstructure:"template_share"`
+	MaxChunkContents int              `mapstructure:"max_chunk_contents"`
+	CandidateHamming int              `mapstructure:"candidate_hamming"`
+	Chunk            ChunkConfig      `mapstructure:"chunk"`
+	Sketch           SketchConfig     `mapstructure:"sketch"`
+}
+
+// ThresholdsConfig mirrors index.Thresholds.
+type ThresholdsConfig struct {
+	Resemblance float64 `mapstructure:"resemblance"`
+	Containment float64 `mapstructure:"containment"`
+	Hamming     int     `mapstructure:"hamming"`
+}
+
+// ChunkConfig mirrors chunk.Params.
+type ChunkConfig struct {
+	Min int `mapstructure:"min"`
+	Avg int `mapstructure:"avg"`
+	Max int `mapstructure:"max"`
+}
+
+// SketchConfig mirrors sketch.Params.
+type SketchConfig struct {
+	Window       int `mapstructure:"window"`
+	SampleN      int `mapstructure:"sample_n"`
+	MinHashK     int `mapstructure:"minhash_k"`
+	Bands        int `mapstructure:"bands"`
+	SimHashWords int `mapstructure:"simhash_words"`
+}
+
+// ExtractConfig configures text extraction limits.
+type ExtractConfig struct {
+	MaxObjectSize       int64         `mapstructure:"max_object_size"`
+	MaxDecompressedSize int64         `mapstructure:"max_decompressed_size"`
+	MaxCompressionRatio float64       `mapstructure:"max_compression_ratio"`
+	MaxDepth            int           `mapstructure:"max_depth"`
+	MaxChildren         int           `mapstructure:"max_children"`
+	MaxTextSize         int64         `mapstructure:"max_text_size"`
+	Timeout             time.Duration `mapstructure:"timeout"`
+}
+
+// DefaultConfig returns the built-in defaults: the embedded mode.
+func DefaultConfig() Config {
+	io := index.DefaultOptions()
+	return Config{
+		DataDir: "data",
+		Log:     LogConfig{Level: "info", Format: "text"},
+		HTTP:    HTTPConfig{Addr: "127.0.0.1:8080"},
+		Index: IndexConfig{
+			Durability: string(sqlite.Full),
+			Thresholds: ThresholdsConfig{
+				Resemblance: io.Thresholds.Resemblance,
+				Containment: io.Thresholds.Containment,
+				Hamming:     io.Thresholds.Hamming,
+			},
+			TemplateShare:    io.TemplateShare,
+			MaxChunkContents: io.MaxChunkContents,
+			CandidateHamming: io.CandidateHamming,
+			Chunk:            ChunkConfig{Min: io.Chunk.Min, Avg: io.Chunk.Avg, Max: io.Chunk.Max},
+			Sketch: SketchConfig{
+				Window: io.Sketch.Window, SampleN: io.Sketch.SampleN, MinHashK: io.Sketch.MinHashK,
+				Bands: io.Sketch.Bands, SimHashWords: io.Sketch.SimHashWords,
+			},
+		},
+		Extract:    defaultExtractConfig(),
+		Pipeline:   PipelineConfig{Workers: 8, ShutdownTimeout: 30 * time.Second},
+		Connectors: defaultConnectorsConfig(),
+	}
+}
+
+// IndexOptions converts the index section.
+func (c *Config) IndexOptions() index.Options {
+	o := index.DefaultOptions()
+	ic := c.Index
+	o.Thresholds = index.Thresholds{Resemblance: ic.Thresholds.Resemblance, Containment: ic.Thresholds.Containment, Hamming: ic.Thresholds.Hamming}
+	o.TemplateShare = ic.TemplateShare
+	o.MaxChunkContents = ic.MaxChunkContents
+	o.CandidateHamming = ic.CandidateHamming
+	o.Chunk = chunk.Params{Min: ic.Chunk.Min, Avg: ic.Chunk.Avg, Max: ic.Chunk.Max}
+	o.Sketch = sketch.Params{Window: ic.Sketch.Window, SampleN: ic.Sketch.SampleN, MinHashK: ic.Sketch.MinHashK, Bands: ic.Sketch.Bands, SimHashWords: ic.Sketch.SimHashWords}
+	return o
+}
+
+// IndexPath returns the store path.
+func (c *Config) IndexPath() string {
+	if c.Index.Path != "" {
+		return c.Index.Path
+	}
+	return filepath.Join(c.DataDir, "index.db")
+}
+
+// Validate reports every problem, each naming its key.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	if c.DataDir == "" {
+		bad("data_dir", "must not be empty")
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		bad("log.format", "%q is not text or json", c.Log.Format)
+	}
+	if c.Pipeline.Workers < 1 {
+		bad("pipeline.workers", "%d is below 1", c.Pipeline.Workers)
+	}
+	if c.Pipeline.ShutdownTimeout <= 0 {
+		bad("pipeline.shutdown_timeout", "must be positive")
+	}
+	errs = append(errs, c.Connectors.validate(os.Getenv, os.ReadFile)...)
+	if c.Index.Durability != string(sqlite.Full) && c.Index.Durability != string(sqlite.Normal) {
+		bad("index.durability", "%q is not full or normal", c.Index.Durability)
+	}
+	if err := c.IndexOptions().Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			errs = append(errs, fmt.Errorf("index.%w", e))
+		}
+	}
+	if err := c.ExtractOptions().Limits.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			errs = append(errs, fmt.Errorf("extract: %w", e))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	if w := errors.Unwrap(err); w != nil {
+		if j, ok := w.(interface{ Unwrap() []error }); ok {
+			prefix := strings.TrimSuffix(err.Error(), w.Error())
+			var out []error
+			for _, e := range j.Unwrap() {
+				for _, ee := range unjoin(e) {
+					out = append(out, fmt.Errorf("%s%w", prefix, ee))
+				}
+			}
+			return out
+		}
+	}
+	return []error{err}
+}
+
+// Load reads configuration: defaults, then the file at path (if not
+// empty), then SIMDEX_* environment variables, which override both. Every
+// key is bound to its variable explicitly, because viper's AutomaticEnv
+// alone does not reach Unmarshal (spf13/viper#761). Unknown keys are
+// errors. The result is validated.
+func Load(path string, environ []string) (Config, error) {
+	v := viper.New()
+	def := DefaultConfig()
+	keys := leafKeys(reflect.TypeOf(def), "")
+	defVal := reflect.ValueOf(def)
+	for _, k := range keys {
+		v.SetDefault(k.name, defVal.FieldByIndex(k.index).Interface())
+	}
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok {
+			env[k] = val
+		}
+	}
+	if path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return Config{}, fmt.Errorf("read config %s: %w", path, err)
+		}
+	}
+	for _, k := range keys {
+		name := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(k.name, ".", "_"))
+		if val, ok := env[name]; ok {
+			v.Set(k.name, val)
+		}
+	}
+	var c Config
+	if err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		yamlListHook,
+		mapstructure.StringToSliceHookFunc(","),
+	))); err != nil {
+		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, orDefault(path, "environment"), err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", orDefault(path, "configuration"), err)
+	}
+	return c, nil
+}
+
+// LoadFromEnvironment is Load with the process environment.
+func LoadFromEnvironment(path string) (Config, error) { return Load(path, os.Environ()) }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+type leafKey struct {
+	name  string
+	index []int
+}
+
+// leafKeys lists the dotted keys of every leaf field of t.
+func leafKeys(t reflect.Type, prefix string) []leafKey {
+	var out []leafKey
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("mapstructure")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		name := prefix + tag
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
+			for _, k := range leafKeys(f.Type, name+".") {
+				out = append(out, leafKey{name: k.name, index: append([]int{i}, k.index...)})
+			}
+			continue
+		}
+		out = append(out, leafKey{name: name, index: []int{i}})
+	}
+	return out
+}

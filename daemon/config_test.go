@@ -1,0 +1,83 @@
+package daemon
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestExampleConfigIsDefaults(t *testing.T) {
+	got, err := Load(filepath.Join("..", "config.yaml"), nil)
+	if err != nil {
+		t.Fatalf("load ../config.yaml: %v", err)
+	}
+	want := DefaultConfig()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("config.yaml differs from the defaults:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	c, err := Load(filepath.Join("..", "config.yaml"), []string{
+		"SIMDEX_INDEX_THRESHOLDS_RESEMBLANCE=0.7",
+		"SIMDEX_HTTP_ADDR=127.0.0.1:9999",
+		"SIMDEX_EXTRACT_TIMEOUT=5s",
+		"UNRELATED=1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Index.Thresholds.Resemblance != 0.7 || c.HTTP.Addr != "127.0.0.1:9999" || c.Extract.Timeout.Seconds() != 5 {
+		t.Fatalf("overrides not applied: %+v", c)
+	}
+	// Without a file, the environment alone still reaches every key.
+	c, err = Load("", []string{"SIMDEX_DATA_DIR=/srv/simdex"})
+	if err != nil || c.DataDir != "/srv/simdex" {
+		t.Fatalf("env-only: %v %+v", err, c.DataDir)
+	}
+}
+
+func TestBadConfigs(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		env        []string
+		wantKeys   []string
+	}{
+		{name: "unknown key", yaml: "data_dir: x\nbogus: 1\n", wantKeys: []string{"bogus"}},
+		{name: "bad threshold", yaml: "index:\n  thresholds:\n    resemblance: 1.5\n", wantKeys: []string{"index.thresholds: resemblance"}},
+		{name: "bad log level", yaml: "log:\n  level: loud\n", wantKeys: []string{"log.level"}},
+		{name: "several problems", yaml: "log:\n  format: xml\nindex:\n  durability: maybe\n", wantKeys: []string{"log.format", "index.durability"}},
+		{name: "bad sketch", yaml: "index:\n  sketch:\n    bands: 7\n", wantKeys: []string{"index.sketch"}},
+		{name: "bad env value", env: []string{"SIMDEX_INDEX_TEMPLATE_SHARE=lots"}, wantKeys: []string{"template_share"}},
+		{name: "bad extract limit", yaml: "extract:\n  max_depth: -1\n", wantKeys: []string{"extract"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := ""
+			if tc.yaml != "" {
+				path = filepath.Join(t.TempDir(), "c.yaml")
+				if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(path, tc.env)
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("got %v, want ErrConfig", err)
+			}
+			for _, k := range tc.wantKeys {
+				if !strings.Contains(err.Error(), k) {
+					t.Errorf("error %q does not name %q", err, k)
+				}
+			}
+		})
+	}
+}
+
+func TestMissingConfigFile(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), nil); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}

@@ -1,0 +1,186 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/connectors"
+	fsconn "github.com/simdex/simdex/connectors/fs"
+	jsconn "github.com/simdex/simdex/connectors/jetstream"
+	natsconn "github.com/simdex/simdex/connectors/nats"
+	s3conn "github.com/simdex/simdex/connectors/s3"
+	"github.com/simdex/simdex/index"
+)
+
+// namedSource is a configured connector.
+type namedSource struct {
+	name string
+	src  connectors.Source
+}
+
+// bucket is a configured S3 connector with its client, for backfill,
+// reconciliation and hold enforcement.
+type bucket struct {
+	cfg    S3SourceConfig
+	source string // Event.Source of its events
+	client *s3conn.Client
+}
+
+// buildSources opens every configured connector.
+func buildSources(cfg *Config, nc *nats.Conn, reg prometheus.Registerer, logger *slog.Logger) ([]namedSource, []*bucket, error) {
+	var out []namedSource
+	var buckets []*bucket
+	for _, b := range cfg.Connectors.S3 {
+		access, secret, err := b.Credentials()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: connectors.s3 %s: %w", ErrConfig, b.Name, err)
+		}
+		c, err := s3conn.NewClient(s3conn.Config{
+			Name: "s3:" + b.Name, Endpoint: b.Endpoint, Secure: b.Secure, Region: b.Region,
+			AccessKey: access, SecretKey: secret, Bucket: b.Bucket, Prefix: b.Prefix, Mode: b.Mode,
+			Versioned: true, MaxObjectSize: cfg.Extract.MaxObjectSize,
+			Logger: logger.With("connector", "s3:"+b.Name),
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("connector s3:%s: %w", b.Name, err)
+		}
+		buckets = append(buckets, &bucket{cfg: b, source: "s3:" + b.Name, client: c})
+	}
+	var jsm *jsconn.Metrics
+	if len(cfg.Connectors.NATS) > 0 || len(buckets) > 0 {
+		jsm = jsconn.NewMetrics(reg)
+	}
+	for _, b := range buckets {
+		switch b.cfg.Mode {
+		case "listen":
+			out = append(out, namedSource{name: b.source, src: b.client.ListenSource()})
+		case "jetstream":
+			src, err := jsconn.New(nc, jsconn.Config{
+				Name: b.source, Stream: b.cfg.Stream, Subjects: []string{b.cfg.Subject},
+				CreateStream: true, Durable: "simdex-" + b.cfg.Name,
+				Logger: logger.With("connector", b.source), Metrics: jsm,
+			}, s3conn.Decoder{Client: b.client})
+			if err != nil {
+				return nil, nil, fmt.Errorf("connector %s: %w", b.source, err)
+			}
+			out = append(out, namedSource{name: b.source, src: src})
+		}
+	}
+	fetch := bucketFetcher(buckets)
+	for _, n := range cfg.Connectors.NATS {
+		src, err := natsconn.New(nc, natsconn.Config{
+			Config: jsconn.Config{
+				Name: "nats:" + n.Name, Stream: n.Stream, Subjects: n.Subjects, CreateStream: true,
+				Durable: n.Durable, MaxDeliver: n.MaxDeliver, AckWait: n.AckWait,
+				Logger: logger.With("connector", "nats:"+n.Name), Metrics: jsm,
+			},
+			MaxPayload: n.MaxPayload,
+		}, fetch)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connector nats:%s: %w", n.Name, err)
+		}
+		out = append(out, namedSource{name: "nats:" + n.Name, src: src})
+	}
+	for _, dir := range cfg.WatchedDirs() {
+		name := "fs:" + dir
+		src, err := fsconn.New(fsconn.Config{
+			Dir: dir, Name: name, Interval: cfg.Connectors.FS.Interval, Settle: cfg.Connectors.FS.Settle,
+			Logger: logger.With("connector", name),
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("connector %s: %w", name, err)
+		}
+		out = append(out, namedSource{name: name, src: src})
+	}
+	return out, buckets, nil
+}
+
+// bucketFetcher resolves NATS reference messages (s3://bucket/key) through
+// the configured S3 connectors.
+type bucketFetcher []*bucket
+
+// Fetch implements natsconn.Fetcher.
+func (bs bucketFetcher) Fetch(ctx context.Context, name, key, versionID string) (io.ReadCloser, natsconn.ObjectInfo, error) {
+	for _, b := range bs {
+		if b.cfg.Bucket == name {
+			rc, info, err := b.client.Fetch(ctx, name, key, versionID)
+			if err != nil {
+				return nil, natsconn.ObjectInfo{}, err
+			}
+			return rc, natsconn.ObjectInfo{
+				Size: info.Size, ETag: info.ETag, ContentType: info.ContentType, VersionID: info.VersionID,
+				Metadata: info.Metadata, ModTime: info.ModTime,
+			}, nil
+		}
+	}
+	return nil, natsconn.ObjectInfo{}, &connectors.Error{Op: "fetch reference", Key: name + "/" + key, Kind: connectors.Permanent,
+		Err: fmt.Errorf("%w: bucket %q is not configured under connectors.s3", connectors.ErrObjectMissing, name)}
+}
+
+// inventory is what reconciliation needs of the index.
+type inventory struct{ st index.Reader }
+
+// Seen reports whether an object version is indexed.
+func (i inventory) Seen(ctx context.Context, key string) (bool, error) { return i.st.Seen(ctx, key) }
+
+// Objects lists the top-level documents of one bucket.
+func (i inventory) Objects(ctx context.Context, source, bucket string, fn func(key, versionID string) error) error {
+	prefix := source + "/" + bucket + "/"
+	return i.st.Documents(ctx, func(r *index.Record) error {
+		if r.Parent != 0 || !strings.HasPrefix(r.Key, prefix) {
+			return nil
+		}
+		return fn(strings.TrimPrefix(r.Key, prefix), r.VersionID)
+	})
+}
+
+// stateBucket is the JetStream key-value bucket for state shared by every
+// replica: which sources have been backfilled.
+const stateBucket = "simdex_state"
+
+// backfillOnce backfills b unless a replica already did. The marker is
+// written after every object has been queued, so a crash midway backfills
+// again (duplicates are skipped by the idempotency key).
+func backfillOnce(ctx context.Context, nc *nats.Conn, b *bucket, out chan<- connectors.Event, log *slog.Logger) error {
+	js, err := natsjs.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: stateBucket, Storage: natsjs.FileStorage})
+	if err != nil {
+		return fmt.Errorf("open state bucket %s: %w", stateBucket, err)
+	}
+	key := "backfill." + sanitiseKey(b.source)
+	if _, err := kv.Get(ctx, key); err == nil {
+		return nil
+	} else if !errors.Is(err, natsjs.ErrKeyNotFound) {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	log.Info("first start: backfilling every object version", "connector", b.source)
+	counts, err := b.client.Backfill(ctx, out)
+	if err != nil {
+		return fmt.Errorf("backfill %s: %w", b.source, err)
+	}
+	log.Info("backfill queued", "connector", b.source, "counts", fmt.Sprintf("%+v", counts))
+	_, err = kv.PutString(ctx, key, time.Now().UTC().Format(time.RFC3339))
+	return err
+}
+
+func sanitiseKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,264 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/robfig/cron/v3"
+
+	"github.com/simdex/simdex/connectors"
+	"github.com/simdex/simdex/index"
+)
+
+// Daemon is `simdex serve`: connectors feeding the ingest pipeline, the
+// index, and the HTTP endpoints.
+type Daemon struct {
+	cfg    Config
+	logger *slog.Logger
+	reg    *prometheus.Registry
+
+	buckets []*bucket
+	events  chan<- connectors.Event
+	reconMu sync.Mutex
+
+	ready   atomic.Bool
+	addr    atomic.Value // net.Addr of the HTTP listener once bound
+	natsURL atomic.Value // string
+}
+
+// New validates cfg and returns a daemon; it starts nothing.
+func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return &Daemon{cfg: cfg, logger: logger, reg: reg}, nil
+}
+
+// Addr returns the HTTP listener's address once Run has bound it, or nil.
+func (d *Daemon) Addr() net.Addr {
+	a, _ := d.addr.Load().(net.Addr)
+	return a
+}
+
+// NATSURL returns the NATS URL in use once Run has connected, or "".
+func (d *Daemon) NATSURL() string {
+	u, _ := d.natsURL.Load().(string)
+	return u
+}
+
+// Registry returns the daemon's metrics registry.
+func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
+
+// Run starts everything and blocks until ctx is done or a component fails;
+// then it shuts down in order: connectors stop, the pipeline finishes the
+// events under way, HTTP stops, the index closes, the embedded NATS stops.
+func (d *Daemon) Run(ctx context.Context) error {
+	cfg := d.cfg
+	log := d.logger.With("component", "daemon")
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
+	}
+	natsURL := cfg.NATS.URL
+	if natsURL == "" {
+		ns, err := startEmbeddedNATS(cfg.DataDir, d.logger)
+		if err != nil {
+			return err
+		}
+		defer ns.Shutdown()
+		natsURL = ns.URL()
+		log.Info("embedded NATS with JetStream started", "url", natsURL, "store", filepath.Join(cfg.DataDir, "nats"))
+	}
+	d.natsURL.Store(natsURL)
+
+	eng, err := OpenEngine(ctx, &cfg, "", d.logger)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+
+	nc, err := nats.Connect(natsURL, nats.Name("simdex"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(2*time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS disconnected, reconnecting", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
+	if err != nil {
+		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
+	}
+	defer nc.Close()
+	sources, buckets, err := buildSources(&cfg, nc, d.reg, d.logger)
+	if err != nil {
+		return err
+	}
+	d.buckets = buckets
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
+	}
+	d.addr.Store(ln.Addr())
+	a := &api{
+		ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
+		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
+		backfill: d.Backfill,
+		ready: func() error {
+			if !d.ready.Load() {
+				return errors.New("starting")
+			}
+			return nil
+		},
+	}
+	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan connectors.Event, 4*cfg.Pipeline.Workers)
+	p := &pipeline{
+		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
+		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
+		m: newPipelineMetrics(d.reg),
+	}
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+	srcCtx, stopSources := context.WithCancel(runCtx)
+	defer stopSources()
+	var srcWG sync.WaitGroup
+	d.events = events
+	sched := cron.New(cron.WithParser(cronParser), cron.WithLogger(cronLogger{log}))
+	for _, b := range buckets {
+		if b.cfg.Backfill {
+			srcWG.Add(1)
+			go func() {
+				defer srcWG.Done()
+				if err := backfillOnce(srcCtx, nc, b, events, log); err != nil && srcCtx.Err() == nil {
+					log.Error("backfill failed; run `simdex backfill` once the cause is fixed", "connector", b.source, "err", err)
+				}
+			}()
+		}
+		if b.cfg.Reconcile != "" {
+			if _, err := sched.AddFunc(b.cfg.Reconcile, func() { d.reconcile(srcCtx, b, eng.Store) }); err != nil {
+				return fmt.Errorf("%w: connectors.s3 %s reconcile: %w", ErrConfig, b.cfg.Name, err)
+			}
+		}
+	}
+	sched.Start()
+	defer func() { <-sched.Stop().Done() }()
+	for _, s := range sources {
+		srcWG.Add(1)
+		go func() {
+			defer srcWG.Done()
+			if err := s.src.Run(srcCtx, events); err != nil && !errors.Is(err, context.Canceled) {
+				fail(fmt.Errorf("connector %s: %w", s.name, err))
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.run(runCtx, events)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fail(fmt.Errorf("serve http: %w", err))
+		}
+	}()
+	d.ready.Store(true)
+	log.Info("simdex is serving", "http", ln.Addr().String(), "sources", len(sources), "index", cfg.IndexPath())
+
+	<-runCtx.Done()
+	d.ready.Store(false)
+	log.Info("shutting down")
+	stopSources()
+	srcWG.Wait()
+	shutCtx, shutCancel := context.WithTimeout(context.Background(), cfg.Pipeline.ShutdownTimeout)
+	defer shutCancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	wg.Wait()
+	for _, s := range sources {
+		if c, ok := s.src.(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil {
+				log.Warn("close connector", "connector", s.name, "err", err)
+			}
+		}
+	}
+	log.Info("stopped")
+	return firstErr
+}
+
+// reconcile compares one bucket with the index and queues what was missed.
+// Runs are serialised: a slow run is not overlapped by the next.
+func (d *Daemon) reconcile(ctx context.Context, b *bucket, st index.Reader) {
+	d.reconMu.Lock()
+	defer d.reconMu.Unlock()
+	log := d.logger.With("component", "reconcile", "connector", b.source)
+	start := time.Now()
+	counts, err := b.client.Reconcile(ctx, inventory{st}, d.events)
+	if err != nil {
+		log.Error("reconciliation failed", "err", err, "elapsed", time.Since(start))
+		return
+	}
+	log.Info("reconciliation done", "counts", fmt.Sprintf("%+v", counts), "elapsed", time.Since(start))
+}
+
+// Backfill queues every object version of the named S3 connector (or all
+// when name is empty). It is `simdex backfill` over the API.
+func (d *Daemon) Backfill(ctx context.Context, name string) error {
+	if d.events == nil {
+		return errors.New("daemon not running")
+	}
+	found := false
+	for _, b := range d.buckets {
+		if name != "" && b.cfg.Name != name && b.source != name {
+			continue
+		}
+		found = true
+		if _, err := b.client.Backfill(ctx, d.events); err != nil {
+			return fmt.Errorf("backfill %s: %w", b.source, err)
+		}
+	}
+	if !found {
+		return fmt.Errorf("%w: no S3 connector named %q", ErrNotFound, name)
+	}
+	return nil
+}
+
+// ErrNotFound reports an unknown connector or document.
+var ErrNotFound = errors.New("not found")
+
+// cronLogger routes robfig/cron's logs to slog.
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug(msg, kv...) }
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error(msg, append(kv, "err", err)...)
+}

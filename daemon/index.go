@@ -1,0 +1,53 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/ingest"
+)
+
+// Engine is the index with its store and the ingest stage, opened from a
+// configuration.
+type Engine struct {
+	Store     *sqlite.Store
+	Index     *index.Index
+	Extractor *extract.Extractor
+	Ingester  *ingest.Ingester
+}
+
+// OpenEngine opens the embedded store at cfg.IndexPath() and the index
+// over it. durability, when not empty, overrides cfg.Index.Durability.
+func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slog.Logger) (*Engine, error) {
+	opts := cfg.IndexOptions()
+	opts.Logger = logger
+	if durability == "" {
+		durability = cfg.Index.Durability
+	}
+	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Durability(durability)})
+	if err != nil {
+		return nil, err
+	}
+	ix, err := index.New(ctx, st, opts)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open index %s: %w", cfg.IndexPath(), err)
+	}
+	ex, err := extract.New(cfg.ExtractOptions())
+	if err != nil {
+		ix.Close()
+		st.Close()
+		return nil, fmt.Errorf("configure extraction: %w", err)
+	}
+	return &Engine{Store: st, Index: ix, Extractor: ex, Ingester: ingest.New(ex, ix)}, nil
+}
+
+// Close stops the index and closes the store.
+func (e *Engine) Close() error {
+	e.Index.Close()
+	return e.Store.Close()
+}

@@ -1,0 +1,369 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/simdex/simdex/internal/miniotest"
+	"github.com/simdex/simdex/internal/natstest"
+)
+
+// The daemon's integration tests run against a real MinIO whose NATS
+// target publishes bucket events to a real JetStream stream.
+
+const (
+	eventStream  = "MINIO_EVENTS"
+	eventSubject = "minio.events"
+)
+
+type rig struct {
+	ns     *natstest.Server
+	minio  *miniotest.Server
+	mc     *minio.Client
+	bucket string
+	env    []string
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ns := natstest.Start(t)
+	nc := ns.Conn(t)
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stream must exist before MinIO publishes to it.
+	if _, err := js.CreateStream(context.Background(), natsjs.StreamConfig{
+		Name: eventStream, Subjects: []string{eventSubject}, Storage: natsjs.FileStorage,
+	}); err != nil {
+		t.Fatalf("create event stream: %v", err)
+	}
+	ms := miniotest.Start(t, miniotest.Options{NATSAddress: strings.TrimPrefix(ns.URL(), "nats://"), NATSSubject: eventSubject, JetStream: true, SyncEvents: true})
+	r := &rig{ns: ns, minio: ms, mc: ms.Client(t), bucket: "records"}
+	ms.MakeBucket(t, r.bucket, true, false)
+	ms.EnableNotifications(t, r.bucket)
+	r.env = []string{"TEST_S3_ACCESS=" + ms.AccessKey(), "TEST_S3_SECRET=" + ms.SecretKey()}
+	return r
+}
+
+// config returns a daemon configuration using the rig, with its own data
+// directory and a loopback HTTP port.
+func (r *rig) config(t *testing.T, dataDir string) Config {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.DataDir = dataDir
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	cfg.NATS.URL = r.ns.URL()
+	cfg.Connectors.FS.Dirs = nil
+	cfg.Connectors.S3 = []S3SourceConfig{{
+		Name: "records", Endpoint: r.minio.Endpoint(), Bucket: r.bucket, Mode: "jetstream",
+		Stream: eventStream, Subject: eventSubject, AccessKeyEnv: "TEST_S3_ACCESS", SecretKeyEnv: "TEST_S3_SECRET",
+		Backfill: true, Reconcile: "@every 2s",
+	}}
+	cfg.Index.Durability = "normal"
+	return cfg
+}
+
+func (r *rig) put(t testing.TB, key, body string) minio.UploadInfo {
+	t.Helper()
+	info, err := r.mc.PutObject(context.Background(), r.bucket, key, strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{ContentType: "text/plain"})
+	if err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	return info
+}
+
+// startDaemon runs a daemon in-process until the test ends.
+func startDaemon(t *testing.T, cfg Config, env []string) *Daemon {
+	t.Helper()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	d, err := New(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("daemon: %v", err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Error("daemon did not stop within 60s")
+		}
+	})
+	waitFor(t, 60*time.Second, "daemon ready", func() bool {
+		if d.Addr() == nil {
+			return false
+		}
+		resp, err := http.Get("http://" + d.Addr().String() + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	return d
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func waitFor(t testing.TB, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func getJSON(t testing.TB, addr, path string, out any) int {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("decode %s: %v: %s", path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func versionsOf(t testing.TB, addr, key string) []Document {
+	var out struct {
+		Documents []Document `json:"documents"`
+	}
+	getJSON(t, addr, "/api/v1/documents?key="+url.QueryEscape(key), &out)
+	return out.Documents
+}
+
+func TestUploadsAreIndexedAndDeletesReflected(t *testing.T) {
+	r := newRig(t)
+	d := startDaemon(t, r.config(t, t.TempDir()), r.env)
+	addr := d.Addr().String()
+	text := strings.Repeat("This agreement is made between the parties named below. ", 40)
+	keys := []string{"contracts/2026/master agreement.txt", "odd+key%20name ü.txt"}
+	for _, k := range keys {
+		r.put(t, k, text+k)
+	}
+	for _, k := range keys {
+		docKey := "s3:records/records/" + k
+		waitFor(t, 30*time.Second, "indexing of "+k, func() bool { return len(versionsOf(t, addr, docKey)) == 1 })
+	}
+	// The two are near-copies of each other.
+	docs := versionsOf(t, addr, "s3:records/records/"+keys[0])
+	var sim struct {
+		Matches []Match `json:"matches"`
+	}
+	getJSON(t, addr, fmt.Sprintf("/api/v1/documents/%d/similar", docs[0].ID), &sim)
+	if len(sim.Matches) != 1 || sim.Matches[0].Name != keys[1] {
+		t.Fatalf("similar = %+v", sim.Matches)
+	}
+	// A delete removes it from the index.
+	if err := r.mc.RemoveObject(context.Background(), r.bucket, keys[1], minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "removal", func() bool {
+		getJSON(t, addr, fmt.Sprintf("/api/v1/documents/%d/similar", docs[0].ID), &sim)
+		return len(sim.Matches) == 0
+	})
+}
+
+func TestUploadsWhileDownAreReconciled(t *testing.T) {
+	r := newRig(t)
+	dataDir := t.TempDir()
+	cfg := r.config(t, dataDir)
+	// A first run backfills the empty bucket and stops.
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, kv := range r.env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	d, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	waitFor(t, 60*time.Second, "daemon ready", func() bool { return d.Addr() != nil })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// While the daemon is down, objects arrive and their events are lost:
+	// purge the event stream to simulate MinIO dropping them.
+	r.put(t, "while-down.txt", strings.Repeat("uploaded while simdex was down ", 30))
+	js, _ := natsjs.New(r.ns.Conn(t))
+	s, err := js.Stream(context.Background(), eventStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Purge(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d2 := startDaemon(t, cfg, r.env)
+	waitFor(t, 60*time.Second, "reconciliation", func() bool {
+		return len(versionsOf(t, d2.Addr().String(), "s3:records/records/while-down.txt")) == 1
+	})
+}
+
+// The kill -9 test runs the daemon as a child process: this test binary
+// re-executed with SIMDEX_TEST_DAEMON_CONFIG set.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("SIMDEX_TEST_DAEMON_CONFIG"); path != "" {
+		os.Exit(runChildDaemon(path))
+	}
+	os.Exit(m.Run())
+}
+
+func runChildDaemon(path string) int {
+	var cfg Config
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &cfg)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child daemon config:", err)
+		return 2
+	}
+	d, err := New(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for d.Addr() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		os.WriteFile(path+".addr", []byte(d.Addr().String()), 0o600)
+	}()
+	if err := d.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func startChild(t *testing.T, cfg Config, env []string) (*exec.Cmd, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.json")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), env...), "SIMDEX_TEST_DAEMON_CONFIG="+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("child daemon stderr:\n%s", stderr.String())
+		}
+	})
+	var addr string
+	waitFor(t, 60*time.Second, "child daemon", func() bool {
+		b, err := os.ReadFile(path + ".addr")
+		addr = string(b)
+		return err == nil && addr != ""
+	})
+	return cmd, addr
+}
+
+func TestKill9DuringUploadsIndexesEachObjectOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill -9 test needs about a minute; run without -short")
+	}
+	r := newRig(t)
+	cfg := r.config(t, t.TempDir())
+	cfg.Index.Durability = "full"
+	cfg.Connectors.S3[0].Reconcile = "@every 5s"
+	child, _ := startChild(t, cfg, r.env)
+
+	const n = 1000
+	var wg sync.WaitGroup
+	keys := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range keys {
+				r.put(t, fmt.Sprintf("batch/doc-%04d.txt", i), fmt.Sprintf("document number %d. %s", i, strings.Repeat(fmt.Sprintf("unique words for %d ", i), 20)))
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if i == n/3 {
+			if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			child.Wait()
+		}
+		keys <- i
+	}
+	close(keys)
+	wg.Wait()
+	_, addr := startChild(t, cfg, r.env)
+	waitFor(t, 5*time.Minute, "all objects indexed", func() bool {
+		var st struct {
+			Documents int64 `json:"documents"`
+		}
+		getJSON(t, addr, "/api/v1/stats", &st)
+		return st.Documents >= n
+	})
+	// Let redeliveries and reconciliation settle, then check exactly once.
+	time.Sleep(6 * time.Second)
+	var st struct {
+		Documents int64 `json:"documents"`
+	}
+	getJSON(t, addr, "/api/v1/stats", &st)
+	if st.Documents != n {
+		t.Fatalf("index holds %d documents, want exactly %d", st.Documents, n)
+	}
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("s3:records/records/batch/doc-%04d.txt", i)
+		if v := versionsOf(t, addr, key); len(v) != 1 {
+			t.Fatalf("%s indexed %d times", key, len(v))
+		}
+	}
+}

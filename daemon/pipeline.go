@@ -1,0 +1,242 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/connectors"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
+)
+
+// ledger is what the pipeline needs to skip events already indexed.
+type ledger interface {
+	Seen(ctx context.Context, idempotencyKey string) (bool, error)
+}
+
+// remover is what the pipeline needs to apply deletions.
+type remover interface {
+	Remove(ctx context.Context, key, versionID string) ([]index.DocID, error)
+}
+
+// ingester is what the pipeline needs to index objects.
+type ingester interface {
+	Ingest(ctx context.Context, obj ingest.Object) (*ingest.Outcome, error)
+}
+
+// Observer is told about every committed object, after its event is
+// settled: policy evaluation and duplicate-upload alerts hang here.
+type Observer interface {
+	Indexed(ctx context.Context, ev connectors.Event, out *ingest.Outcome)
+	Removed(ctx context.Context, ev connectors.Event, ids []index.DocID)
+}
+
+// pipeline turns connector events into index changes with a bounded pool
+// of workers. An event is settled only after its effect is committed, so a
+// crash at any point leaves it unsettled and it is delivered again; the
+// idempotency key makes the redelivery a no-op if the commit had landed.
+type pipeline struct {
+	ing      ingester
+	led      ledger
+	rm       remover
+	obs      []Observer
+	workers  int
+	shutdown time.Duration // how long in-flight work may take after stop
+	logger   *slog.Logger
+	m        *pipelineMetrics
+}
+
+type pipelineMetrics struct {
+	received   *prometheus.CounterVec
+	indexed    *prometheus.CounterVec
+	duplicates *prometheus.CounterVec
+	removed    *prometheus.CounterVec
+	failed     *prometheus.CounterVec
+	extractErr *prometheus.CounterVec
+	stage      *prometheus.HistogramVec
+	inFlight   prometheus.Gauge
+}
+
+func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
+	m := &pipelineMetrics{
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_events_received_total", Help: "Connector events received by the pipeline.",
+		}, []string{"source", "kind"}),
+		indexed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_events_indexed_total", Help: "Created events whose object was committed to the index.",
+		}, []string{"source"}),
+		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_events_duplicate_total", Help: "Events for object versions already indexed (redeliveries, duplicate events).",
+		}, []string{"source"}),
+		removed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_events_removed_total", Help: "Removed events applied to the index.",
+		}, []string{"source"}),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_events_failed_total", Help: "Events that failed, by error kind (transient ones are retried).",
+		}, []string{"source", "kind"}),
+		extractErr: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_documents_extract_errors_total", Help: "Objects indexed with an extraction error recorded for manual review.",
+		}, []string{"source"}),
+		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "simdex_stage_duration_seconds", Help: "Time spent per pipeline stage.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"stage"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "simdex_events_in_flight", Help: "Events being processed.",
+		}),
+	}
+	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stage, m.inFlight)
+	return m
+}
+
+// run processes events until ctx is done, then lets the events already
+// started finish (bounded by p.shutdown) and returns. Events still queued
+// in the channel are left unsettled, so their origin redelivers them.
+func (p *pipeline) run(ctx context.Context, events <-chan connectors.Event) {
+	var wg sync.WaitGroup
+	for w := 0; w < p.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ev := <-events:
+					// In-flight work outlives ctx: a half-done event is
+					// finished and settled rather than abandoned.
+					wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.shutdownOrRun(ctx))
+					p.handle(wctx, ev)
+					cancel()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// shutdownOrRun bounds one event: generous while running, the shutdown
+// grace period once stopping.
+func (p *pipeline) shutdownOrRun(ctx context.Context) time.Duration {
+	if ctx.Err() != nil {
+		return p.shutdown
+	}
+	return 10 * time.Minute
+}
+
+// docKey is the index key of an event's object.
+func docKey(ev connectors.Event) string {
+	if ev.Bucket != "" {
+		return ev.Source + "/" + ev.Bucket + "/" + ev.Key
+	}
+	return ev.Source + "/" + ev.Key
+}
+
+func (p *pipeline) handle(ctx context.Context, ev connectors.Event) {
+	start := time.Now()
+	p.m.inFlight.Inc()
+	defer p.m.inFlight.Dec()
+	p.m.received.WithLabelValues(ev.Source, ev.Kind.String()).Inc()
+	log := p.logger.With("source", ev.Source, "bucket", ev.Bucket, "key", ev.Key, "version", ev.VersionID)
+	var err error
+	switch ev.Kind {
+	case connectors.Created:
+		err = p.created(ctx, ev, log)
+	case connectors.Removed:
+		err = p.removed(ctx, ev, log)
+	default:
+		err = &connectors.Error{Op: "handle event", Source: ev.Source, Key: ev.Key, Kind: connectors.Invalid, Err: fmt.Errorf("unknown event kind %v", ev.Kind)}
+	}
+	if err != nil {
+		kind := "permanent"
+		switch {
+		case connectors.IsTransient(err):
+			kind = "transient"
+			log.Warn("event failed, will be redelivered", "err", err)
+		case errors.Is(err, connectors.ErrInvalid):
+			kind = "invalid"
+			log.Error("invalid event, dead-lettering", "err", err)
+		default:
+			log.Error("event failed permanently, dead-lettering", "err", err)
+		}
+		p.m.failed.WithLabelValues(ev.Source, kind).Inc()
+	}
+	ev.Settle(ctx, err)
+	p.m.stage.WithLabelValues("total").Observe(time.Since(start).Seconds())
+}
+
+func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
+	idem := ev.IdempotencyKey()
+	if seen, err := p.led.Seen(ctx, idem); err != nil {
+		return &connectors.Error{Op: "check ledger", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+	} else if seen {
+		p.m.duplicates.WithLabelValues(ev.Source).Inc()
+		log.Debug("already indexed, settling duplicate")
+		return nil
+	}
+	if ev.Open == nil {
+		return &connectors.Error{Op: "open", Source: ev.Source, Key: ev.Key, Kind: connectors.Invalid, Err: errors.New("created event has no body")}
+	}
+	t := time.Now()
+	body, err := ev.Open(ctx)
+	p.m.stage.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
+	if err != nil {
+		var ce *connectors.Error
+		if errors.As(err, &ce) {
+			return err
+		}
+		return &connectors.Error{Op: "open", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+	}
+	defer body.Close()
+	t = time.Now()
+	out, err := p.ing.Ingest(ctx, ingest.Object{
+		Key:          docKey(ev),
+		VersionID:    ev.VersionID,
+		Name:         ev.Key,
+		Source:       ev.Source,
+		Idempotency:  idem,
+		ContentType:  ev.ContentType,
+		Meta:         ev.Metadata,
+		ModTime:      ev.Time,
+		KeepVersions: ev.Bucket != "" && ev.VersionID != "",
+		Body:         body,
+	})
+	p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
+	if err != nil {
+		// The index refused the write: nothing was committed, so retrying
+		// is safe and may succeed (a busy or briefly unavailable store).
+		return &connectors.Error{Op: "index", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+	}
+	p.m.indexed.WithLabelValues(ev.Source).Inc()
+	if out.Err != nil {
+		p.m.extractErr.WithLabelValues(ev.Source).Inc()
+		log.Warn("indexed with an extraction error, recorded for manual review", "err", out.Err)
+	}
+	for _, o := range p.obs {
+		o.Indexed(ctx, ev, out)
+	}
+	return nil
+}
+
+func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
+	vid := ev.VersionID
+	if ev.DeleteMarker {
+		vid = "" // the marker hides every version of the key
+	}
+	ids, err := p.rm.Remove(ctx, docKey(ev), vid)
+	if err != nil {
+		return &connectors.Error{Op: "remove", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+	}
+	p.m.removed.WithLabelValues(ev.Source).Inc()
+	log.Debug("removed from index", "documents", len(ids))
+	for _, o := range p.obs {
+		o.Removed(ctx, ev, ids)
+	}
+	return nil
+}

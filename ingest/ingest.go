@@ -1,0 +1,167 @@
+// Package ingest turns one stored object into indexed documents: it
+// extracts the object's text and children, fingerprints each document and
+// commits the whole family to the index in one transaction. The CLI and the
+// daemon's pipeline both use it, so an object is indexed the same way
+// whichever way it arrives.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/index"
+)
+
+// Object is one object to ingest.
+type Object struct {
+	// Key, VersionID, Name, Source and Idempotency become the top-level
+	// document's index.Doc fields; children derive theirs from them.
+	Key, VersionID, Name, Source, Idempotency string
+	// ContentType is the declared type; the extractor sniffs the content.
+	ContentType string
+	// Meta is origin metadata (user metadata, tags).
+	Meta map[string]string
+	// ModTime is the modification time at the origin.
+	ModTime time.Time
+	// KeepVersions keeps older versions of Key in the index.
+	KeepVersions bool
+	// Body is the object's content.
+	Body io.Reader
+}
+
+// extractor is what ingest needs of the extract stage.
+type extractor interface {
+	Extract(ctx context.Context, obj extract.Object) (*extract.Document, error)
+}
+
+// adder is what ingest needs of the index.
+type adder interface {
+	Add(ctx context.Context, inputs []index.Input) ([]index.Result, error)
+}
+
+// Ingester extracts and indexes objects. It is safe for concurrent use.
+type Ingester struct {
+	ex extractor
+	ix adder
+}
+
+// New returns an Ingester.
+func New(ex extractor, ix adder) *Ingester { return &Ingester{ex: ex, ix: ix} }
+
+// Outcome reports one ingested object: the documents committed (the object
+// first, then its descendants in depth-first order) and their results.
+type Outcome struct {
+	Inputs  []index.Input
+	Results []index.Result
+	// Err is the top-level object's extraction error, if any: the object
+	// is still recorded in the index with that error, for reviewers.
+	Err error
+}
+
+// ChildSeparator joins a parent key and a child's location.
+const ChildSeparator = "!/"
+
+// Ingest extracts obj and commits it with its children. An extraction
+// failure is recorded on the document (and returned in Outcome.Err) rather
+// than dropping the object; the returned error is non-nil only when nothing
+// could be committed (the index refused the write or ctx ended).
+func (in *Ingester) Ingest(ctx context.Context, obj Object) (*Outcome, error) {
+	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body})
+	if doc == nil {
+		if xerr == nil {
+			xerr = errors.New("extractor returned no document")
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("extract %s: %w", obj.Key, ctx.Err())
+		}
+		doc = &extract.Document{Name: obj.Name, Err: xerr}
+	}
+	if xerr != nil && doc.Err == nil {
+		doc.Err = xerr
+	}
+	out := &Outcome{Err: doc.Err}
+	top := index.Doc{
+		Key: obj.Key, VersionID: obj.VersionID, Name: obj.Name, Source: obj.Source,
+		Idempotency: obj.Idempotency, ModTime: obj.ModTime, KeepVersions: obj.KeepVersions,
+	}
+	flatten(doc, top, obj.Meta, -1, &out.Inputs)
+	res, err := in.ix.Add(ctx, out.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", obj.Key, err)
+	}
+	out.Results = res
+	return out, nil
+}
+
+// flatten appends d and its descendants to inputs, depth first.
+func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, parent int, inputs *[]index.Input) {
+	doc := base
+	doc.MediaType = d.MediaType
+	doc.Path = d.Path
+	if len(doc.Path) == 0 {
+		doc.Path = []string{base.Name}
+	}
+	doc.Meta = metadata(d.Meta, originMeta)
+	if d.Err != nil {
+		doc.Error = d.Err.Error()
+	}
+	in := index.Input{Doc: doc, RawSHA256: d.SHA256, RawSize: d.Size, Text: []byte(d.Text), Parent: parent}
+	if parent >= 0 {
+		in.Doc.Idempotency = ""
+		in.Doc.KeepVersions = false
+	}
+	self := len(*inputs)
+	*inputs = append(*inputs, in)
+	for i, c := range d.Children {
+		loc := c.Name
+		if loc == "" {
+			loc = fmt.Sprintf("child %d", i+1)
+		}
+		child := index.Doc{
+			Key:       base.Key + ChildSeparator + loc,
+			VersionID: base.VersionID,
+			Name:      base.Name + ChildSeparator + loc,
+			Source:    base.Source,
+			ModTime:   base.ModTime,
+		}
+		flatten(c, child, nil, self, inputs)
+	}
+}
+
+func metadata(m extract.Metadata, origin map[string]string) map[string]string {
+	out := make(map[string]string, len(origin)+len(m.Extra)+8)
+	for k, v := range origin {
+		out[k] = v
+	}
+	for k, v := range m.Extra {
+		out[k] = v
+	}
+	set := func(k, v string) {
+		if v = strings.TrimSpace(v); v != "" {
+			out[k] = v
+		}
+	}
+	set("title", m.Title)
+	set("author", m.Author)
+	set("from", m.From)
+	set("to", strings.Join(m.To, ", "))
+	set("cc", strings.Join(m.Cc, ", "))
+	set("subject", m.Subject)
+	set("message_id", m.MessageID)
+	set("in_reply_to", m.InReplyTo)
+	if !m.Created.IsZero() {
+		out["created"] = m.Created.UTC().Format(time.RFC3339)
+	}
+	if !m.Modified.IsZero() {
+		out["modified"] = m.Modified.UTC().Format(time.RFC3339)
+	}
+	if !m.Date.IsZero() {
+		out["date"] = m.Date.UTC().Format(time.RFC3339)
+	}
+	return out
+}
