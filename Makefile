@@ -9,7 +9,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 export SIMDEX_MINIO_BIN ?= $(TOOLS)/minio
 FUZZTIME ?= 10s
 
-.PHONY: all build test lint unit fuzz bench eval tools minio serve clean
+.PHONY: all build test lint unit fuzz chart peers bench eval tools minio serve clean
 
 all: build
 
@@ -34,13 +34,19 @@ lint: tools
 	go vet ./...
 	$(TOOLS)/staticcheck ./...
 
-unit:
-	go test -race -count=1 ./...
+peers:
+	scripts/install-peers.sh
+
+unit: minio peers
+	go test -race -count=1 -timeout 60m ./...
+
+chart:
+	scripts/chart-test.sh
 
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
 
-test: lint minio unit fuzz
+test: lint unit fuzz chart
 
 bench: build
 	scripts/bench.sh

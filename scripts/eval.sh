@@ -8,12 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The peers a user would pick instead, from the Debian 12 archive.
-if ! command -v ssdeep >/dev/null || ! command -v tlsh >/dev/null; then
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo=sudo; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq ssdeep tlsh-tools
-fi
+scripts/install-peers.sh
 
 corpora=${SIMDEX_CORPORA:-../shared/corpora}
 if [ ! -d "$corpora" ]; then
