@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -92,6 +93,11 @@ func buildSources(cfg *Config, nc *nats.Conn, reg prometheus.Registerer, logger 
 	}
 	for _, dir := range cfg.WatchedDirs() {
 		name := "fs:" + dir
+		// The inbox of the embedded default must exist for users to drop
+		// files in; an existing folder is left as it is.
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, nil, fmt.Errorf("connector %s: create watched folder: %w", name, err)
+		}
 		src, err := fsconn.New(fsconn.Config{
 			Dir: dir, Name: name, Interval: cfg.Connectors.FS.Interval, Settle: cfg.Connectors.FS.Settle,
 			Logger: logger.With("connector", name),
