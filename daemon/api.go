@@ -61,6 +61,7 @@ func SimilarToObject(ctx context.Context, ix *index.Index, ex *extract.Extractor
 		return nil, fmt.Errorf("extract %s: %w", obj.Name, err)
 	}
 	out := []Match{}
+	compared := 0 // documents with text: none means there was nothing to compare
 	var visit func(d *extract.Document, top bool) error
 	visit = func(d *extract.Document, top bool) error {
 		if d.Err == nil && strings.TrimSpace(d.Text) != "" {
@@ -70,6 +71,7 @@ func SimilarToObject(ctx context.Context, ix *index.Index, ex *extract.Extractor
 			case err != nil:
 				return fmt.Errorf("fingerprint %s: %w", strings.Join(d.Path, "/"), err)
 			default:
+				compared++
 				ms, err := ix.SimilarTo(ctx, fp, th)
 				if err != nil {
 					return err
@@ -88,7 +90,13 @@ func SimilarToObject(ctx context.Context, ix *index.Index, ex *extract.Extractor
 		}
 		return nil
 	}
-	return out, visit(doc, true)
+	if err := visit(doc, true); err != nil {
+		return nil, err
+	}
+	if compared == 0 {
+		return nil, fmt.Errorf("compare %s: %w: the file has no text to compare", obj.Name, index.ErrEmpty)
+	}
+	return out, nil
 }
 
 // api serves the HTTP endpoints.
@@ -178,7 +186,7 @@ func (a *api) similarByUpload(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &tooBig) || errors.Is(err, extract.ErrTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, err)
-	case err != nil && isExtractError(err):
+	case err != nil && (isExtractError(err) || errors.Is(err, index.ErrEmpty)):
 		writeError(w, http.StatusUnprocessableEntity, err)
 	case err != nil:
 		a.logger.Error("similar by upload", "err", err)
