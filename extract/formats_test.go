@@ -33,6 +33,7 @@ func extractBytes(t testing.TB, x *Extractor, name, ct string, data []byte) *Doc
 	d, err := x.Extract(context.Background(), Object{Name: name, ContentType: ct, Reader: bytes.NewReader(data)})
 	if d == nil {
 		t.Fatalf("Extract(%s) returned no document (err %v)", name, err)
+		return nil
 	}
 	if !errors.Is(err, d.Err) || (err == nil) != (d.Err == nil) {
 		t.Fatalf("Extract(%s) returned error %v, document error %v", name, err, d.Err)

@@ -263,21 +263,6 @@ func (t *textBuf) addByte(c byte) {
 	}
 }
 
-// addRune appends r.
-func (t *textBuf) addRune(r rune) {
-	if r < utf8.RuneSelf {
-		t.addByte(byte(r))
-		return
-	}
-	n := utf8.RuneLen(r)
-	if n < 0 {
-		r, n = utf8.RuneError, 3
-	}
-	if t.room(n) == n {
-		t.b = utf8.AppendRune(t.b, r)
-	}
-}
-
 // last returns the last byte written, or '\n' at the start.
 func (t *textBuf) last() byte {
 	if len(t.b) == 0 {
