@@ -110,6 +110,25 @@ type api struct {
 	logger  *slog.Logger
 	// backfill queues every object version of an S3 connector.
 	backfill func(ctx context.Context, name string) error
+	// deadLetters lists up to limit dead-lettered events, oldest first.
+	deadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
+}
+
+// DeadLetter is an event that exhausted its deliveries, as the API shows it.
+type DeadLetter struct {
+	Source    string              `json:"source"`
+	Subject   string              `json:"subject"`
+	Stream    string              `json:"stream"`
+	Sequence  uint64              `json:"sequence"`
+	Delivered uint64              `json:"delivered"`
+	Error     string              `json:"error"`
+	Time      time.Time           `json:"time"`
+	Published time.Time           `json:"published,omitzero"`
+	Headers   map[string][]string `json:"headers,omitempty"`
+	Size      int                 `json:"size"`
+	// Data is the original payload, up to 64 KiB (an S3 event record, a
+	// reference, or the start of a document).
+	Data string `json:"data"`
 }
 
 func (a *api) handler() http.Handler {
@@ -131,6 +150,7 @@ func (a *api) handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/documents/{id}", a.document)
 	mux.HandleFunc("GET /api/v1/documents", a.documentsByKey)
 	mux.HandleFunc("GET /api/v1/stats", a.stats)
+	mux.HandleFunc("GET /api/v1/deadletters", a.listDeadLetters)
 	return mux
 }
 
@@ -307,4 +327,30 @@ func (a *api) stats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+func (a *api) listDeadLetters(w http.ResponseWriter, r *http.Request) {
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count >= 0 (0: all)", v))
+			return
+		}
+		limit = n
+	}
+	if a.deadLetters == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("dead letters are not available"))
+		return
+	}
+	dls, err := a.deadLetters(r.Context(), limit)
+	if err != nil {
+		a.logger.Error("list dead letters", "err", err)
+		writeError(w, http.StatusBadGateway, err)
+		return
+	}
+	if dls == nil {
+		dls = []DeadLetter{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deadletters": dls})
 }

@@ -190,3 +190,22 @@ func sanitiseKey(s string) string {
 		return '_'
 	}, s)
 }
+
+// listDeadLetters reads the DEADLETTER stream for the API.
+func listDeadLetters(ctx context.Context, nc *nats.Conn, limit int) ([]DeadLetter, error) {
+	dls, err := jsconn.ListDeadLetters(ctx, nc, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list dead letters: %w", err)
+	}
+	out := make([]DeadLetter, len(dls))
+	for i, d := range dls {
+		data := d.Data
+		if len(data) > 64<<10 {
+			data = data[:64<<10]
+		}
+		out[i] = DeadLetter{Source: d.Source, Subject: d.Subject, Stream: d.Stream, Sequence: d.Sequence,
+			Delivered: d.Delivered, Error: d.Error, Time: d.Time, Published: d.Published,
+			Headers: d.Header, Size: len(d.Data), Data: strings.ToValidUTF8(string(data), "\uFFFD")}
+	}
+	return out, nil
+}

@@ -116,6 +116,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
 		backfill: d.Backfill,
+		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
+			return listDeadLetters(ctx, nc, limit)
+		},
 		ready: func() error {
 			if !d.ready.Load() {
 				return errors.New("starting")

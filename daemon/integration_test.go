@@ -367,3 +367,43 @@ func TestKill9DuringUploadsIndexesEachObjectOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBadEventsAreDeadLetteredNotLost publishes what a broken or hostile
+// producer might: malformed JSON, an event for an object that does not
+// exist, an object over the size cap. Each must land in the dead-letter
+// record with its reason, visible through the API, while good uploads go
+// on being indexed.
+func TestBadEventsAreDeadLetteredNotLost(t *testing.T) {
+	r := newRig(t)
+	cfg := r.config(t, t.TempDir())
+	cfg.Connectors.S3[0].Reconcile = "" // only the event path
+	d := startDaemon(t, cfg, r.env)
+	addr := d.Addr().String()
+	nc := r.ns.Conn(t)
+	missing := `{"EventName":"s3:ObjectCreated:Put","Key":"records/ghost.txt","Records":[{"eventName":"s3:ObjectCreated:Put",` +
+		`"eventTime":"2026-11-22T10:00:00Z","s3":{"bucket":{"name":"records"},"object":{"key":"ghost.txt","size":10,"eTag":"abc","versionId":"` +
+		`00000000-0000-0000-0000-000000000000"}}}]}`
+	for _, msg := range []string{`{"Records": [ this is not JSON`, missing} {
+		if err := nc.Publish(eventSubject, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.put(t, "good.txt", strings.Repeat("a good document that must still be indexed ", 20))
+	waitFor(t, 30*time.Second, "indexing of good.txt", func() bool {
+		return len(versionsOf(t, addr, "s3:records/records/good.txt")) == 1
+	})
+	var out struct {
+		DeadLetters []DeadLetter `json:"deadletters"`
+	}
+	waitFor(t, 30*time.Second, "two dead letters", func() bool {
+		getJSON(t, addr, "/api/v1/deadletters?limit=0", &out)
+		return len(out.DeadLetters) >= 2
+	})
+	reasons := out.DeadLetters[0].Error + " | " + out.DeadLetters[1].Error
+	if !strings.Contains(reasons, "JSON") || !strings.Contains(reasons, "ghost.txt") {
+		t.Errorf("dead letter reasons %q: want the JSON error and the missing object named", reasons)
+	}
+	if code := getJSON(t, addr, "/api/v1/deadletters?limit=x", nil); code != 400 {
+		t.Errorf("bad limit: status %d, want 400", code)
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simdex/simdex/daemon"
+)
+
+func newDeadLettersCmd(g *globals) *cobra.Command {
+	var (
+		addr   string
+		limit  int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "deadletters",
+		Short: "List events that exhausted their deliveries",
+		Long: `deadletters lists, oldest first, the events the running daemon gave up
+on after max_deliver attempts (malformed event JSON, objects over the size
+cap, references to missing objects...), with the reason. They stay in the
+DEADLETTER stream for review; nothing is dropped silently.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			var out struct {
+				DeadLetters []daemon.DeadLetter `json:"deadletters"`
+			}
+			c := newDaemonClient(cfg, addr)
+			if err := c.do(cmd.Context(), "GET", "/api/v1/deadletters?limit="+strconv.Itoa(limit), nil, &out); err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out.DeadLetters)
+			}
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tSOURCE\tSUBJECT\tSEQ\tDELIVERED\tERROR")
+			for _, d := range out.DeadLetters {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", d.Time.Format(time.RFC3339), d.Source, d.Subject, d.Sequence, d.Delivered, d.Error)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "", "daemon address (default: http.addr)")
+	cmd.Flags().IntVar(&limit, "limit", 100, "most records shown (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
