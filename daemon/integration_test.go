@@ -90,6 +90,19 @@ func (r *rig) put(t testing.TB, key, body string) minio.UploadInfo {
 	return info
 }
 
+// stops holds the stop function of each daemon startDaemon started.
+var stops sync.Map
+
+// stopDaemon stops a daemon started by startDaemon, as SIGTERM would.
+func stopDaemon(t *testing.T, d *Daemon) {
+	t.Helper()
+	f, ok := stops.Load(d)
+	if !ok {
+		t.Fatal("stopDaemon: not started by startDaemon")
+	}
+	f.(func())()
+}
+
 // startDaemon runs a daemon in-process until the test ends.
 func startDaemon(t *testing.T, cfg Config, env []string) *Daemon {
 	t.Helper()
@@ -104,17 +117,22 @@ func startDaemon(t *testing.T, cfg Config, env []string) *Daemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("daemon: %v", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("daemon: %v", err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Error("daemon did not stop within 60s")
 			}
-		case <-time.After(60 * time.Second):
-			t.Error("daemon did not stop within 60s")
-		}
-	})
+		})
+	}
+	stops.Store(d, stop)
+	t.Cleanup(stop)
 	waitFor(t, 60*time.Second, "daemon ready", func() bool {
 		if d.Addr() == nil {
 			return false
@@ -406,4 +424,61 @@ func TestBadEventsAreDeadLetteredNotLost(t *testing.T) {
 	if code := getJSON(t, addr, "/api/v1/deadletters?limit=x", nil); code != 400 {
 		t.Errorf("bad limit: status %d, want 400", code)
 	}
+}
+
+// TestOutagesAndWrongCredentialsLoseNothing: an event whose object cannot
+// be fetched because MinIO is down, or because the daemon's credentials are
+// wrong, is retried (a transient failure, counted in the metrics) and
+// indexed once the cause is gone; NATS restarting mid-run loses nothing.
+func TestOutagesAndWrongCredentialsLoseNothing(t *testing.T) {
+	r := newRig(t)
+	dataDir := t.TempDir()
+	cfg := r.config(t, dataDir)
+	cfg.Connectors.S3[0].Reconcile = "" // the event path alone must recover
+	cfg.Connectors.S3[0].Backfill = false
+
+	// 1. Wrong credentials: the event is received, fails, stays unsettled.
+	r.put(t, "while-misconfigured.txt", strings.Repeat("uploaded while the daemon had the wrong secret ", 20))
+	bad := append([]string{}, r.env...)
+	bad[1] = "TEST_S3_SECRET=not-the-secret"
+	d := startDaemon(t, cfg, bad)
+	addr := d.Addr().String()
+	waitFor(t, 30*time.Second, "a transient failure in the metrics", func() bool {
+		return strings.Contains(metrics(t, addr), `simdex_events_failed_total{kind="transient",source="s3:records"}`)
+	})
+	if n := len(versionsOf(t, addr, "s3:records/records/while-misconfigured.txt")); n != 0 {
+		t.Fatalf("indexed with wrong credentials: %d versions", n)
+	}
+	stopDaemon(t, d)
+
+	// 2. MinIO is down when the daemon starts and comes back later.
+	r.put(t, "while-minio-down.txt", strings.Repeat("its event is queued but MinIO is down ", 20))
+	r.minio.Stop()
+	d = startDaemon(t, cfg, r.env)
+	addr = d.Addr().String()
+	time.Sleep(2 * time.Second) // a delivery or two fail
+	r.minio.Restart(t)
+	for _, k := range []string{"while-misconfigured.txt", "while-minio-down.txt"} {
+		waitFor(t, 60*time.Second, "indexing of "+k, func() bool {
+			return len(versionsOf(t, addr, "s3:records/records/"+k)) == 1
+		})
+	}
+
+	// 3. NATS restarts under the running daemon.
+	r.ns.Restart(t)
+	r.put(t, "after-nats-restart.txt", strings.Repeat("published after NATS came back ", 20))
+	waitFor(t, 60*time.Second, "indexing after the NATS restart", func() bool {
+		return len(versionsOf(t, addr, "s3:records/records/after-nats-restart.txt")) == 1
+	})
+}
+
+func metrics(t testing.TB, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
