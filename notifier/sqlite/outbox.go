@@ -263,4 +263,3 @@ func (o *Outbox) List(ctx context.Context, status string, limit int) ([]notifier
 	}
 	return out, rows.Err()
 }
-
