@@ -75,6 +75,8 @@ type IndexConfig struct {
 	TemplateShare    float64          `mapstructure:"template_share"`
 	MaxChunkContents int              `mapstructure:"max_chunk_contents"`
 	CandidateHamming int              `mapstructure:"candidate_hamming"`
+	AnchorShare      float64          `mapstructure:"anchor_share"`
+	AnchorCandidates int              `mapstructure:"anchor_candidates"`
 	Chunk            ChunkConfig      `mapstructure:"chunk"`
 	Sketch           SketchConfig     `mapstructure:"sketch"`
 }
@@ -130,6 +132,8 @@ func DefaultConfig() Config {
 			TemplateShare:    io.TemplateShare,
 			MaxChunkContents: io.MaxChunkContents,
 			CandidateHamming: io.CandidateHamming,
+			AnchorShare:      io.AnchorShare,
+			AnchorCandidates: io.AnchorCandidates,
 			Chunk:            ChunkConfig{Min: io.Chunk.Min, Avg: io.Chunk.Avg, Max: io.Chunk.Max},
 			Sketch: SketchConfig{
 				Window: io.Sketch.Window, SampleN: io.Sketch.SampleN, MinHashK: io.Sketch.MinHashK,
@@ -150,6 +154,8 @@ func (c *Config) IndexOptions() index.Options {
 	o.TemplateShare = ic.TemplateShare
 	o.MaxChunkContents = ic.MaxChunkContents
 	o.CandidateHamming = ic.CandidateHamming
+	o.AnchorShare = ic.AnchorShare
+	o.AnchorCandidates = ic.AnchorCandidates
 	o.Chunk = chunk.Params{Min: ic.Chunk.Min, Avg: ic.Chunk.Avg, Max: ic.Chunk.Max}
 	o.Sketch = sketch.Params{Window: ic.Sketch.Window, SampleN: ic.Sketch.SampleN, MinHashK: ic.Sketch.MinHashK, Bands: ic.Sketch.Bands, SimHashWords: ic.Sketch.SimHashWords}
 	return o

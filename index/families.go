@@ -38,6 +38,38 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 	if err != nil {
 		return fmt.Errorf("find candidate pairs: %w", err)
 	}
+	// Contained documents share few bands and often no whole chunk: pairs
+	// sharing at least AnchorShare of the smaller one's anchors (and two
+	// anchors) are candidates too.
+	type shared struct{ n, small int }
+	byAnchor := make(map[[2]ContentID]shared)
+	err = ix.store.AnchorGroups(ctx, limit, func(ids []ContentID, counts []int) error {
+		for i := 0; i < len(ids); i++ {
+			for j := i + 1; j < len(ids); j++ {
+				a, b, small := ids[i], ids[j], min(counts[i], counts[j])
+				if a > b {
+					a, b = b, a
+				}
+				k := [2]ContentID{a, b}
+				if _, ok := cand[k]; ok {
+					continue
+				}
+				sh := byAnchor[k]
+				sh.n++
+				sh.small = small
+				byAnchor[k] = sh
+			}
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("find candidate pairs by anchor: %w", err)
+	}
+	for k, sh := range byAnchor {
+		if sh.n >= 2 && float64(sh.n) >= ix.opts.AnchorShare*float64(sh.small) {
+			cand[k] = struct{}{}
+		}
+	}
 	pairs := make([][2]ContentID, 0, len(cand))
 	need := make(map[ContentID]struct{})
 	for p := range cand {

@@ -34,3 +34,21 @@ type Fingerprint struct {
 	// SimHash is the 64-bit SimHash compared by Hamming distance.
 	SimHash uint64
 }
+
+// AnchorEvery is the share of samples posted as anchors: one in
+// AnchorEvery, chosen by value so that every document picks the same ones.
+// Anchors find contained documents the LSH bands cannot (a short text
+// inside a long one has a low resemblance) without posting every sample.
+const AnchorEvery = 8
+
+// Anchors returns the samples posted for candidate lookup, as 64-bit keys
+// (the sample in the high half), in sample order.
+func (fp *Fingerprint) Anchors() []uint64 {
+	var out []uint64
+	for _, s := range fp.Samples {
+		if s%AnchorEvery == 0 {
+			out = append(out, uint64(s)<<32)
+		}
+	}
+	return out
+}

@@ -257,3 +257,41 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Fatalf("after reopen: %v %v", ms, err)
 	}
 }
+
+// TestShortDocumentInsideLongOne: a licence pasted into a long file (a
+// multi-licence copyright file) has a low resemblance, so no LSH band
+// matches, and it rarely owns a whole chunk; the anchors must find the
+// pair from either side, in queries and in the all-pairs report.
+func TestShortDocumentInsideLongOne(t *testing.T) {
+	ctx := context.Background()
+	ix, st := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	mit := corpus(t, "spdx/text/MIT.txt")
+	long := corpus(t, "spdx/text/GPL-3.0-only.txt") + "\n\nFiles: vendor/*\nLicense: MIT\n" + mit + "\n" + corpus(t, "spdx/text/Apache-2.0.txt")
+	res := add(t, ix, input("MIT", mit), input("copyright", long), input("unrelated", corpus(t, "spdx/text/MPL-2.0.txt")))
+	th := index.DefaultThresholds()
+	ms, err := ix.Similar(ctx, res[0].ID, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := byName(ms)["copyright"]; !ok || m.ContainmentAB < th.Containment {
+		t.Fatalf("MIT inside the copyright file not found from MIT: %+v", ms)
+	}
+	ms, err = ix.Similar(ctx, res[1].ID, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := byName(ms)["MIT"]; !ok || m.ContainmentBA < th.Containment {
+		t.Fatalf("MIT not found from the copyright file: %+v", ms)
+	}
+	found := false
+	err = ix.Pairs(ctx, th, func(p index.Pair) error {
+		found = found || (p.A == res[0].Content && p.B == res[1].Content) || (p.A == res[1].Content && p.B == res[0].Content)
+		return nil
+	})
+	if err != nil || !found {
+		t.Fatalf("all-pairs report misses the contained pair (err %v)", err)
+	}
+	if err := st.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

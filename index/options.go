@@ -57,6 +57,13 @@ type Options struct {
 	// CandidateHamming also takes as candidates contents whose SimHash is
 	// within this many bits. Default 6; negative disables.
 	CandidateHamming int `mapstructure:"candidate_hamming"`
+	// AnchorShare takes as candidates contents sharing at least this share
+	// of the smaller document's anchors (Fingerprint.Anchors): it finds a
+	// short document inside a long one. Default 0.5.
+	AnchorShare float64 `mapstructure:"anchor_share"`
+	// AnchorCandidates caps the contents one query takes through anchors,
+	// best share first. Default 200.
+	AnchorCandidates int `mapstructure:"anchor_candidates"`
 	// MaxBatch bounds how many documents one group commit writes. Default 256.
 	MaxBatch int `mapstructure:"max_batch"`
 	// Logger receives operational logs; nil discards them.
@@ -72,6 +79,8 @@ func DefaultOptions() Options {
 		TemplateShare:    0.5,
 		MaxChunkContents: 1000,
 		CandidateHamming: 6,
+		AnchorShare:      0.5,
+		AnchorCandidates: 200,
 		MaxBatch:         256,
 	}
 }
@@ -96,6 +105,12 @@ func (o Options) Validate() error {
 	}
 	if o.CandidateHamming > 64 {
 		errs = append(errs, fmt.Errorf("candidate_hamming: %d is over 64", o.CandidateHamming))
+	}
+	if o.AnchorShare <= 0 || o.AnchorShare > 1 {
+		errs = append(errs, fmt.Errorf("anchor_share: %v is not in (0, 1]", o.AnchorShare))
+	}
+	if o.AnchorCandidates < 0 {
+		errs = append(errs, fmt.Errorf("anchor_candidates: %d is negative", o.AnchorCandidates))
 	}
 	if o.MaxBatch < 1 {
 		errs = append(errs, fmt.Errorf("max_batch: %d is below 1", o.MaxBatch))

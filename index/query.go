@@ -259,6 +259,17 @@ func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, 
 	if err != nil {
 		return nil, fmt.Errorf("similar: %w", err)
 	}
+	var anchors []uint64
+	for _, a := range fp.Anchors() {
+		if _, tmpl := sc.tmplSample[uint32(a>>32)]; !tmpl {
+			anchors = append(anchors, a)
+		}
+	}
+	more, err := ix.store.AnchorCandidates(ctx, anchors, limit, ix.opts.AnchorShare, ix.opts.AnchorCandidates)
+	if err != nil {
+		return nil, fmt.Errorf("similar: %w", err)
+	}
+	cands = append(cands, more...)
 	if ix.opts.CandidateHamming >= 0 {
 		cands = append(cands, ix.sims.near(fp.SimHash, ix.opts.CandidateHamming)...)
 	}

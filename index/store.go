@@ -135,6 +135,11 @@ type Searcher interface {
 	// Candidates returns contents sharing at least one LSH band key or one
 	// non-template chunk whose document frequency is at most maxChunkDocs.
 	Candidates(ctx context.Context, bands []uint64, chunks []uint64, maxChunkDocs int) ([]ContentID, error)
+	// AnchorCandidates returns up to limit contents sharing with the query
+	// at least minShare of the anchors of the smaller of the two (and at
+	// least two anchors), best share first, ignoring anchors held by more
+	// than maxDocs contents. anchors are Fingerprint.Anchors of the query.
+	AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs int, minShare float64, limit int) ([]ContentID, error)
 	// Fingerprints loads the fingerprints of contents; fn is called once
 	// per found content.
 	Fingerprints(ctx context.Context, ids []ContentID, fn func(ContentID, *Fingerprint) error) error
@@ -193,4 +198,9 @@ type Grouper interface {
 	// LSH band key or a chunk held by at most maxChunkDocs contents. The ids
 	// slice is only valid during the call.
 	Groups(ctx context.Context, maxChunkDocs int, fn func(ids []ContentID) error) error
+	// AnchorGroups calls fn with every set of two or more contents that
+	// share an anchor (Fingerprint.Anchors) held by at most maxDocs
+	// contents, and each content's anchor count. The slices are only valid
+	// during the call.
+	AnchorGroups(ctx context.Context, maxDocs int, fn func(ids []ContentID, anchors []int) error) error
 }

@@ -53,4 +53,11 @@ CREATE TABLE templates (
 	samples BLOB NOT NULL
 );
 `,
+	// 2: anchor postings (one sample in index.AnchorEvery) find contained
+	// documents; contents record their anchor count for the share rule.
+	// Existing contents are posted by backfillAnchors.
+	`
+CREATE TABLE sample_postings (h INTEGER NOT NULL, c INTEGER NOT NULL, PRIMARY KEY (h, c)) WITHOUT ROWID;
+ALTER TABLE contents ADD COLUMN anchors INTEGER NOT NULL DEFAULT 0;
+`,
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,6 +128,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+		if fill := backfills[v+1]; fill != nil {
+			if err := fill(ctx, tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
 			tx.Rollback()
@@ -289,9 +297,13 @@ func (s *Store) putContent(ctx context.Context, tx *sql.Tx, fp *index.Fingerprin
 	for _, b := range bands {
 		bandKeys = binary.LittleEndian.AppendUint32(bandKeys, uint32(postingKey(b)))
 	}
-	err = tx.QueryRowContext(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs) VALUES (?, ?, ?, ?, ?, 1) RETURNING id",
-		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), *buf, bandKeys).Scan(&id)
+	anchors := fp.Anchors()
+	err = tx.QueryRowContext(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id",
+		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), *buf, bandKeys, len(anchors)).Scan(&id)
 	if err != nil {
+		return 0, err
+	}
+	if err := insertPostings(ctx, tx, "sample_postings", id, anchors); err != nil {
 		return 0, err
 	}
 	if err := insertPostings(ctx, tx, "chunk_postings", id, chunkHashes(fp)); err != nil {
@@ -417,6 +429,13 @@ func releaseContent(ctx context.Context, tx *sql.Tx, cid int64) error {
 		keys = append(keys, postingKey(c.Hash))
 	}
 	if err := deletePostings(ctx, tx, "chunk_postings", cid, keys); err != nil {
+		return err
+	}
+	keys = keys[:0]
+	for _, a := range fp.Anchors() {
+		keys = append(keys, postingKey(a))
+	}
+	if err := deletePostings(ctx, tx, "sample_postings", cid, keys); err != nil {
 		return err
 	}
 	keys = keys[:0]
@@ -912,6 +931,11 @@ func (s *Store) Check(ctx context.Context) error {
 				return err
 			}
 		}
+		for _, a := range fp.Anchors() {
+			if err := expectPosting(ctx, conn, "sample_postings", postingKey(a), id); err != nil {
+				return err
+			}
+		}
 		for ; len(bands) >= 4; bands = bands[4:] {
 			if err := expectPosting(ctx, conn, "band_postings", int64(binary.LittleEndian.Uint32(bands)), id); err != nil {
 				return err
@@ -931,4 +955,192 @@ func expectPosting(ctx context.Context, conn *sql.Conn, table string, h, c int64
 		return fmt.Errorf("check index: %w", err)
 	}
 	return nil
+}
+
+// backfills run after the SQL of a migration, in its transaction, keyed by
+// the version they migrate to.
+var backfills = map[int]func(context.Context, *sql.Tx) error{
+	2: backfillAnchors,
+}
+
+// backfillAnchors posts the anchors of contents stored before version 2.
+func backfillAnchors(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id, body FROM contents")
+	if err != nil {
+		return fmt.Errorf("post anchors: %w", err)
+	}
+	type content struct {
+		id      int64
+		anchors []uint64
+	}
+	var all []content
+	for rows.Next() {
+		var id int64
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return fmt.Errorf("post anchors: %w", err)
+		}
+		var fp index.Fingerprint
+		if err := fp.DecodeBody(body); err != nil {
+			rows.Close()
+			return fmt.Errorf("post anchors: content %d: %w", id, err)
+		}
+		all = append(all, content{id, fp.Anchors()})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("post anchors: %w", err)
+	}
+	for _, c := range all {
+		if err := insertPostings(ctx, tx, "sample_postings", c.id, c.anchors); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE contents SET anchors = ? WHERE id = ?", len(c.anchors), c.id); err != nil {
+			return fmt.Errorf("post anchors: %w", err)
+		}
+	}
+	return nil
+}
+
+// AnchorCandidates implements index.Searcher.
+func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs int, minShare float64, limit int) ([]index.ContentID, error) {
+	if len(anchors) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
+	}
+	defer conn.Close()
+	stmt, err := conn.PrepareContext(ctx, "SELECT c FROM sample_postings WHERE h = ? LIMIT ?")
+	if err != nil {
+		return nil, fmt.Errorf("find anchor candidates: %w", err)
+	}
+	defer stmt.Close()
+	shared := make(map[int64]int)
+	var batch []int64
+	seen := make(map[int64]struct{}, len(anchors))
+	queried := 0
+	for _, a := range anchors {
+		k := postingKey(a)
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		queried++
+		rows, err := stmt.QueryContext(ctx, k, maxDocs+1)
+		if err != nil {
+			return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
+		}
+		batch = batch[:0]
+		for rows.Next() {
+			var c int64
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find anchor candidates: %w", err)
+			}
+			batch = append(batch, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find anchor candidates: %w", err)
+		}
+		if len(batch) > maxDocs {
+			continue // boilerplate: held by too many contents to tell anything
+		}
+		for _, c := range batch {
+			shared[c]++
+		}
+	}
+	type cand struct {
+		id    int64
+		share float64
+	}
+	var cands []cand
+	countStmt, err := conn.PrepareContext(ctx, "SELECT anchors FROM contents WHERE id = ?")
+	if err != nil {
+		return nil, fmt.Errorf("find anchor candidates: %w", err)
+	}
+	defer countStmt.Close()
+	for c, n := range shared {
+		if n < 2 {
+			continue
+		}
+		var theirs int
+		if err := countStmt.QueryRowContext(ctx, c).Scan(&theirs); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // deleted meanwhile
+			}
+			return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
+		}
+		smaller := min(queried, theirs)
+		if smaller == 0 {
+			continue
+		}
+		if share := float64(n) / float64(smaller); share >= minShare {
+			cands = append(cands, cand{c, share})
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case a.share > b.share:
+			return -1
+		case a.share < b.share:
+			return 1
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	if len(cands) > limit {
+		cands = cands[:limit]
+	}
+	out := make([]index.ContentID, len(cands))
+	for i, c := range cands {
+		out[i] = index.ContentID(c.id)
+	}
+	return out, nil
+}
+
+// AnchorGroups implements index.Grouper.
+func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.ContentID, []int) error) error {
+	rows, err := s.r.QueryContext(ctx, "SELECT p.h, p.c, c.anchors FROM sample_postings p JOIN contents c ON c.id = p.c ORDER BY p.h")
+	if err != nil {
+		return fmt.Errorf("group anchors: %w", s.mapErr(err))
+	}
+	defer rows.Close()
+	var (
+		group   []index.ContentID
+		counts  []int
+		cur     int64 = -1
+		skipped bool
+	)
+	flush := func() error {
+		if len(group) >= 2 && len(group) <= maxDocs {
+			return fn(group, counts)
+		}
+		return nil
+	}
+	for rows.Next() {
+		var h, c int64
+		var n int
+		if err := rows.Scan(&h, &c, &n); err != nil {
+			return fmt.Errorf("group anchors: %w", err)
+		}
+		if h != cur {
+			if err := flush(); err != nil {
+				return err
+			}
+			group, counts, cur, skipped = group[:0], counts[:0], h, false
+		}
+		if skipped || len(group) > maxDocs {
+			skipped = true // boilerplate: stop collecting this anchor
+			continue
+		}
+		group = append(group, index.ContentID(c))
+		counts = append(counts, n)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("group anchors: %w", err)
+	}
+	return flush()
 }

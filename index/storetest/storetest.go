@@ -255,6 +255,70 @@ func Run(t *testing.T, o Opener) {
 			t.Fatalf("SimHashes %d %v", sims, err)
 		}
 	})
+	t.Run("Anchors", func(t *testing.T) {
+		s := o.Open(t)
+		// Anchors are the samples divisible by index.AnchorEvery.
+		anch := func(vs ...uint32) []uint32 {
+			out := make([]uint32, len(vs))
+			for i, v := range vs {
+				out[i] = v * index.AnchorEvery
+			}
+			return out
+		}
+		mk := func(key, text string, samples []uint32) index.Entry {
+			e := entry(key, "", text, nil, nil)
+			slices.Sort(samples)
+			e.Fingerprint = Fingerprint(text, nil, samples)
+			return e
+		}
+		short := mk("short", "short text", anch(1, 2, 3, 4))
+		long := mk("long", "long text", append(anch(1, 2, 3, 4, 10, 11, 12, 13, 14, 15, 16, 17), 3)) // 3 is not an anchor
+		other := mk("other", "other text", anch(1, 20, 21, 22))
+		c, err := s.Put(ctx, []index.Entry{short, long, other})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := short.Fingerprint.Anchors()
+		got, err := s.AnchorCandidates(ctx, keys, 10, 0.5, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// long holds all four of short's anchors; other only one.
+		if !slices.Contains(got, c[1].Content) || slices.Contains(got, c[2].Content) {
+			t.Fatalf("AnchorCandidates from short = %v, want long (%d) and not other (%d)", got, c[1].Content, c[2].Content)
+		}
+		got, _ = s.AnchorCandidates(ctx, long.Fingerprint.Anchors(), 10, 0.5, 10)
+		if !slices.Contains(got, c[0].Content) {
+			t.Fatalf("AnchorCandidates from long = %v, want short (%d)", got, c[0].Content)
+		}
+		if got, _ := s.AnchorCandidates(ctx, keys, 1, 0.5, 10); len(got) != 0 {
+			t.Fatalf("anchors over the document-frequency cap gave %v", got)
+		}
+		groups := 0
+		err = s.AnchorGroups(ctx, 10, func(ids []index.ContentID, counts []int) error {
+			groups++
+			if len(ids) != len(counts) {
+				t.Errorf("AnchorGroups: %d ids, %d counts", len(ids), len(counts))
+			}
+			for i, id := range ids {
+				want := map[index.ContentID]int{c[0].Content: 4, c[1].Content: 12, c[2].Content: 4}[id]
+				if counts[i] != want {
+					t.Errorf("AnchorGroups: content %d has %d anchors, want %d", id, counts[i], want)
+				}
+			}
+			return nil
+		})
+		if err != nil || groups != 4 { // anchors 1 (three contents), 2, 3, 4
+			t.Fatalf("AnchorGroups: %d groups, %v", groups, err)
+		}
+		// Removing a content removes its postings.
+		if _, err := s.Remove(ctx, "long", ""); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.AnchorCandidates(ctx, keys, 10, 0.5, 10); slices.Contains(got, c[1].Content) {
+			t.Fatalf("removed content still a candidate: %v", got)
+		}
+	})
 	t.Run("Templates", func(t *testing.T) {
 		s := o.Open(t)
 		id, err := s.AddTemplate(ctx, index.Template{Name: "licence header", Reason: "boilerplate", Actor: "alice", Chunks: []uint64{h(1)}, Samples: []uint32{7}})

@@ -21,10 +21,11 @@ echo
 echo "### \`simdex scan\` of 50,000 files (350 MB)"
 echo
 corpus=$cache/bench/scan-50k
-if [ ! -f "$corpus/.done" ]; then
+rm -f "$corpus/.done" # older runs kept their marker inside the corpus
+if [ ! -f "$corpus.done" ]; then
   rm -rf "$corpus"
   go run ./internal/corpusgen/cmd/gencorpus -sources ../shared/corpora -files 50000 -size 7000 "$corpus" >&2
-  touch "$corpus/.done"
+  touch "$corpus.done"
 fi
 bytes=$(find "$corpus" -type f -name '*.txt' -printf '%s\n' | awk '{s+=$1} END {print s}')
 go build -o bin/simdex ./cmd/simdex
