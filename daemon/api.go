@@ -17,6 +17,7 @@ import (
 
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/notifier"
 )
 
 // Match is one near-copy in the JSON answers of the API and the CLI.
@@ -110,6 +111,8 @@ type api struct {
 	logger  *slog.Logger
 	// backfill queues every object version of an S3 connector.
 	backfill func(ctx context.Context, name string) error
+	// outbox lists and requeues alert deliveries.
+	outbox deliveries
 	// deadLetters lists up to limit dead-lettered events, oldest first.
 	deadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
 }
@@ -151,6 +154,8 @@ func (a *api) handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/documents", a.documentsByKey)
 	mux.HandleFunc("GET /api/v1/stats", a.stats)
 	mux.HandleFunc("GET /api/v1/deadletters", a.listDeadLetters)
+	mux.HandleFunc("GET /api/v1/deliveries", a.listDeliveries)
+	mux.HandleFunc("POST /api/v1/deliveries/requeue", a.requeueDeliveries)
 	return mux
 }
 
@@ -353,4 +358,64 @@ func (a *api) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		dls = []DeadLetter{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deadletters": dls})
+}
+
+// deliveries is what the API needs of the notifier.
+type deliveries interface {
+	Deliveries(ctx context.Context, status string, limit int) ([]notifier.Delivery, error)
+	Requeue(ctx context.Context, ids ...int64) error
+}
+
+// listDeliveries answers GET /api/v1/deliveries?status=S&limit=N: the
+// notifier's outbox, newest first, so an operator sees what was sent,
+// what is being retried and what failed for good.
+func (a *api) listDeliveries(w http.ResponseWriter, r *http.Request) {
+	if a.outbox == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("the notifier is not running"))
+		return
+	}
+	q := r.URL.Query()
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count >= 1", v))
+			return
+		}
+		limit = n
+	}
+	ds, err := a.outbox.Deliveries(r.Context(), q.Get("status"), limit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if ds == nil {
+		ds = []notifier.Delivery{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deliveries": ds})
+}
+
+// requeueDeliveries answers POST /api/v1/deliveries/requeue with body
+// {"ids": [...]}: failed deliveries are retried now.
+func (a *api) requeueDeliveries(w http.ResponseWriter, r *http.Request) {
+	if a.outbox == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("the notifier is not running"))
+		return
+	}
+	var body struct {
+		IDs []int64 `json:"ids"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || len(body.IDs) == 0 {
+		writeError(w, http.StatusBadRequest, errors.New(`body: want {"ids": [delivery ids]}`))
+		return
+	}
+	if err := a.outbox.Requeue(r.Context(), body.IDs...); err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, notifier.ErrNotFound) {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"requeued": len(body.IDs)})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/simdex/simdex/index/chunk"
 	"github.com/simdex/simdex/index/sketch"
 	"github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/notifier"
 )
 
 // EnvPrefix prefixes the environment variable of every configuration key:
@@ -37,6 +38,7 @@ type Config struct {
 	Extract    ExtractConfig    `mapstructure:"extract"`
 	Pipeline   PipelineConfig   `mapstructure:"pipeline"`
 	Connectors ConnectorsConfig `mapstructure:"connectors"`
+	Notifier   notifier.Config  `mapstructure:"notifier"`
 }
 
 // PipelineConfig configures the ingest worker pool.
@@ -143,6 +145,7 @@ func DefaultConfig() Config {
 		Extract:    defaultExtractConfig(),
 		Pipeline:   PipelineConfig{Workers: 8, ShutdownTimeout: 30 * time.Second},
 		Connectors: defaultConnectorsConfig(),
+		Notifier:   notifier.DefaultConfig(),
 	}
 }
 
@@ -160,6 +163,9 @@ func (c *Config) IndexOptions() index.Options {
 	o.Sketch = sketch.Params{Window: ic.Sketch.Window, SampleN: ic.Sketch.SampleN, MinHashK: ic.Sketch.MinHashK, Bands: ic.Sketch.Bands, SimHashWords: ic.Sketch.SimHashWords}
 	return o
 }
+
+// OutboxPath returns the path of the notifier's outbox.
+func (c *Config) OutboxPath() string { return filepath.Join(c.DataDir, "outbox.db") }
 
 // IndexPath returns the store path.
 func (c *Config) IndexPath() string {
@@ -205,6 +211,9 @@ func (c *Config) Validate() error {
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("extract: %w", e))
 		}
+	}
+	if err := c.Notifier.Validate(os.Getenv, os.ReadFile); err != nil {
+		errs = append(errs, unjoin(err)...)
 	}
 	if len(errs) == 0 {
 		return nil

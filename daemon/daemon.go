@@ -20,6 +20,8 @@ import (
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/notifier"
+	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
 )
 
 // Daemon is `simdex serve`: connectors feeding the ingest pipeline, the
@@ -34,9 +36,13 @@ type Daemon struct {
 	reconMu sync.Mutex
 
 	ready   atomic.Bool
-	addr    atomic.Value // net.Addr of the HTTP listener once bound
-	natsURL atomic.Value // string
+	addr     atomic.Value // net.Addr of the HTTP listener once bound
+	natsURL  atomic.Value // string
+	notifier atomic.Pointer[notifier.Notifier]
 }
+
+// Notifier returns the notifier once Run has started it, or nil.
+func (d *Daemon) Notifier() *notifier.Notifier { return d.notifier.Load() }
 
 // New validates cfg and returns a daemon; it starts nothing.
 func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
@@ -102,6 +108,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
 	}
 	defer nc.Close()
+	outbox, err := notifiersqlite.Open(ctx, cfg.OutboxPath())
+	if err != nil {
+		return fmt.Errorf("open notifier outbox %s: %w", cfg.OutboxPath(), err)
+	}
+	defer outbox.Close()
+	ntf, err := notifier.New(notifier.Options{Config: cfg.Notifier, Outbox: outbox, Publisher: nc, Logger: d.logger})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	d.notifier.Store(ntf)
 	sources, buckets, err := buildSources(&cfg, nc, d.reg, d.logger)
 	if err != nil {
 		return err
@@ -116,6 +132,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
 		backfill: d.Backfill,
+		outbox:   ntf,
 		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
 			return listDeadLetters(ctx, nc, limit)
 		},
@@ -185,6 +202,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		p.run(runCtx, events)
+	}()
+	// The dispatcher stops with the rest; deliveries it has not sent stay
+	// in the outbox for the next start.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := ntf.Run(runCtx); err != nil {
+			fail(fmt.Errorf("notifier: %w", err))
+		}
 	}()
 	wg.Add(1)
 	go func() {

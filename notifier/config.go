@@ -46,7 +46,15 @@ type Config struct {
 	// Interval is how often the dispatcher looks for due deliveries when
 	// nothing wakes it.
 	Interval time.Duration `mapstructure:"interval" yaml:"interval"`
+	// FlagsSubject, when not empty, publishes every alert on NATS as
+	// <FlagsSubject>.<kind> through the outbox, whatever the routes say:
+	// the channel other systems subscribe to. Default "simdex.flags".
+	FlagsSubject string `mapstructure:"flags_subject" yaml:"flags_subject"`
 }
+
+// FlagsChannel is the name of the built-in NATS channel of FlagsSubject;
+// no configured channel may take it.
+const FlagsChannel = "flags"
 
 // ChannelConfig configures one channel.
 type ChannelConfig struct {
@@ -111,12 +119,16 @@ type RetryConfig struct {
 	Lease time.Duration `mapstructure:"lease" yaml:"lease"`
 }
 
-// DefaultConfig returns a configuration with no channel: alerts are kept
-// only as flags until channels are configured.
+// DefaultConfig returns a configuration with no channel but the built-in
+// NATS flags subject: alerts are published there and kept as flags until
+// channels for people are configured.
 func DefaultConfig() Config {
 	return Config{
-		Retry:    RetryConfig{Initial: 5 * time.Second, Max: 30 * time.Minute, MaxAttempts: 12, Lease: 2 * time.Minute},
-		Interval: 5 * time.Second,
+		Channels:     []ChannelConfig{},
+		Routes:       []Route{},
+		Retry:        RetryConfig{Initial: 5 * time.Second, Max: 30 * time.Minute, MaxAttempts: 12, Lease: 2 * time.Minute},
+		Interval:     5 * time.Second,
+		FlagsSubject: "simdex.flags",
 	}
 }
 
@@ -140,6 +152,8 @@ func (c *Config) Validate(getenv func(string) string, readFile func(string) ([]b
 			bad(k+".name", "required")
 		case names[ch.Name]:
 			bad(k+".name", "%q is used twice", ch.Name)
+		case ch.Name == FlagsChannel && c.FlagsSubject != "":
+			bad(k+".name", "%q is the built-in channel of flags_subject", ch.Name)
 		}
 		names[ch.Name] = true
 		if ch.Timeout < 0 {
@@ -213,6 +227,9 @@ func (c *Config) Validate(getenv func(string) string, readFile func(string) ([]b
 	}
 	if c.Interval <= 0 {
 		bad("interval", "must be positive")
+	}
+	if c.FlagsSubject != "" && (strings.ContainsAny(c.FlagsSubject, " *>") || strings.HasPrefix(c.FlagsSubject, ".") || strings.HasSuffix(c.FlagsSubject, ".")) {
+		bad("flags_subject", "%q is not a NATS subject prefix", c.FlagsSubject)
 	}
 	return errors.Join(errs...)
 }

@@ -61,7 +61,13 @@ func New(opts Options) (*Notifier, error) {
 		n.log = slog.New(slog.DiscardHandler)
 	}
 	n.log = n.log.With("component", "notifier")
-	for _, ch := range opts.Config.Channels {
+	if opts.Config.FlagsSubject != "" {
+		// The flags subject is a channel like the others, so its
+		// publications go through the outbox and survive NATS outages.
+		n.cfg.Channels = append(slices.Clone(n.cfg.Channels), ChannelConfig{Name: FlagsChannel, Type: TypeNATS, Subject: opts.Config.FlagsSubject})
+		n.cfg.Routes = append(slices.Clone(n.cfg.Routes), Route{Channels: []string{FlagsChannel}})
+	}
+	for _, ch := range n.cfg.Channels {
 		if s, ok := opts.Senders[ch.Name]; ok {
 			n.senders[ch.Name] = s
 		} else {

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,9 @@ import (
 	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
+	"github.com/nats-io/nats.go"
+
+	"github.com/simdex/simdex/internal/natstest"
 )
 
 // memOutbox is an in-memory Outbox for the unit tests of routing and
@@ -127,7 +131,7 @@ func testAlert(id string) Alert {
 }
 
 func webhookConfig(url string) Config {
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	cfg.Channels = []ChannelConfig{{Name: "legal", Type: TypeWebhook, URL: url, SecretEnv: "TEST_WEBHOOK_SECRET"}}
 	cfg.Routes = []Route{{Channels: []string{"legal"}}}
 	return cfg
@@ -252,7 +256,7 @@ func TestSlackFormat(t *testing.T) {
 		got <- m
 	}))
 	defer srv.Close()
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	cfg.Channels = []ChannelConfig{{Name: "slack", Type: TypeWebhook, URL: srv.URL, Format: "slack"}}
 	cfg.Routes = []Route{{Kinds: []string{KindHoldMatch}, Channels: []string{"slack"}}}
 	n, err := New(Options{Config: cfg, Outbox: newMemOutbox()})
@@ -269,7 +273,7 @@ func TestSlackFormat(t *testing.T) {
 }
 
 func TestRouting(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	cfg.Channels = []ChannelConfig{{Name: "a", Type: TypeNATS}, {Name: "b", Type: TypeNATS}, {Name: "c", Type: TypeNATS}}
 	cfg.Routes = []Route{
 		{Kinds: []string{KindHoldMatch}, Matters: []string{"acme-v-globex"}, Channels: []string{"a"}},
@@ -331,14 +335,14 @@ func TestBadConfigAndAlerts(t *testing.T) {
 		}, "routes[0].kinds"},
 		{"bad retry", func(c *Config) { c.Retry.MaxAttempts = 0 }, "notifier.retry"},
 	} {
-		cfg := DefaultConfig()
+		cfg := testConfig()
 		c.cfg(&cfg)
 		err := cfg.Validate(env, read)
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrInvalidConfig naming %q", c.name, err, c.want)
 		}
 	}
-	n, err := New(Options{Config: DefaultConfig(), Outbox: newMemOutbox()})
+	n, err := New(Options{Config: testConfig(), Outbox: newMemOutbox()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +431,7 @@ func startSMTP(t *testing.T) *smtpServer {
 
 func emailNotifier(t *testing.T, s *smtpServer, digest time.Duration, to []string, clk *clock) *Notifier {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	ch := ChannelConfig{Name: "mail", Type: TypeEmail, SMTP: SMTPConfig{Addr: s.addr, From: "simdex <simdex@example.org>", To: to, Digest: digest}}
 	cfg.Channels = []ChannelConfig{ch}
 	cfg.Routes = []Route{{Channels: []string{"mail"}}}
@@ -483,5 +487,100 @@ func TestEmailRefusedRecipientIsFinal(t *testing.T) {
 	ds, _ := n.Deliveries(ctx, StatusFailed, 0)
 	if len(ds) != 1 || !strings.Contains(ds[0].LastError, "550") {
 		t.Fatalf("deliveries %+v", ds)
+	}
+}
+
+// testConfig is DefaultConfig without the built-in flags subject, so that
+// a test sees only the channels it configures.
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.FlagsSubject = ""
+	return cfg
+}
+
+// TestFlagsSubject: with the default configuration every alert reaches a
+// real NATS server on simdex.flags.<kind>, through the outbox, and a NATS
+// outage delays the publication rather than losing it.
+func TestFlagsSubject(t *testing.T) {
+	ns := natstest.Start(t)
+	sub := ns.Conn(t)
+	got := make(chan *nats.Msg, 4)
+	if _, err := sub.ChanSubscribe("simdex.flags.>", got); err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush()
+	pub := ns.Conn(t)
+	ob := newMemOutbox()
+	var clk atomic.Int64
+	clk.Store(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clk.Load()).UTC() }
+	n, err := New(Options{Config: DefaultConfig(), Outbox: ob, Publisher: pub, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := n.Channels(testAlert("x")); len(ch) != 1 || ch[0] != FlagsChannel {
+		t.Fatalf("default routes: %v, want the flags channel only", ch)
+	}
+	ctx := context.Background()
+	if err := n.Notify(ctx, testAlert("flag-9")); err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := n.Dispatch(ctx); err != nil || sent != 1 {
+		t.Fatalf("dispatch: sent %d, %v", sent, err)
+	}
+	select {
+	case m := <-got:
+		var a Alert
+		if m.Subject != "simdex.flags."+KindHoldMatch || json.Unmarshal(m.Data, &a) != nil || a.ID != "flag-9" {
+			t.Fatalf("got %s %s", m.Subject, m.Data)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no message on simdex.flags.hold-match")
+	}
+
+	// NATS down: the publication fails, stays in the outbox and goes out
+	// after the backoff once the server is back.
+	ns.Shutdown()
+	if err := n.Notify(ctx, testAlert("flag-10")); err != nil {
+		t.Fatal(err)
+	}
+	if sent, _ := n.Dispatch(ctx); sent != 0 {
+		t.Fatalf("sent %d with NATS down", sent)
+	}
+	if ds, _ := n.Deliveries(ctx, "", 10); len(ds) != 2 {
+		t.Fatalf("outbox holds %d deliveries, want 2", len(ds))
+	}
+	ns.Restart(t)
+	clk.Add(int64(time.Minute))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if sent, _ := n.Dispatch(ctx); sent == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the delayed publication was never sent")
+		}
+		clk.Add(int64(time.Minute))
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case m := <-got:
+		if !strings.Contains(string(m.Data), "flag-10") {
+			t.Fatalf("got %s", m.Data)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("flag-10 never arrived after the outage")
+	}
+
+	// A flags channel name taken by a configured channel is refused.
+	cfg := DefaultConfig()
+	cfg.Channels = []ChannelConfig{{Name: FlagsChannel, Type: TypeNATS}}
+	if err := cfg.Validate(os.Getenv, os.ReadFile); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "channels[0].name") {
+		t.Fatalf("reserved name: %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.FlagsSubject = "simdex.*"
+	if err := cfg.Validate(os.Getenv, os.ReadFile); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "flags_subject") {
+		t.Fatalf("bad subject: %v", err)
 	}
 }

@@ -33,6 +33,7 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 	}))
 	defer srv.Close()
 	cfg := notifier.DefaultConfig()
+	cfg.FlagsSubject = "" // only the channels configured here
 	cfg.Channels = []notifier.ChannelConfig{{Name: "hook", Type: notifier.TypeWebhook, URL: srv.URL, SecretEnv: "TEST_WEBHOOK_SECRET"}}
 	cfg.Routes = []notifier.Route{{Channels: []string{"hook"}}}
 	path := filepath.Join(t.TempDir(), "outbox.db")
@@ -142,6 +143,7 @@ func TestNATSChannel(t *testing.T) {
 	}
 	defer ob.Close()
 	cfg := notifier.DefaultConfig()
+	cfg.FlagsSubject = "" // only the channels configured here
 	cfg.Channels = []notifier.ChannelConfig{{Name: "bus", Type: notifier.TypeNATS}}
 	cfg.Routes = []notifier.Route{{Kinds: []string{notifier.KindDuplicateUpload}, Channels: []string{"bus"}}}
 	n, err := notifier.New(notifier.Options{Config: cfg, Outbox: ob, Publisher: nc})
