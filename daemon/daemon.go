@@ -35,7 +35,7 @@ type Daemon struct {
 	events  chan<- connectors.Event
 	reconMu sync.Mutex
 
-	ready   atomic.Bool
+	ready    atomic.Bool
 	addr     atomic.Value // net.Addr of the HTTP listener once bound
 	natsURL  atomic.Value // string
 	notifier atomic.Pointer[notifier.Notifier]
