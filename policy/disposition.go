@@ -1,0 +1,138 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Approve records a reviewer's approval of an open flag. For a deletable
+// disposition flag it allows Execute. reason and actor are required
+// (ErrReasonRequired); a flag not open is ErrFlagState.
+func (e *Engine) Approve(ctx context.Context, id int64, actor, reason string) (Flag, error) {
+	return e.decide(ctx, id, actor, reason, []FlagStatus{StatusOpen}, StatusApproved, AuditFlagApprove)
+}
+
+// Dismiss closes an open or approved flag without action. reason and
+// actor are required.
+func (e *Engine) Dismiss(ctx context.Context, id int64, actor, reason string) (Flag, error) {
+	return e.decide(ctx, id, actor, reason, []FlagStatus{StatusOpen, StatusApproved}, StatusDismissed, AuditFlagDismiss)
+}
+
+func (e *Engine) decide(ctx context.Context, id int64, actor, reason string, from []FlagStatus, to FlagStatus, action string) (Flag, error) {
+	if strings.TrimSpace(actor) == "" || strings.TrimSpace(reason) == "" {
+		return Flag{}, fmt.Errorf("%s flag %d: %w", action, id, ErrReasonRequired)
+	}
+	now := e.now()
+	f, err := e.st.Transition(ctx, Transition{ID: id, From: from, To: to, Actor: actor, Reason: reason, At: now,
+		Audit: AuditEntry{Time: now, Actor: actor, Action: action, Object: fmt.Sprintf("flag:%d", id), Reason: reason}})
+	if err != nil {
+		return Flag{}, fmt.Errorf("%s flag %d: %w", action, id, err)
+	}
+	return f, nil
+}
+
+// Execute carries out an approved, deletable disposition flag: it deletes
+// exactly the flagged object version, and nothing else. At that moment it
+// checks again, in order:
+//
+//  1. in the store, atomically with claiming the flag: no active hold on
+//     the version (any document of the object: attachments count), and
+//     no hold released after both the grace period and the last
+//     evaluation (a release needs grace and a fresh evaluation);
+//  2. at the origin: the version's S3 legal hold is off. If it cannot be
+//     read, nothing is deleted (ErrHoldUnknown).
+//
+// A refusal returns the flag to approved, is audited, and wraps
+// ErrLegalHold or ErrHoldUnknown. Other refusals: ErrFlagState (not
+// approved), ErrNotDeletable (review rule, report mode, a document inside
+// an archive, no Enforcer).
+func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, error) {
+	if strings.TrimSpace(actor) == "" {
+		return Flag{}, fmt.Errorf("execute flag %d: %w", id, ErrReasonRequired)
+	}
+	f, err := e.st.Flag(ctx, id)
+	if err != nil {
+		return Flag{}, fmt.Errorf("execute flag %d: %w", id, err)
+	}
+	switch {
+	case f.Kind != KindDispositionDue || !f.Evidence.Deletable:
+		return f, fmt.Errorf("execute flag %d: %w: %s flag of rule %q", id, ErrNotDeletable, f.Kind, f.Rule)
+	case f.Object.IndexKey != f.Document.Key:
+		return f, fmt.Errorf("execute flag %d: %w: %s is inside another object", id, ErrNotDeletable, f.Document.Name)
+	case e.enf == nil:
+		return f, fmt.Errorf("execute flag %d: %w: no enforcer configured", id, ErrNotDeletable)
+	case f.Status != StatusApproved && f.Status != StatusExecuting:
+		return f, fmt.Errorf("execute flag %d: %w: status is %s, not approved", id, ErrFlagState, f.Status)
+	}
+	now := e.now()
+	cutoff := now
+	runs, err := e.st.Runs(ctx, 20)
+	if err != nil {
+		return f, fmt.Errorf("execute flag %d: load runs: %w", id, err)
+	}
+	fresh := time.Time{}
+	for _, r := range runs {
+		if !r.DryRun && !r.Ended.IsZero() {
+			fresh = r.Started
+			break
+		}
+	}
+	if fresh.Before(cutoff) {
+		cutoff = fresh
+	}
+	obj := f.Object
+	claim := Transition{ID: id, From: []FlagStatus{StatusApproved, StatusExecuting}, To: StatusExecuting, Actor: actor,
+		Reason: "deletion under way", At: now, CheckHolds: true, ReleasedBefore: cutoff.Add(-e.cfg.ReleaseGrace),
+		Audit: AuditEntry{Time: now, Actor: actor, Action: AuditDeleteClaim, Object: fmt.Sprintf("flag:%d", id),
+			Reason: f.Reason, Details: details(map[string]any{"object": obj, "rule": f.Rule})}}
+	if f, err = e.st.Transition(ctx, claim); err != nil {
+		if errors.Is(err, ErrLegalHold) {
+			e.refused(ctx, id, actor, obj, err)
+		}
+		return f, fmt.Errorf("execute flag %d: %w", id, err)
+	}
+	held, err := e.enf.Held(ctx, obj)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("%w: %s: %w", ErrHoldUnknown, obj, err)
+	case held:
+		err = fmt.Errorf("%w: S3 legal hold is on for %s", ErrLegalHold, obj)
+	default:
+		if derr := e.enf.Delete(ctx, obj); derr != nil {
+			err = fmt.Errorf("delete %s: %w", obj, derr)
+		}
+	}
+	if err != nil {
+		e.refused(ctx, id, actor, obj, err)
+		back, terr := e.st.Transition(ctx, Transition{ID: id, From: []FlagStatus{StatusExecuting}, To: StatusApproved,
+			Actor: actor, Reason: "deletion refused: " + err.Error(), At: e.now(),
+			Audit: AuditEntry{Time: e.now(), Actor: actor, Action: AuditFlagApprove, Object: fmt.Sprintf("flag:%d", id),
+				Reason: "returned to approved after a refused deletion"}})
+		if terr != nil {
+			err = errors.Join(err, fmt.Errorf("return flag to approved: %w", terr))
+		} else {
+			f = back
+		}
+		return f, fmt.Errorf("execute flag %d: %w", id, err)
+	}
+	done := e.now()
+	f, err = e.st.Transition(ctx, Transition{ID: id, From: []FlagStatus{StatusExecuting}, To: StatusExecuted, Actor: actor,
+		Reason: "deleted", At: done,
+		Audit: AuditEntry{Time: done, Actor: actor, Action: AuditDeleteDone, Object: fmt.Sprintf("flag:%d", id),
+			Details: details(map[string]any{"object": obj, "rule": f.Rule, "document": f.Document})}})
+	if err != nil {
+		return f, fmt.Errorf("execute flag %d: deleted %s, but recording it: %w", id, obj, err)
+	}
+	return f, nil
+}
+
+func (e *Engine) refused(ctx context.Context, id int64, actor string, obj Object, cause error) {
+	a := AuditEntry{Time: e.now(), Actor: actor, Action: AuditDeleteRefuse, Object: fmt.Sprintf("flag:%d", id),
+		Reason: cause.Error(), Details: details(map[string]any{"object": obj})}
+	if err := e.st.Append(ctx, a); err != nil {
+		e.logger.Error("auditing a refused deletion", "flag", id, "err", err)
+	}
+}

@@ -1,0 +1,269 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/simdex/simdex/index"
+)
+
+// Index is what the Engine needs from the index: near-copies of stored
+// documents and the documents themselves. *index.Index and its Store
+// satisfy it together (see IndexOf).
+type Index interface {
+	Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error)
+	Get(ctx context.Context, id index.DocID) (*index.Record, error)
+	// Lookup returns the current versions of an index key.
+	Lookup(ctx context.Context, key string) ([]*index.Record, error)
+	// Documents calls fn with every stored document version.
+	Documents(ctx context.Context, fn func(*index.Record) error) error
+}
+
+// IndexOf adapts an *index.Index (near-copies) and its store (lookups and
+// iteration) to Index.
+func IndexOf(ix *index.Index) Index { return indexAdapter{ix} }
+
+type indexAdapter struct{ ix *index.Index }
+
+func (a indexAdapter) Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error) {
+	return a.ix.Similar(ctx, id, th)
+}
+func (a indexAdapter) Get(ctx context.Context, id index.DocID) (*index.Record, error) {
+	return a.ix.Get(ctx, id)
+}
+func (a indexAdapter) Lookup(ctx context.Context, key string) ([]*index.Record, error) {
+	return a.ix.Store().Lookup(ctx, key)
+}
+func (a indexAdapter) Documents(ctx context.Context, fn func(*index.Record) error) error {
+	return a.ix.Store().Documents(ctx, fn)
+}
+
+// Options configure an Engine.
+type Options struct {
+	// Config is the policy section of config.yaml; it is validated by New.
+	Config Config
+	// Store keeps every piece of policy state. Required.
+	Store Store
+	// Index finds documents and their near-copies. Required.
+	Index Index
+	// Enforcer places S3 legal holds and deletes approved versions; nil
+	// means holds are recorded and flagged only, and nothing is deleted.
+	Enforcer Enforcer
+	// Publisher receives new flags; nil leaves them unpublished in the
+	// store until one is given.
+	Publisher Publisher
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives operational logs; nil discards them.
+	Logger *slog.Logger
+	// Workers bounds concurrent near-copy searches when placing holds and
+	// evaluating; default GOMAXPROCS.
+	Workers int
+}
+
+// Engine evaluates retention, places and checks holds, and carries out
+// approved deletions. It is safe for concurrent use. One Engine runs per
+// daemon; its only local state is a cache of hold seeds, rebuilt from the
+// Store whenever HoldsVersion changes, so replicas may share a Store.
+type Engine struct {
+	cfg    Config
+	st     Store
+	ix     Index
+	enf    Enforcer
+	pub    Publisher
+	now    func() time.Time
+	logger *slog.Logger
+	work   int
+
+	mu    sync.Mutex // guards cache
+	cache *holdCache
+}
+
+// New validates opts and returns an Engine. It starts nothing and touches
+// no store: call Sync at start.
+func New(opts Options) (*Engine, error) {
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Store == nil || opts.Index == nil {
+		return nil, errors.New("policy engine: store and index are required")
+	}
+	e := &Engine{cfg: opts.Config, st: opts.Store, ix: opts.Index, enf: opts.Enforcer, pub: opts.Publisher,
+		now: opts.Now, logger: opts.Logger, work: opts.Workers}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.logger == nil {
+		e.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e.logger = e.logger.With("component", "policy")
+	if e.work <= 0 {
+		e.work = runtime.GOMAXPROCS(0)
+	}
+	return e, nil
+}
+
+// ConfigActor is the actor of changes made from config.yaml.
+const ConfigActor = "config"
+
+// Sync brings the store in line with the configuration at start: it
+// replaces the configured rules, creates configured holds the store does
+// not have yet (placing them), and publishes flags left unpublished by a
+// previous process. It is idempotent.
+func (e *Engine) Sync(ctx context.Context) error {
+	if err := e.st.PutRules(ctx, ConfigActor, e.cfg.Retention, e.cfg.KeepAtLeast); err != nil {
+		return fmt.Errorf("store configured rules: %w", err)
+	}
+	for _, hc := range e.cfg.Holds {
+		_, err := e.st.Hold(ctx, hc.Matter)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("load hold %s: %w", hc.Matter, err)
+		}
+		if _, _, err := e.CreateHold(ctx, hc.spec(), ConfigActor); err != nil && !errors.Is(err, ErrHoldExists) {
+			return fmt.Errorf("create configured hold %s: %w", hc.Matter, err)
+		}
+	}
+	if _, err := e.Republish(ctx); err != nil {
+		e.logger.Warn("republishing flags, will retry on schedule", "err", err)
+	}
+	return nil
+}
+
+// Flags returns a page of flags.
+func (e *Engine) Flags(ctx context.Context, f FlagFilter) ([]Flag, error) {
+	fs, err := e.st.Flags(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("list flags: %w", err)
+	}
+	return fs, nil
+}
+
+// Flag returns one flag.
+func (e *Engine) Flag(ctx context.Context, id int64) (Flag, error) {
+	f, err := e.st.Flag(ctx, id)
+	if err != nil {
+		return Flag{}, fmt.Errorf("load flag %d: %w", id, err)
+	}
+	return f, nil
+}
+
+// Runs returns the latest recorded evaluations, newest first.
+func (e *Engine) Runs(ctx context.Context, limit int) ([]Run, error) {
+	rs, err := e.st.Runs(ctx, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return rs, nil
+}
+
+// VerifyAudit verifies the audit log against cp (see Verify).
+func (e *Engine) VerifyAudit(ctx context.Context, cp Checkpoint) (Checkpoint, error) {
+	return Verify(ctx, e.st, cp)
+}
+
+// raise stores flags, publishing the new ones, and returns them.
+func (e *Engine) raise(ctx context.Context, flags []Flag, actor string) ([]Flag, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	added, err := e.st.AddFlags(ctx, flags, actor, e.now())
+	if err != nil {
+		return nil, fmt.Errorf("store flags: %w", err)
+	}
+	e.publish(ctx, added)
+	return added, nil
+}
+
+// publish hands flags to the Publisher and marks those taken. A failure
+// leaves them unpublished for Republish.
+func (e *Engine) publish(ctx context.Context, flags []Flag) int {
+	if e.pub == nil || len(flags) == 0 {
+		return 0
+	}
+	var done []int64
+	for i := range flags {
+		if err := e.pub.Notify(ctx, flags[i].Alert()); err != nil {
+			e.logger.Warn("publishing flag, left for republish", "flag", flags[i].ID, "err", err)
+			continue
+		}
+		done = append(done, flags[i].ID)
+	}
+	if err := e.st.MarkPublished(ctx, done); err != nil {
+		e.logger.Warn("marking flags published, they will be published again (idempotent)", "err", err)
+	}
+	return len(done)
+}
+
+// Republish hands every unpublished flag to the Publisher and returns how
+// many were taken.
+func (e *Engine) Republish(ctx context.Context) (int, error) {
+	if e.pub == nil {
+		return 0, nil
+	}
+	total := 0
+	for {
+		fs, err := e.st.Unpublished(ctx, 500)
+		if err != nil {
+			return total, fmt.Errorf("load unpublished flags: %w", err)
+		}
+		n := e.publish(ctx, fs)
+		total += n
+		if len(fs) < 500 || n < len(fs) {
+			return total, nil
+		}
+	}
+}
+
+func thresholds(s Scope) index.Thresholds {
+	return index.Thresholds{Resemblance: s.Resemblance, Containment: s.Containment, Hamming: -1}
+}
+
+// inScope reports whether sc passes s (Hamming is not used for policy).
+func inScope(sc index.Scores, s Scope) bool {
+	return sc.Exact || sc.Resemblance >= s.Resemblance ||
+		sc.ContainmentAB >= s.Containment || sc.ContainmentBA >= s.Containment
+}
+
+// forEach runs fn over items with e.work goroutines and joins the errors.
+func forEach[T any](ctx context.Context, workers int, items []T, fn func(context.Context, T) error) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	ch := make(chan T)
+	for range min(workers, max(1, len(items))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				if err := fn(ctx, it); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, it := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		ch <- it
+	}
+	close(ch)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,343 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/simdex/simdex/index"
+)
+
+// Placement reports what placing (or refreshing) a hold did.
+type Placement struct {
+	Matter string `json:"matter"`
+	// Seeds is how many seed documents were searched.
+	Seeds int `json:"seeds"`
+	// Held is how many documents were newly recorded as held; Flagged how
+	// many new hold-match flags were raised.
+	Held    int `json:"held"`
+	Flagged int `json:"flagged"`
+	// Enforced is how many object versions had their S3 legal hold turned
+	// on; EnforceErrors lists the objects that could not be (they stay
+	// held in the store and are retried by the next sweep).
+	Enforced      int      `json:"enforced"`
+	EnforceErrors []string `json:"enforce_errors,omitempty"`
+}
+
+// CreateHold validates spec, resolves its seeds, stores the hold and
+// places it: every near-copy of every seed within spec.Scope is recorded
+// as held and flagged hold-match ("found for matter M"), and in mode hold
+// every version of every held object gets its S3 legal hold turned on.
+// Errors: ErrInvalidHold, ErrBadSelector or ErrBadThreshold for a bad
+// spec, ErrReasonRequired without an actor, ErrHoldExists for a matter
+// taken, index.ErrNotFound for an unknown seed.
+func (e *Engine) CreateHold(ctx context.Context, spec HoldSpec, actor string) (Hold, Placement, error) {
+	if err := spec.validate(); err != nil {
+		return Hold{}, Placement{}, fmt.Errorf("create hold %s: hold%w", spec.Matter, err)
+	}
+	if strings.TrimSpace(actor) == "" {
+		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w: no actor", spec.Matter, ErrReasonRequired)
+	}
+	if spec.Mode == "" {
+		spec.Mode = ModeHold
+	}
+	seeds, err := e.resolveSeeds(ctx, spec)
+	if err != nil {
+		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w", spec.Matter, err)
+	}
+	if len(seeds) == 0 {
+		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w: no stored document matches its seeds", spec.Matter, ErrInvalidHold)
+	}
+	now := e.now()
+	h := Hold{Matter: spec.Matter, Name: spec.Name, Reason: spec.Reason, Owner: spec.Owner,
+		Selectors: spec.Selectors, Scope: spec.Scope, Mode: spec.Mode, Status: HoldActive,
+		Created: now, CreatedBy: actor}
+	held := make([]HeldDoc, 0, len(seeds))
+	for _, r := range seeds {
+		h.Seeds = append(h.Seeds, r.ID)
+		held = append(held, HeldDoc{Matter: h.Matter, Document: RefOf(r), Object: ObjectOf(r), Content: r.Content, Seed: true, Placed: now})
+	}
+	a := AuditEntry{Time: now, Actor: actor, Action: AuditHoldCreate, Object: "hold:" + h.Matter, Reason: h.Reason,
+		Details: details(map[string]any{"name": h.Name, "owner": h.Owner, "seeds": h.Seeds, "selectors": h.Selectors, "scope": h.Scope, "mode": h.Mode})}
+	if err := e.st.CreateHold(ctx, h, held, a); err != nil {
+		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w", h.Matter, err)
+	}
+	e.invalidate()
+	p, err := e.place(ctx, h, seeds, actor)
+	if err != nil {
+		return h, p, fmt.Errorf("place hold %s: %w", h.Matter, err)
+	}
+	h.Held = len(seeds) + p.Held
+	return h, p, nil
+}
+
+// resolveSeeds returns the seed documents of spec, each once.
+func (e *Engine) resolveSeeds(ctx context.Context, spec HoldSpec) ([]*index.Record, error) {
+	seen := map[index.DocID]bool{}
+	var out []*index.Record
+	keep := func(r *index.Record) {
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			out = append(out, r)
+		}
+	}
+	for _, id := range spec.Seeds {
+		r, err := e.ix.Get(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: %w", id, err)
+		}
+		keep(r)
+	}
+	for _, k := range spec.SeedKeys {
+		rs, err := e.ix.Lookup(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("seed %s: %w", k, err)
+		}
+		for _, r := range rs {
+			keep(r)
+		}
+	}
+	if len(spec.Selectors) > 0 {
+		var matched []*index.Record
+		err := e.ix.Documents(ctx, func(r *index.Record) error {
+			for _, s := range spec.Selectors {
+				if s.Match(r) {
+					matched = append(matched, r)
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("select seeds: %w", err)
+		}
+		for _, r := range matched {
+			keep(r)
+		}
+	}
+	return out, nil
+}
+
+// place records as held and flags every near-copy of seeds, and enforces
+// the hold on every held object. Seeds themselves are recorded already.
+func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor string) (Placement, error) {
+	p := Placement{Matter: h.Matter, Seeds: len(seeds)}
+	th := thresholds(h.Scope)
+	isSeed := make(map[index.DocID]bool, len(seeds))
+	for _, s := range seeds {
+		isSeed[s.ID] = true
+	}
+	var (
+		mu    sync.Mutex
+		held  = map[index.DocID]HeldDoc{}
+		flags = map[index.DocID]Flag{}
+	)
+	now := e.now()
+	err := forEach(ctx, e.work, seeds, func(ctx context.Context, s *index.Record) error {
+		ms, err := e.ix.Similar(ctx, s.ID, th)
+		if err != nil {
+			return fmt.Errorf("near-copies of seed %d: %w", s.ID, err)
+		}
+		src := RefOf(s)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range ms {
+			r := m.Record
+			if isSeed[r.ID] {
+				continue
+			}
+			if _, ok := held[r.ID]; ok {
+				continue
+			}
+			held[r.ID] = HeldDoc{Matter: h.Matter, Document: RefOf(r), Object: ObjectOf(r), Content: r.Content, Placed: now}
+			sc := m.Scores
+			flags[r.ID] = e.holdFlag(h, r, &src, &sc, "near-copy")
+		}
+		return nil
+	})
+	if err != nil {
+		return p, err
+	}
+	hs := make([]HeldDoc, 0, len(held))
+	for _, d := range held {
+		hs = append(hs, d)
+	}
+	fs := make([]Flag, 0, len(flags))
+	for _, f := range flags {
+		fs = append(fs, f)
+	}
+	if p.Held, err = e.st.AddHeld(ctx, hs); err != nil {
+		return p, fmt.Errorf("record held documents: %w", err)
+	}
+	added, err := e.raise(ctx, fs, actor)
+	p.Flagged = len(added)
+	if err != nil {
+		return p, err
+	}
+	if h.Mode == ModeHold {
+		objs := make([]Object, 0, len(seeds)+len(hs))
+		for _, s := range seeds {
+			objs = append(objs, ObjectOf(s))
+		}
+		for _, d := range hs {
+			objs = append(objs, d.Object)
+		}
+		e.enforce(ctx, h.Matter, objs, actor, &p)
+	}
+	return p, nil
+}
+
+func (e *Engine) holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores, role string) Flag {
+	return Flag{Kind: KindHoldMatch, Document: RefOf(r), Object: ObjectOf(r), Source: src, Matter: h.Matter,
+		Evidence: Evidence{Scores: sc, Role: role, Note: "found for matter " + h.Matter}}
+}
+
+// enforce turns on the S3 legal hold of every version of each distinct
+// object and audits the outcome.
+func (e *Engine) enforce(ctx context.Context, matter string, objs []Object, actor string, p *Placement) {
+	if e.enf == nil || len(objs) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	var distinct []Object
+	for _, o := range objs {
+		k := o.Source + "\x00" + o.Bucket + "\x00" + o.Key
+		if !seen[k] {
+			seen[k] = true
+			distinct = append(distinct, o)
+		}
+	}
+	var mu sync.Mutex
+	var versions []string
+	_ = forEach(ctx, e.work, distinct, func(ctx context.Context, o Object) error {
+		vs, err := e.enf.HoldAll(ctx, o)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if !errors.Is(err, ErrNotEnforceable) {
+				p.EnforceErrors = append(p.EnforceErrors, fmt.Sprintf("%s: %v", o, err))
+				e.logger.Warn("turning legal hold on, will retry at the next sweep", "hold_id", matter, "key", o.Key, "err", err)
+			}
+			return nil
+		}
+		p.Enforced += len(vs)
+		for _, v := range vs {
+			versions = append(versions, o.Source+"/"+o.Bucket+"/"+o.Key+"@"+v)
+		}
+		return nil
+	})
+	if p.Enforced == 0 && len(p.EnforceErrors) == 0 {
+		return
+	}
+	a := AuditEntry{Time: e.now(), Actor: actor, Action: AuditEnforceHold, Object: "hold:" + matter,
+		Details: details(map[string]any{"versions": versions, "errors": p.EnforceErrors})}
+	if err := e.st.Append(ctx, a); err != nil {
+		e.logger.Error("auditing legal holds turned on", "hold_id", matter, "err", err)
+	}
+}
+
+// ReleaseHold releases an active hold. reason and actor are required
+// (ErrReasonRequired); an unknown matter is ErrNotFound, a released one
+// ErrHoldReleased. Nothing the hold covered is deleted before the release
+// grace period is over and an evaluation has run after it; S3 legal holds
+// are left on (the daemon's credentials cannot remove them).
+func (e *Engine) ReleaseHold(ctx context.Context, matter, reason, actor string) (Hold, error) {
+	if strings.TrimSpace(reason) == "" || strings.TrimSpace(actor) == "" {
+		return Hold{}, fmt.Errorf("release hold %s: %w", matter, ErrReasonRequired)
+	}
+	now := e.now()
+	h := Hold{Matter: matter, Released: now, ReleasedBy: actor, ReleaseReason: reason}
+	a := AuditEntry{Time: now, Actor: actor, Action: AuditHoldRelease, Object: "hold:" + matter, Reason: reason,
+		Details: details(map[string]any{"grace": e.cfg.ReleaseGrace.String()})}
+	h, err := e.st.ReleaseHold(ctx, h, a)
+	if err != nil {
+		return Hold{}, fmt.Errorf("release hold %s: %w", matter, err)
+	}
+	e.invalidate()
+	return h, nil
+}
+
+// Hold returns one hold.
+func (e *Engine) Hold(ctx context.Context, matter string) (Hold, error) {
+	h, err := e.st.Hold(ctx, matter)
+	if err != nil {
+		return Hold{}, fmt.Errorf("load hold %s: %w", matter, err)
+	}
+	return h, nil
+}
+
+// Holds lists holds with status (all when "").
+func (e *Engine) Holds(ctx context.Context, status HoldStatus) ([]Hold, error) {
+	hs, err := e.st.Holds(ctx, status)
+	if err != nil {
+		return nil, fmt.Errorf("list holds: %w", err)
+	}
+	return hs, nil
+}
+
+// RefreshHolds places every active hold again: seeds chosen by selectors
+// are resolved anew and every near-copy of every seed is recorded, flagged
+// and enforced. It repairs anything an ingest-time check missed (an
+// error, a replica with a stale cache) and retries failed enforcement.
+func (e *Engine) RefreshHolds(ctx context.Context) ([]Placement, error) {
+	hs, err := e.st.Holds(ctx, HoldActive)
+	if err != nil {
+		return nil, fmt.Errorf("list holds: %w", err)
+	}
+	var out []Placement
+	var errs []error
+	for _, h := range hs {
+		p, err := e.refresh(ctx, h)
+		out = append(out, p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("refresh hold %s: %w", h.Matter, err))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func (e *Engine) refresh(ctx context.Context, h Hold) (Placement, error) {
+	var seeds []*index.Record
+	seen := map[index.DocID]bool{}
+	err := e.st.HeldDocs(ctx, h.Matter, true, func(d HeldDoc) error {
+		seen[d.Document.ID] = true
+		return nil
+	})
+	if err != nil {
+		return Placement{}, fmt.Errorf("load seeds: %w", err)
+	}
+	for id := range seen {
+		r, err := e.ix.Get(ctx, id)
+		if errors.Is(err, index.ErrNotFound) {
+			continue // removed from the index; its held record stays
+		}
+		if err != nil {
+			return Placement{}, fmt.Errorf("load seed %d: %w", id, err)
+		}
+		seeds = append(seeds, r)
+	}
+	if len(h.Selectors) > 0 {
+		more, err := e.resolveSeeds(ctx, HoldSpec{Selectors: h.Selectors})
+		if err != nil {
+			return Placement{}, err
+		}
+		var add []HeldDoc
+		now := e.now()
+		for _, r := range more {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				seeds = append(seeds, r)
+				add = append(add, HeldDoc{Matter: h.Matter, Document: RefOf(r), Object: ObjectOf(r), Content: r.Content, Seed: true, Placed: now})
+			}
+		}
+		if _, err := e.st.AddHeld(ctx, add); err != nil {
+			return Placement{}, fmt.Errorf("record seeds: %w", err)
+		}
+		if len(add) > 0 {
+			e.invalidate()
+		}
+	}
+	return e.place(ctx, h, seeds, "sweep")
+}

@@ -1,0 +1,262 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/simdex/simdex/connectors"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
+)
+
+// holdCache is the in-memory view of active holds the ingest check
+// intersects near-copies with. It is rebuilt from the store whenever the
+// store's HoldsVersion differs from version.
+type holdCache struct {
+	version int64
+	holds   []cachedHold
+	// widest is the loosest scope over every hold and the duplicate
+	// check: one Similar call at that scope serves them all.
+	widest Scope
+}
+
+type cachedHold struct {
+	Hold
+	contents map[index.ContentID]index.DocID // seed content → a seed with it
+	seeds    map[index.DocID]bool
+}
+
+func (e *Engine) invalidate() {
+	e.mu.Lock()
+	e.cache = nil
+	e.mu.Unlock()
+}
+
+// holds returns the current cache, rebuilding it when the store changed.
+func (e *Engine) holds(ctx context.Context) (*holdCache, error) {
+	v, err := e.st.HoldsVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read holds version: %w", err)
+	}
+	e.mu.Lock()
+	c := e.cache
+	e.mu.Unlock()
+	if c != nil && c.version == v {
+		return c, nil
+	}
+	hs, err := e.st.Holds(ctx, HoldActive)
+	if err != nil {
+		return nil, fmt.Errorf("load holds: %w", err)
+	}
+	c = &holdCache{version: v, widest: Scope{Resemblance: 1, Containment: 1}}
+	if d := e.cfg.Duplicates; d.Enabled && !d.ExactOnly {
+		c.widest = d.Scope
+	}
+	for _, h := range hs {
+		ch := cachedHold{Hold: h, contents: map[index.ContentID]index.DocID{}, seeds: map[index.DocID]bool{}}
+		err := e.st.HeldDocs(ctx, h.Matter, true, func(d HeldDoc) error {
+			ch.seeds[d.Document.ID] = true
+			if d.Content != 0 {
+				ch.contents[d.Content] = d.Document.ID
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("load seeds of hold %s: %w", h.Matter, err)
+		}
+		c.widest.Resemblance = min(c.widest.Resemblance, h.Scope.Resemblance)
+		c.widest.Containment = min(c.widest.Containment, h.Scope.Containment)
+		c.holds = append(c.holds, ch)
+	}
+	e.mu.Lock()
+	e.cache = c
+	e.mu.Unlock()
+	return c, nil
+}
+
+// Check reports what the ingest-time check of one document did.
+type Check struct {
+	Document index.DocID
+	// Matters hold the document now (new or already).
+	Matters []string
+	// Flags are the flags newly raised.
+	Flags []Flag
+}
+
+// CheckIngested checks newly committed documents: each is held and
+// flagged hold-match when it is a near-copy of a seed of an active hold
+// (or matches a hold's seed selector), with its S3 legal hold turned on
+// in mode hold, and flagged duplicate-upload when it copies an existing
+// document within the configured scope. One near-copy search per
+// document serves every hold. It is idempotent: calling it again (a
+// redelivered event) raises nothing new.
+func (e *Engine) CheckIngested(ctx context.Context, ids []index.DocID) ([]Check, error) {
+	c, err := e.holds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dup := e.cfg.Duplicates
+	if len(c.holds) == 0 && !dup.Enabled {
+		return nil, nil
+	}
+	out := make([]Check, 0, len(ids))
+	var errs []error
+	for _, id := range ids {
+		ch, err := e.checkOne(ctx, c, id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("check document %d: %w", id, err))
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Check, error) {
+	ch := Check{Document: id}
+	r, err := e.ix.Get(ctx, id)
+	if err != nil {
+		return ch, err
+	}
+	var ms []index.Match
+	if r.Content != 0 {
+		if ms, err = e.ix.Similar(ctx, id, thresholds(c.widest)); err != nil {
+			return ch, err
+		}
+	}
+	now := e.now()
+	self := RefOf(r)
+	obj := ObjectOf(r)
+	var (
+		held    []HeldDoc
+		flags   []Flag
+		enforce []Hold
+	)
+	for i := range c.holds {
+		h := &c.holds[i]
+		var hit *index.Match
+		seed := h.seeds[id]
+		if !seed {
+			for _, sel := range h.Selectors {
+				if sel.Match(r) {
+					seed = true
+					break
+				}
+			}
+		}
+		if !seed {
+			if _, ok := h.contents[r.Content]; ok && r.Content != 0 {
+				hit = &index.Match{Scores: index.Scores{Exact: true, Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1}}
+				if sid := h.contents[r.Content]; sid != id {
+					if sr, err := e.ix.Get(ctx, sid); err == nil {
+						hit.Record = sr
+					}
+				}
+			}
+			for j := range ms {
+				if hit != nil {
+					break
+				}
+				m := &ms[j]
+				if _, ok := h.contents[m.Record.Content]; (ok || h.seeds[m.Record.ID]) && inScope(m.Scores, h.Scope) {
+					hit = m
+				}
+			}
+			if hit == nil {
+				continue
+			}
+		}
+		ch.Matters = append(ch.Matters, h.Matter)
+		hd := HeldDoc{Matter: h.Matter, Document: self, Object: obj, Content: r.Content, Seed: seed, Placed: now}
+		held = append(held, hd)
+		if seed {
+			flags = append(flags, e.holdFlag(h.Hold, r, nil, nil, "seed"))
+		} else {
+			var src *DocRef
+			if hit.Record != nil {
+				s := RefOf(hit.Record)
+				src = &s
+			}
+			sc := hit.Scores
+			flags = append(flags, e.holdFlag(h.Hold, r, src, &sc, "near-copy"))
+		}
+		if h.Mode == ModeHold {
+			enforce = append(enforce, h.Hold)
+		}
+	}
+	if f, ok := e.duplicate(r, ms); ok {
+		flags = append(flags, f)
+	}
+	if len(held) > 0 {
+		n, err := e.st.AddHeld(ctx, held)
+		if err != nil {
+			return ch, fmt.Errorf("record held: %w", err)
+		}
+		if n > 0 && held[0].Seed {
+			e.invalidate()
+		}
+	}
+	if ch.Flags, err = e.raise(ctx, flags, "ingest"); err != nil {
+		return ch, err
+	}
+	for _, h := range enforce {
+		var p Placement
+		e.enforce(ctx, h.Matter, []Object{obj}, "ingest", &p)
+		if len(p.EnforceErrors) > 0 {
+			return ch, fmt.Errorf("hold %s: turn legal hold on: %s", h.Matter, p.EnforceErrors[0])
+		}
+	}
+	return ch, nil
+}
+
+// duplicate returns the duplicate-upload flag of r, if it copies an
+// older document of another object within the configured scope.
+func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
+	d := e.cfg.Duplicates
+	if !d.Enabled || (r.Parent != 0 && !d.Children) || !d.Selector.Match(r) {
+		return Flag{}, false
+	}
+	top := ObjectOf(r).IndexKey
+	for i := range ms {
+		m := &ms[i]
+		o := m.Record
+		if o.ID >= r.ID || ObjectOf(o).IndexKey == top {
+			continue // newer, or another version of the same object
+		}
+		if d.ExactOnly && !m.Exact || !d.ExactOnly && !inScope(m.Scores, d.Scope) {
+			continue
+		}
+		src := RefOf(o)
+		sc := m.Scores
+		return Flag{Kind: KindDuplicateUpload, Document: RefOf(r), Object: ObjectOf(r), Source: &src,
+			Evidence: Evidence{Scores: &sc, Role: "duplicate", Note: "new upload duplicates existing content"}}, true
+	}
+	return Flag{}, false
+}
+
+// Indexed is the daemon pipeline's Observer hook: it runs CheckIngested
+// over the documents an event committed. Errors are logged: the nightly
+// RefreshHolds (run by Evaluate) repairs what a failed check missed.
+func (e *Engine) Indexed(ctx context.Context, ev connectors.Event, out *ingest.Outcome) {
+	if out == nil {
+		return
+	}
+	ids := make([]index.DocID, 0, len(out.Results))
+	for _, r := range out.Results {
+		if r.ID != 0 {
+			ids = append(ids, r.ID)
+		}
+	}
+	if _, err := e.CheckIngested(ctx, ids); err != nil {
+		e.logger.Error("ingest check incomplete, the next sweep will repair it", "source", ev.Source, "key", ev.Key, "err", err)
+	}
+}
+
+// Removed is the daemon pipeline's Observer hook for removals. Flags and
+// held records of removed documents are kept for the record.
+func (e *Engine) Removed(_ context.Context, ev connectors.Event, ids []index.DocID) {
+	if len(ids) > 0 {
+		e.logger.Debug("documents removed from the index; their flags and holds are kept", "source", ev.Source, "key", ev.Key, "documents", len(ids))
+	}
+}

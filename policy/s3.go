@@ -1,0 +1,94 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/simdex/simdex/connectors/s3"
+)
+
+// S3Enforcer enforces holds and deletions with S3 Object Lock through the
+// daemon's S3 connectors. Its credentials need s3:PutObjectLegalHold,
+// s3:GetObjectLegalHold, s3:ListBucketVersions and s3:DeleteObjectVersion;
+// nothing here turns a legal hold off (see docs/policy.md for the bucket
+// policy).
+type S3Enforcer struct {
+	// Client returns the connector client of an object's source and
+	// bucket, or false when there is none.
+	Client func(source, bucket string) (*s3.Client, bool)
+}
+
+var _ Enforcer = (*S3Enforcer)(nil)
+
+func (s *S3Enforcer) client(o Object) (*s3.Client, error) {
+	if o.Bucket == "" || s.Client == nil {
+		return nil, fmt.Errorf("%w: %s is not an S3 object", ErrNotEnforceable, o)
+	}
+	c, ok := s.Client(o.Source, o.Bucket)
+	if !ok {
+		return nil, fmt.Errorf("%w: no S3 client for %s bucket %s", ErrNotEnforceable, o.Source, o.Bucket)
+	}
+	return c, nil
+}
+
+// HoldAll implements Enforcer: every version of o.Key (delete markers
+// aside) gets its legal hold turned on.
+func (s *S3Enforcer) HoldAll(ctx context.Context, o Object) ([]string, error) {
+	c, err := s.client(o)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := c.Versions(ctx, o.Key)
+	if err != nil {
+		return nil, fmt.Errorf("list versions of %s: %w", o.Key, err)
+	}
+	var held []string
+	var errs []error
+	for _, v := range vs {
+		if v.IsDeleteMarker {
+			continue
+		}
+		if err := c.SetLegalHold(ctx, o.Key, v.VersionID); err != nil {
+			errs = append(errs, fmt.Errorf("hold %s@%s: %w", o.Key, v.VersionID, err))
+			continue
+		}
+		held = append(held, v.VersionID)
+	}
+	return held, errors.Join(errs...)
+}
+
+// Held implements Enforcer.
+func (s *S3Enforcer) Held(ctx context.Context, o Object) (bool, error) {
+	c, err := s.client(o)
+	if err != nil {
+		return false, err
+	}
+	if o.VersionID == "" {
+		return false, fmt.Errorf("%w: %s has no version id", ErrNotEnforceable, o)
+	}
+	on, err := c.LegalHold(ctx, o.Key, o.VersionID)
+	if err != nil {
+		return false, fmt.Errorf("read legal hold of %s: %w", o, err)
+	}
+	return on, nil
+}
+
+// Delete implements Enforcer: exactly o.VersionID is deleted; a version
+// under legal hold or retention is refused by S3 (ErrLegalHold).
+func (s *S3Enforcer) Delete(ctx context.Context, o Object) error {
+	c, err := s.client(o)
+	if err != nil {
+		return err
+	}
+	if o.VersionID == "" {
+		return fmt.Errorf("%w: %s has no version id; only exact versions are deleted", ErrNotEnforceable, o)
+	}
+	if err := c.DeleteVersion(ctx, o.Key, o.VersionID); err != nil {
+		if errors.Is(err, s3.ErrObjectLocked) {
+			return fmt.Errorf("%w: %w", ErrLegalHold, err)
+		}
+		return fmt.Errorf("delete %s: %w", o, err)
+	}
+	return nil
+}

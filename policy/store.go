@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"context"
+	"time"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/notifier"
+)
+
+// Store is where policy state lives: the embedded SQLite store
+// (policy/sqlite) or, later, a database shared by several replicas. Every
+// method is safe for concurrent use, every write is atomic (all or
+// nothing, audit entries included), and the store is the only place state
+// lives: Engines keep nothing that cannot be rebuilt from it. Methods
+// return ErrNotFound for unknown holds and flags.
+type Store interface {
+	RuleStore
+	HoldStore
+	FlagStore
+	RunStore
+	AuditLog
+	Close() error
+}
+
+// RuleStore keeps retention and keep_at_least rules.
+type RuleStore interface {
+	// PutRules replaces the rules whose origin is origin ("config") with
+	// rules and keeps, leaving other origins alone.
+	PutRules(ctx context.Context, origin string, rules []RetentionRule, keeps []KeepRule) error
+	// Rules returns every rule.
+	Rules(ctx context.Context) ([]RetentionRule, []KeepRule, error)
+}
+
+// HoldStore keeps holds and the documents each holds.
+type HoldStore interface {
+	// CreateHold stores an active hold with its seeds and appends a to the
+	// audit log, or fails with ErrHoldExists.
+	CreateHold(ctx context.Context, h Hold, seeds []HeldDoc, a AuditEntry) error
+	// ReleaseHold marks an active hold released (setting Released,
+	// ReleasedBy and ReleaseReason from h) and appends a; it fails with
+	// ErrHoldReleased when it was released already.
+	ReleaseHold(ctx context.Context, h Hold, a AuditEntry) (Hold, error)
+	// Hold returns one hold; Holds every hold with status (all when "").
+	Hold(ctx context.Context, matter string) (Hold, error)
+	Holds(ctx context.Context, status HoldStatus) ([]Hold, error)
+	// AddHeld records held documents; recording one twice is a no-op. It
+	// returns how many were new.
+	AddHeld(ctx context.Context, held []HeldDoc) (int, error)
+	// HeldDocs calls fn with the documents matter holds (seeds only when
+	// seeds is true).
+	HeldDocs(ctx context.Context, matter string, seeds bool, fn func(HeldDoc) error) error
+	// HoldsOn returns the holds on an object version (any document of
+	// it: attachments count), released ones included.
+	HoldsOn(ctx context.Context, o Object) ([]Hold, error)
+	// HoldsVersion changes whenever a hold is created or released: caches
+	// of hold seeds compare it to know they are stale.
+	HoldsVersion(ctx context.Context) (int64, error)
+}
+
+// FlagStore keeps flags.
+type FlagStore interface {
+	// AddFlags inserts the flags whose natural key (kind, document, rule,
+	// matter) is not stored yet, appends one audit entry per new flag, and
+	// returns the new flags with their ids, unpublished.
+	AddFlags(ctx context.Context, flags []Flag, actor string, at time.Time) ([]Flag, error)
+	// Flag returns one flag; Flags a page of flags in id order.
+	Flag(ctx context.Context, id int64) (Flag, error)
+	Flags(ctx context.Context, f FlagFilter) ([]Flag, error)
+	// Transition moves a flag whose status is one of t.From to t.To,
+	// recording actor and reason, and appends t.Audit; it fails with
+	// ErrFlagState when the status is not one of t.From. With
+	// t.CheckHolds, it also fails with ErrLegalHold when an active hold,
+	// or one released after t.ReleasedBefore, holds the flag's object
+	// version: the check and the change are one transaction, so a
+	// deletion claimed this way cannot interleave with a hold placement.
+	Transition(ctx context.Context, t Transition) (Flag, error)
+	// Unpublished returns up to limit flags not yet marked published.
+	Unpublished(ctx context.Context, limit int) ([]Flag, error)
+	// MarkPublished marks flags published.
+	MarkPublished(ctx context.Context, ids []int64) error
+}
+
+// Transition is a flag status change.
+type Transition struct {
+	ID     int64
+	From   []FlagStatus
+	To     FlagStatus
+	Actor  string
+	Reason string
+	At     time.Time
+	Audit  AuditEntry
+	// CheckHolds refuses the change when the object is held, or was
+	// released after ReleasedBefore.
+	CheckHolds     bool
+	ReleasedBefore time.Time
+}
+
+// RunStore records evaluations.
+type RunStore interface {
+	// StartRun stores a run under way and returns its id; FinishRun
+	// stores its end and counts.
+	StartRun(ctx context.Context, r Run) (int64, error)
+	FinishRun(ctx context.Context, r Run) error
+	// Runs returns the latest runs, newest first.
+	Runs(ctx context.Context, limit int) ([]Run, error)
+}
+
+// AuditLog is the append-only, hash-chained audit log.
+type AuditLog interface {
+	// Append assigns each entry the next sequence number, chains it to the
+	// previous entry (Prev, Hash by ChainHash) and stores it.
+	Append(ctx context.Context, entries ...AuditEntry) error
+	// Audit calls fn with every entry from seq from on, in order.
+	Audit(ctx context.Context, from int64, fn func(AuditEntry) error) error
+}
+
+// docs is what the Engine needs from the index.
+type docs interface {
+	Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error)
+	Get(ctx context.Context, id index.DocID) (*index.Record, error)
+}
+
+// Enforcer acts on objects at their origin (S3 Object Lock). Policy
+// declares it; S3Enforcer implements it over connectors/s3. Methods are
+// safe for concurrent use and return ErrNotEnforceable for objects they
+// cannot act on.
+type Enforcer interface {
+	// HoldAll turns the legal hold ON for every version of o.Key (not
+	// only o.VersionID) and returns the versions held. It is idempotent
+	// and never turns a hold off.
+	HoldAll(ctx context.Context, o Object) ([]string, error)
+	// Held reports whether the legal hold of exactly o.VersionID is ON.
+	Held(ctx context.Context, o Object) (bool, error)
+	// Delete permanently deletes exactly o.VersionID, never another
+	// version and never a delete marker in its place.
+	Delete(ctx context.Context, o Object) error
+}
+
+// Publisher receives each new flag's alert once it is stored; it is
+// satisfied by *notifier.Notifier, whose outbox publishes on NATS
+// simdex.flags.<kind> when so routed. Notify must be idempotent per
+// alert id: a flag is published again when the process died before its
+// published marker was written.
+type Publisher interface {
+	Notify(ctx context.Context, a notifier.Alert) error
+}

@@ -1,0 +1,341 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/notifier"
+)
+
+// Errors callers branch on with errors.Is.
+var (
+	// ErrNotFound reports an unknown hold, flag or run.
+	ErrNotFound = errors.New("not found")
+	// ErrHoldExists reports a hold whose matter is already taken.
+	ErrHoldExists = errors.New("hold already exists")
+	// ErrInvalidHold reports a hold that cannot be placed as given.
+	ErrInvalidHold = errors.New("invalid hold")
+	// ErrReasonRequired reports a release, approval or dismissal without a
+	// reason, or an action without an actor.
+	ErrReasonRequired = errors.New("reason and actor required")
+	// ErrHoldReleased reports a change to a hold already released.
+	ErrHoldReleased = errors.New("hold already released")
+	// ErrFlagState reports a flag transition its status does not allow
+	// (approving a dismissed flag, executing an open one...).
+	ErrFlagState = errors.New("flag status does not allow this")
+	// ErrNotDeletable reports an Execute on a flag that does not allow
+	// deletion (a review rule, report mode, a document inside an archive,
+	// a source without an Enforcer).
+	ErrNotDeletable = errors.New("flag does not allow deletion")
+	// ErrLegalHold reports a deletion refused because the version is held:
+	// by a hold in the store, by a hold released less than the grace
+	// period ago or before the last evaluation, or by its S3 legal hold.
+	ErrLegalHold = errors.New("document is under legal hold")
+	// ErrHoldUnknown reports that the hold state of a version could not be
+	// read; nothing is deleted.
+	ErrHoldUnknown = errors.New("hold state cannot be read")
+	// ErrNotEnforceable reports a document an Enforcer cannot act on (not
+	// an S3 object, or no client for its source).
+	ErrNotEnforceable = errors.New("document cannot be enforced")
+	// ErrAuditTampered reports an audit log that does not verify.
+	ErrAuditTampered = errors.New("audit log tampered")
+)
+
+// FlagKind is what a flag is about; the values are the notifier's alert
+// kinds.
+type FlagKind string
+
+// Flag kinds.
+const (
+	KindDispositionDue  FlagKind = notifier.KindDispositionDue
+	KindHoldMatch       FlagKind = notifier.KindHoldMatch
+	KindDuplicateUpload FlagKind = notifier.KindDuplicateUpload
+)
+
+// FlagStatus is where a flag is in its review.
+type FlagStatus string
+
+// Flag statuses. A flag goes open → approved → executed, or open|approved
+// → dismissed. Executing is transient: an Execute under way has claimed
+// the flag.
+const (
+	StatusOpen      FlagStatus = "open"
+	StatusApproved  FlagStatus = "approved"
+	StatusDismissed FlagStatus = "dismissed"
+	StatusExecuting FlagStatus = "executing"
+	StatusExecuted  FlagStatus = "executed"
+)
+
+// HoldStatus is active or released.
+type HoldStatus string
+
+// Hold statuses.
+const (
+	HoldActive   HoldStatus = "active"
+	HoldReleased HoldStatus = "released"
+)
+
+// Object locates one version of a stored object at its origin: the
+// top-level object of a document (an attachment's is its message's).
+type Object struct {
+	Source    string `json:"source"`
+	Bucket    string `json:"bucket,omitempty"`
+	Key       string `json:"key"`
+	VersionID string `json:"version,omitempty"`
+	// IndexKey is the index key of the top-level document.
+	IndexKey string `json:"index_key"`
+}
+
+func (o Object) String() string {
+	if o.Bucket != "" {
+		return fmt.Sprintf("%s/%s/%s@%s", o.Source, o.Bucket, o.Key, o.VersionID)
+	}
+	return fmt.Sprintf("%s/%s@%s", o.Source, o.Key, o.VersionID)
+}
+
+// childSeparator joins a parent key and a child's location (as
+// ingest.ChildSeparator).
+const childSeparator = "!/"
+
+// ObjectOf returns where r's top-level object lives. S3 index keys are
+// "s3:<connector>/<bucket>/<key>" with Source "s3:<connector>".
+func ObjectOf(r *index.Record) Object {
+	top, _, _ := strings.Cut(r.Key, childSeparator)
+	o := Object{Source: r.Source, VersionID: r.VersionID, IndexKey: top}
+	rest, ok := strings.CutPrefix(top, r.Source+"/")
+	if !ok {
+		o.Key = top
+		return o
+	}
+	if strings.HasPrefix(r.Source, "s3:") {
+		o.Bucket, o.Key, _ = strings.Cut(rest, "/")
+		return o
+	}
+	o.Key = rest
+	return o
+}
+
+// DocRef describes a document in flags and decisions.
+type DocRef struct {
+	ID      index.DocID `json:"id"`
+	Name    string      `json:"name"`
+	Source  string      `json:"source"`
+	Key     string      `json:"key"`
+	Version string      `json:"version,omitempty"`
+}
+
+// RefOf describes r.
+func RefOf(r *index.Record) DocRef {
+	return DocRef{ID: r.ID, Name: r.Name, Source: r.Source, Key: r.Key, Version: r.VersionID}
+}
+
+// Evidence says why a document was flagged.
+type Evidence struct {
+	// Scores compare the flagged document with the source document; nil
+	// when the document was selected directly.
+	Scores *index.Scores `json:"scores,omitempty"`
+	// Role is "seed", "near-copy", "selected" or "duplicate".
+	Role string `json:"role"`
+	// Due is when the retention period ended (disposition flags).
+	Due time.Time `json:"due,omitzero"`
+	// Action is review or delete (disposition flags).
+	Action string `json:"action,omitempty"`
+	// Deletable reports whether an approved flag may be executed.
+	Deletable bool `json:"deletable,omitempty"`
+	// Note explains anything else worth knowing.
+	Note string `json:"note,omitempty"`
+}
+
+// Flag is a persisted review item. Its natural key (Kind, Document.ID,
+// Rule, Matter) is unique: re-evaluation never duplicates a flag.
+type Flag struct {
+	ID       int64      `json:"id"`
+	Kind     FlagKind   `json:"kind"`
+	Document DocRef     `json:"document"`
+	Object   Object     `json:"object"`
+	Source   *DocRef    `json:"source_document,omitempty"`
+	Rule     string     `json:"rule,omitempty"`
+	Matter   string     `json:"matter,omitempty"`
+	Evidence Evidence   `json:"evidence"`
+	Status   FlagStatus `json:"status"`
+	Created  time.Time  `json:"created"`
+	Updated  time.Time  `json:"updated"`
+	Actor    string     `json:"actor,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
+	// Published is set once the flag was handed to the Publisher.
+	Published bool `json:"published"`
+}
+
+// AlertID is the notifier alert id of the flag.
+func (f *Flag) AlertID() string { return fmt.Sprintf("flag-%d", f.ID) }
+
+// Alert builds the notifier alert of the flag.
+func (f *Flag) Alert() notifier.Alert {
+	ev, _ := json.Marshal(struct {
+		Evidence
+		Source *DocRef `json:"source_document,omitempty"`
+		Object Object  `json:"object"`
+	}{f.Evidence, f.Source, f.Object})
+	var summary string
+	switch f.Kind {
+	case KindHoldMatch:
+		summary = fmt.Sprintf("%s found for matter %s", f.Document.Name, f.Matter)
+	case KindDispositionDue:
+		summary = fmt.Sprintf("%s is due for disposition under rule %s", f.Document.Name, f.Rule)
+	case KindDuplicateUpload:
+		summary = fmt.Sprintf("new upload %s duplicates existing content", f.Document.Name)
+	default:
+		summary = string(f.Kind) + " " + f.Document.Name
+	}
+	if f.Source != nil && f.Source.ID != f.Document.ID {
+		summary += fmt.Sprintf(" (copy of %s)", f.Source.Name)
+	}
+	return notifier.Alert{
+		ID: f.AlertID(), Kind: string(f.Kind), Matter: f.Matter, Rule: f.Rule,
+		Document: int64(f.Document.ID), Name: f.Document.Name, Source: f.Document.Source,
+		Summary: summary, Evidence: ev, Created: f.Created,
+	}
+}
+
+// FlagFilter selects flags; zero fields match everything. Results are
+// ordered by id; After is the last id of the previous page.
+type FlagFilter struct {
+	Kind     FlagKind
+	Status   FlagStatus
+	Matter   string
+	Rule     string
+	Document index.DocID
+	After    int64
+	Limit    int // default 100
+}
+
+// HoldSpec is what placing a hold needs.
+type HoldSpec struct {
+	Matter    string
+	Name      string
+	Reason    string
+	Owner     string
+	Seeds     []index.DocID
+	SeedKeys  []string
+	Selectors []Selector
+	Scope     Scope
+	Mode      string // report or hold (default hold)
+}
+
+func (h HoldConfig) spec() HoldSpec {
+	s := HoldSpec{Matter: h.Matter, Name: h.Name, Reason: h.Reason, Owner: h.Owner,
+		SeedKeys: h.SeedKeys, Selectors: h.Selectors, Scope: h.Scope, Mode: h.Mode}
+	for _, id := range h.Seeds {
+		s.Seeds = append(s.Seeds, index.DocID(id))
+	}
+	return s
+}
+
+// validate names each bad field after a leading dot (".scope: ...").
+func (s HoldSpec) validate() error {
+	var errs []error
+	if strings.TrimSpace(s.Matter) == "" {
+		errs = append(errs, fmt.Errorf(".matter: %w: empty", ErrInvalidHold))
+	}
+	if len(s.Seeds) == 0 && len(s.SeedKeys) == 0 && len(s.Selectors) == 0 {
+		errs = append(errs, fmt.Errorf(".seeds: %w: no seed documents, keys or selectors", ErrInvalidHold))
+	}
+	for i, sel := range s.Selectors {
+		if err := sel.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf(".selectors[%d]: %w: %w", i, ErrBadSelector, err))
+		}
+		if sel.empty() {
+			errs = append(errs, fmt.Errorf(".selectors[%d]: %w: empty selector would hold every document", i, ErrBadSelector))
+		}
+	}
+	if err := s.Scope.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf(".scope: %w: %w", ErrBadThreshold, err))
+	}
+	switch s.Mode {
+	case "", ModeReport, ModeHold:
+	default:
+		errs = append(errs, fmt.Errorf(".mode: %w: %q is not report or hold", ErrInvalidHold, s.Mode))
+	}
+	return errors.Join(errs...)
+}
+
+// Hold is a legal hold (a matter) as stored.
+type Hold struct {
+	Matter    string        `json:"matter"`
+	Name      string        `json:"name"`
+	Reason    string        `json:"reason"`
+	Owner     string        `json:"owner"`
+	Seeds     []index.DocID `json:"seeds"`
+	Selectors []Selector    `json:"selectors,omitempty"`
+	Scope     Scope         `json:"scope"`
+	Mode      string        `json:"mode"`
+	Status    HoldStatus    `json:"status"`
+	Created   time.Time     `json:"created"`
+	CreatedBy string        `json:"created_by"`
+	// Released, ReleasedBy and ReleaseReason are set once released.
+	Released      time.Time `json:"released,omitzero"`
+	ReleasedBy    string    `json:"released_by,omitempty"`
+	ReleaseReason string    `json:"release_reason,omitempty"`
+	// Held counts the documents held (seeds included).
+	Held int `json:"held"`
+}
+
+// HeldDoc records that a matter holds a document.
+type HeldDoc struct {
+	Matter   string
+	Document DocRef
+	Object   Object
+	// Content is the document's text id; seeds' contents feed the ingest
+	// check.
+	Content index.ContentID
+	Seed    bool
+	Placed  time.Time
+}
+
+// Run records one evaluation.
+type Run struct {
+	ID      int64     `json:"id"`
+	DryRun  bool      `json:"dry_run"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// Documents evaluated, Due for disposition, Held (due but held or
+	// kept), Flagged (new flags), HoldMatches (new hold-match flags from
+	// the hold sweep), Errors.
+	Documents   int    `json:"documents"`
+	Due         int    `json:"due"`
+	Held        int    `json:"held"`
+	Flagged     int    `json:"flagged"`
+	HoldMatches int    `json:"hold_matches"`
+	Errors      int    `json:"errors"`
+	Error       string `json:"error,omitempty"`
+	// Decisions are what was (or, in a dry run, would be) decided about
+	// each document due or brought in as a near-copy; they are not stored.
+	Decisions []Decision `json:"decisions,omitempty"`
+}
+
+// Decision is the outcome for one document of one evaluation.
+type Decision struct {
+	Document DocRef   `json:"document"`
+	Source   *DocRef  `json:"source_document,omitempty"`
+	Rule     string   `json:"rule,omitempty"`
+	Outcome  Outcome  `json:"outcome"`
+	Reason   string   `json:"reason"`
+	Evidence Evidence `json:"evidence"`
+}
+
+// Outcome of a decision.
+type Outcome string
+
+// Outcomes.
+const (
+	// OutcomeFlag: flagged for disposition (review or delete).
+	OutcomeFlag Outcome = "flag"
+	// OutcomeHeld: due, but a hold beats the deletion.
+	OutcomeHeld Outcome = "held"
+	// OutcomeKept: a longer retention or a keep_at_least rule wins.
+	OutcomeKept Outcome = "kept"
+)
