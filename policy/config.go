@@ -122,7 +122,8 @@ type KeepRule struct {
 // Selector chooses documents. Every field set must match; an empty
 // selector matches every document.
 type Selector struct {
-	// Source is a glob on the document's source ("s3:contracts", "s3:*").
+	// Source is a path.Match glob on the document's source ("s3:contracts",
+	// "s3:*"); as in paths, * does not cross "/" ("fs:/srv/*").
 	Source string `mapstructure:"source" yaml:"source,omitempty" json:"source,omitempty"`
 	// Bucket is the S3 bucket, exactly.
 	Bucket string `mapstructure:"bucket" yaml:"bucket,omitempty" json:"bucket,omitempty"`

@@ -171,10 +171,10 @@ type Flag struct {
 }
 
 // AlertID is the notifier alert id of the flag.
-func (f *Flag) AlertID() string { return fmt.Sprintf("flag-%d", f.ID) }
+func (f Flag) AlertID() string { return fmt.Sprintf("flag-%d", f.ID) }
 
 // Alert builds the notifier alert of the flag.
-func (f *Flag) Alert() notifier.Alert {
+func (f Flag) Alert() notifier.Alert {
 	ev, _ := json.Marshal(struct {
 		Evidence
 		Source *DocRef `json:"source_document,omitempty"`

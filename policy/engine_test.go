@@ -1,0 +1,504 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/policy"
+)
+
+var ctx = context.Background()
+
+func texts(t testing.TB) map[string]string {
+	out := map[string]string{}
+	for _, n := range []string{"Apache-2.0", "GPL-3.0-only", "MPL-2.0", "EPL-2.0", "CDDL-1.0", "EUPL-1.2", "Artistic-2.0", "OSL-3.0"} {
+		out[n] = corpus(t, "spdx/text/"+n+".txt")
+	}
+	return out
+}
+
+func retentionConfig() policy.Config {
+	c := policy.DefaultConfig()
+	c.Retention = []policy.RetentionRule{
+		{Name: "records-7y", Selector: policy.Selector{Bucket: "records"}, Period: "7y", Action: policy.ActionDelete},
+		{Name: "archive-30y", Selector: policy.Selector{Bucket: "archive"}, Period: "30y", Action: policy.ActionReview},
+	}
+	c.KeepAtLeast = []policy.KeepRule{{Name: "tax-10y", Selector: policy.Selector{Prefix: "tax/"}, Period: "10y"}}
+	c.ReleaseGrace = 72 * time.Hour
+	return c
+}
+
+func TestRetentionWithClock(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, retentionConfig())
+	ids := en.add(
+		doc{key: "young.txt", text: tx["MPL-2.0"], mod: epoch.AddDate(-1, 0, 0)},
+		doc{key: "old.txt", text: tx["EPL-2.0"], mod: epoch.AddDate(-8, 0, 0)},
+		doc{key: "held.txt", text: tx["CDDL-1.0"], mod: epoch.AddDate(-8, 0, 0)},
+		doc{key: "tax/2021.txt", text: tx["EUPL-1.2"], mod: epoch.AddDate(-8, 0, 0)},
+	)
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-1", Seeds: []index.DocID{ids[2]}, Scope: policy.DefaultScope(), Mode: policy.ModeReport}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+
+	dry, err := en.e.Evaluate(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]policy.Outcome{}
+	for _, d := range dry.Decisions {
+		got[d.Document.Name] = d.Outcome
+		if d.Reason == "" {
+			t.Errorf("%s: decision without reason", d.Document.Name)
+		}
+	}
+	want := map[string]policy.Outcome{"old.txt": policy.OutcomeFlag, "held.txt": policy.OutcomeHeld, "tax/2021.txt": policy.OutcomeKept}
+	for n, o := range want {
+		if got[n] != o {
+			t.Errorf("dry run: %s = %q, want %q", n, got[n], o)
+		}
+	}
+	if _, ok := got["young.txt"]; ok {
+		t.Errorf("dry run: young.txt decided %q, want not due", got["young.txt"])
+	}
+	if fs := en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue}); len(fs) != 0 {
+		t.Fatalf("dry run wrote %d flags", len(fs))
+	}
+	if runs, _ := en.e.Runs(ctx, 10); len(runs) != 0 {
+		t.Fatalf("dry run recorded %d runs", len(runs))
+	}
+
+	run, err := en.e.Evaluate(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Flagged != 1 || run.Due != 1 || run.Held != 2 || run.Documents != 4 {
+		t.Errorf("run = %+v, want 4 documents, 1 due and flagged, 2 held or kept", run)
+	}
+	fs := byName(en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue}))
+	if f, ok := fs["old.txt"]; !ok || f.Rule != "records-7y" || f.Status != policy.StatusOpen || !f.Evidence.Deletable {
+		t.Errorf("old.txt flag = %+v", f)
+	}
+
+	// Re-evaluation never duplicates a flag.
+	if run, err = en.e.Evaluate(ctx, false); err != nil || run.Flagged != 0 {
+		t.Fatalf("second run: flagged %d, err %v", run.Flagged, err)
+	}
+
+	// Seven years on, the young document is due as well; the tax record
+	// is still kept until its tenth year... which has come too.
+	en.clock.Advance(7 * 365 * 24 * time.Hour)
+	if run, err = en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	fs = byName(en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue}))
+	for _, n := range []string{"old.txt", "young.txt", "tax/2021.txt"} {
+		if _, ok := fs[n]; !ok {
+			t.Errorf("after 7 years: %s not flagged", n)
+		}
+	}
+	if _, ok := fs["held.txt"]; ok {
+		t.Error("held document flagged for disposition")
+	}
+	if len(fs) != 3 {
+		t.Errorf("%d disposition flags, want 3", len(fs))
+	}
+	runs, err := en.e.Runs(ctx, 10)
+	if err != nil || len(runs) != 3 || runs[0].Ended.IsZero() || runs[0].Started.IsZero() {
+		t.Errorf("runs = %+v, %v", runs, err)
+	}
+	if en.pub.count() != len(en.flags(policy.FlagFilter{})) {
+		t.Errorf("published %d alerts for %d flags", en.pub.count(), len(en.flags(policy.FlagFilter{})))
+	}
+}
+
+func TestMetadataBasis(t *testing.T) {
+	tx := texts(t)
+	c := policy.DefaultConfig()
+	c.Retention = []policy.RetentionRule{{Name: "contracts", Selector: policy.Selector{Meta: map[string]string{"class": "contract"}},
+		Basis: "meta:expiry", Period: "90d", Action: policy.ActionReview}}
+	en := newEnv(t, c)
+	en.add(
+		doc{key: "a.txt", text: tx["MPL-2.0"], meta: map[string]string{"class": "contract", "expiry": "2029-06-01"}},
+		doc{key: "b.txt", text: tx["EPL-2.0"], meta: map[string]string{"class": "contract", "expiry": "2029-12-01"}},
+		doc{key: "c.txt", text: tx["CDDL-1.0"], meta: map[string]string{"class": "contract"}},
+	)
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	fs := byName(en.flags(policy.FlagFilter{}))
+	if _, ok := fs["a.txt"]; !ok || len(fs) != 1 {
+		t.Errorf("flags = %v, want a.txt only (b.txt not due, c.txt without a date)", fs)
+	}
+	if f := fs["a.txt"]; f.Evidence.Deletable {
+		t.Error("review rule flag is deletable")
+	}
+}
+
+// TestPropagation: a document due for disposition brings its near-copies
+// with their evidence; a copy with its own rule follows it.
+func TestPropagation(t *testing.T) {
+	tx := texts(t)
+	apache := tx["Apache-2.0"]
+	en := newEnv(t, retentionConfig())
+	ids := en.add(
+		doc{key: "original.txt", text: apache, mod: epoch.AddDate(-8, 0, 0)},
+		doc{bucket: "inbox", key: "renamed copy.txt", text: apache, mod: epoch},
+		doc{bucket: "inbox", key: "reformatted.txt", text: strings.ToUpper(strings.ReplaceAll(apache, "\n", "\n\n  ")), mod: epoch},
+		doc{bucket: "inbox", key: "edited.txt", text: edit(apache, 20, 1), mod: epoch},
+		doc{bucket: "archive", key: "kept copy.txt", text: apache, mod: epoch},
+		doc{bucket: "inbox", key: "unrelated.txt", text: tx["GPL-3.0-only"], mod: epoch},
+	)
+	run, err := en.e.Evaluate(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := byName(en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue}))
+	for _, n := range []string{"original.txt", "renamed copy.txt", "reformatted.txt", "edited.txt"} {
+		f, ok := fs[n]
+		if !ok {
+			t.Errorf("%s not flagged", n)
+			continue
+		}
+		if f.Rule != "records-7y" {
+			t.Errorf("%s: rule %q", n, f.Rule)
+		}
+		if n == "original.txt" {
+			if f.Evidence.Role != "selected" || f.Source != nil {
+				t.Errorf("original: evidence %+v source %+v", f.Evidence, f.Source)
+			}
+			continue
+		}
+		if f.Source == nil || f.Source.ID != ids[0] || f.Evidence.Scores == nil || f.Evidence.Role != "near-copy" {
+			t.Errorf("%s: source %+v evidence %+v, want the original with scores", n, f.Source, f.Evidence)
+		}
+	}
+	if f := fs["renamed copy.txt"]; f.Evidence.Scores != nil && !f.Evidence.Scores.Exact {
+		t.Errorf("renamed copy: scores %+v, want exact", f.Evidence.Scores)
+	}
+	for _, n := range []string{"kept copy.txt", "unrelated.txt"} {
+		if _, ok := fs[n]; ok {
+			t.Errorf("%s flagged", n)
+		}
+	}
+	if run.Due != 4 {
+		t.Errorf("run.Due = %d, want 4", run.Due)
+	}
+	a := fs["edited.txt"].Alert()
+	if a.Kind != "disposition-due" || a.ID == "" || !strings.Contains(a.Summary, "copy of original.txt") || len(a.Evidence) == 0 {
+		t.Errorf("alert = %+v", a)
+	}
+}
+
+func TestHoldPlacementAndIngest(t *testing.T) {
+	tx := texts(t)
+	apache := tx["Apache-2.0"]
+	c := policy.DefaultConfig()
+	c.Duplicates = policy.DuplicateConfig{Enabled: true, Scope: policy.Scope{Resemblance: 0.9, Containment: 0.95}}
+	en := newEnv(t, c)
+	ids := en.add(
+		doc{key: "seed.txt", text: apache},
+		doc{bucket: "inbox", key: "copy.txt", text: apache},
+		doc{bucket: "inbox", key: "edited.txt", text: edit(apache, 20, 2)},
+		doc{bucket: "inbox", key: "unrelated.txt", text: tx["GPL-3.0-only"]},
+	)
+	h, p, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-7", Name: "Acme v. Simdex", Reason: "litigation", Owner: "legal",
+		Seeds: []index.DocID{ids[0]}, Scope: policy.DefaultScope()}, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Mode != policy.ModeHold || p.Flagged != 2 || p.Held != 2 || p.Enforced != 3 {
+		t.Errorf("hold %+v placement %+v, want mode hold, 2 flagged, 2 held, 3 enforced", h, p)
+	}
+	fs := byName(en.flags(policy.FlagFilter{Kind: policy.KindHoldMatch, Matter: "M-7"}))
+	for _, n := range []string{"copy.txt", "edited.txt"} {
+		f, ok := fs[n]
+		if !ok || f.Source == nil || f.Source.ID != ids[0] || !strings.Contains(f.Alert().Summary, "found for matter M-7") {
+			t.Errorf("%s: flag %+v", n, f)
+		}
+	}
+	if _, ok := fs["unrelated.txt"]; ok {
+		t.Error("unrelated document held")
+	}
+	for _, k := range []string{"s3:main/records/seed.txt@v1", "s3:main/inbox/copy.txt@v1", "s3:main/inbox/edited.txt@v1"} {
+		if !en.enf.held[k] {
+			t.Errorf("%s: legal hold not on", k)
+		}
+	}
+
+	// A near-copy ingested later is held and flagged as it is indexed,
+	// and flagged as a duplicate upload; a redelivery changes nothing.
+	later := en.add(doc{bucket: "uploads", key: "later.txt", text: edit(apache, 5, 3)})
+	checks, err := en.e.CheckIngested(ctx, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != 1 || len(checks[0].Matters) != 1 || len(checks[0].Flags) != 2 {
+		t.Fatalf("checks = %+v, want held for M-7 with a hold-match and a duplicate-upload flag", checks)
+	}
+	if !en.enf.held["s3:main/uploads/later.txt@v1"] {
+		t.Error("later copy: legal hold not on")
+	}
+	again, err := en.e.CheckIngested(ctx, later)
+	if err != nil || len(again[0].Flags) != 0 {
+		t.Errorf("redelivery raised %+v, %v", again, err)
+	}
+	other := en.add(doc{bucket: "uploads", key: "other.txt", text: tx["MPL-2.0"]})
+	if checks, err := en.e.CheckIngested(ctx, other); err != nil || len(checks[0].Flags) != 0 || len(checks[0].Matters) != 0 {
+		t.Errorf("unrelated upload: %+v, %v", checks, err)
+	}
+	dups := en.flags(policy.FlagFilter{Kind: policy.KindDuplicateUpload})
+	if len(dups) != 1 || dups[0].Document.ID != later[0] || dups[0].Source == nil {
+		t.Errorf("duplicate flags = %+v", dups)
+	}
+	if got, err := en.e.Hold(ctx, "M-7"); err != nil || got.Held != 4 {
+		t.Errorf("hold = %+v, %v; want 4 held", got, err)
+	}
+
+	// Bad input.
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-7", Seeds: []index.DocID{ids[0]}, Scope: policy.DefaultScope()}, "bob"); !errors.Is(err, policy.ErrHoldExists) {
+		t.Errorf("same matter: %v", err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Seeds: []index.DocID{9999}, Scope: policy.DefaultScope()}, "bob"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("unknown seed: %v", err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Seeds: []index.DocID{ids[0]}, Scope: policy.Scope{Resemblance: 2, Containment: 0.8}}, "bob"); !errors.Is(err, policy.ErrBadThreshold) {
+		t.Errorf("resemblance 2: %v", err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Selectors: []policy.Selector{{Glob: "[x"}}, Scope: policy.DefaultScope()}, "bob"); !errors.Is(err, policy.ErrBadSelector) {
+		t.Errorf("bad glob: %v", err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Seeds: []index.DocID{ids[0]}, Scope: policy.DefaultScope()}, ""); !errors.Is(err, policy.ErrReasonRequired) {
+		t.Errorf("no actor: %v", err)
+	}
+	if _, err := en.e.ReleaseHold(ctx, "M-7", " ", "alice"); !errors.Is(err, policy.ErrReasonRequired) {
+		t.Errorf("release without reason: %v", err)
+	}
+	if _, err := en.e.ReleaseHold(ctx, "nope", "done", "alice"); !errors.Is(err, policy.ErrNotFound) {
+		t.Errorf("release unknown matter: %v", err)
+	}
+	if _, err := en.e.ReleaseHold(ctx, "M-7", "settled", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.ReleaseHold(ctx, "M-7", "settled", "alice"); !errors.Is(err, policy.ErrHoldReleased) {
+		t.Errorf("second release: %v", err)
+	}
+	// Released: a new copy is no longer held.
+	after := en.add(doc{bucket: "uploads", key: "after.txt", text: edit(apache, 4, 9)})
+	if checks, err := en.e.CheckIngested(ctx, after); err != nil || len(checks[0].Matters) != 0 {
+		t.Errorf("after release: %+v, %v", checks, err)
+	}
+}
+
+func TestHoldBySelectorSeedsLaterDocuments(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, policy.DefaultConfig())
+	en.add(doc{bucket: "legal", key: "memo.txt", text: tx["OSL-3.0"], meta: map[string]string{"custodian": "bob"}})
+	_, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-9", Scope: policy.DefaultScope(), Mode: policy.ModeReport,
+		Selectors: []policy.Selector{{Meta: map[string]string{"custodian": "bob"}}}}, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new document of the custodian is a seed; a copy of it is held.
+	ids := en.add(doc{bucket: "legal", key: "new.txt", text: tx["Artistic-2.0"], meta: map[string]string{"custodian": "bob"}})
+	if cs, err := en.e.CheckIngested(ctx, ids); err != nil || len(cs[0].Matters) != 1 {
+		t.Fatalf("selector seed: %+v, %v", cs, err)
+	}
+	cp := en.add(doc{bucket: "inbox", key: "fwd.txt", text: "FW: " + tx["Artistic-2.0"]})
+	if cs, err := en.e.CheckIngested(ctx, cp); err != nil || len(cs[0].Matters) != 1 {
+		t.Fatalf("copy of a selector seed: %+v, %v", cs, err)
+	}
+	if len(en.enf.held) != 0 {
+		t.Error("report mode turned legal holds on")
+	}
+}
+
+// dueFlag indexes one document due under records-7y, evaluates, and
+// returns its flag.
+func dueFlag(t *testing.T, en *env, key, text string) policy.Flag {
+	t.Helper()
+	ids := en.add(doc{key: key, text: text, mod: epoch.AddDate(-8, 0, 0)})
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	fs := en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue, Document: ids[0]})
+	if len(fs) != 1 {
+		t.Fatalf("%s: %d flags", key, len(fs))
+	}
+	return fs[0]
+}
+
+func TestTwoPhaseDeletion(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, retentionConfig())
+	f := dueFlag(t, en, "old.txt", tx["EPL-2.0"])
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrFlagState) {
+		t.Fatalf("execute before approval: %v", err)
+	}
+	if _, err := en.e.Approve(ctx, f.ID, "carol", ""); !errors.Is(err, policy.ErrReasonRequired) {
+		t.Fatalf("approve without reason: %v", err)
+	}
+	if _, err := en.e.Approve(ctx, 424242, "carol", "ok"); !errors.Is(err, policy.ErrNotFound) {
+		t.Fatalf("approve unknown flag: %v", err)
+	}
+	if _, err := en.e.Approve(ctx, f.ID, "carol", "past retention, no matter"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Approve(ctx, f.ID, "carol", "again"); !errors.Is(err, policy.ErrFlagState) {
+		t.Fatalf("approve twice: %v", err)
+	}
+	// Hold state unreadable: nothing is deleted.
+	en.enf.failRead = true
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrHoldUnknown) {
+		t.Fatalf("execute with unreadable hold: %v", err)
+	}
+	en.enf.failRead = false
+	if len(en.enf.deleted) != 0 {
+		t.Fatal("deleted with unreadable hold state")
+	}
+	if got, _ := en.e.Flag(ctx, f.ID); got.Status != policy.StatusApproved {
+		t.Fatalf("after refusal: status %s", got.Status)
+	}
+	// S3 legal hold on: refused.
+	en.enf.held[f.Object.IndexKey+"@v1"] = true
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrLegalHold) {
+		t.Fatalf("execute under S3 legal hold: %v", err)
+	}
+	delete(en.enf.held, f.Object.IndexKey+"@v1")
+	done, err := en.e.Execute(ctx, f.ID, "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status != policy.StatusExecuted || len(en.enf.deleted) != 1 || !en.enf.deleted["s3:main/records/old.txt@v1"] {
+		t.Errorf("executed %+v, deleted %v", done.Status, en.enf.deleted)
+	}
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrFlagState) {
+		t.Errorf("execute twice: %v", err)
+	}
+	// Dismissed flags cannot be approved.
+	g := dueFlag(t, en, "other.txt", tx["CDDL-1.0"])
+	if _, err := en.e.Dismiss(ctx, g.ID, "carol", "not a record"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Approve(ctx, g.ID, "carol", "changed my mind"); !errors.Is(err, policy.ErrFlagState) {
+		t.Errorf("approve dismissed: %v", err)
+	}
+	// Review flags are never executed.
+	en.add(doc{bucket: "archive", key: "old-archive.txt", text: tx["EUPL-1.2"], mod: epoch.AddDate(-40, 0, 0)})
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	r := en.flags(policy.FlagFilter{Rule: "archive-30y"})
+	if len(r) != 1 {
+		t.Fatalf("archive flags: %+v", r)
+	}
+	if _, err := en.e.Approve(ctx, r[0].ID, "carol", "reviewed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Execute(ctx, r[0].ID, "carol"); !errors.Is(err, policy.ErrNotDeletable) {
+		t.Errorf("execute review flag: %v", err)
+	}
+}
+
+// TestReleaseGrace: after a release nothing it covered is deleted before
+// the grace period and a fresh evaluation.
+func TestReleaseGrace(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, retentionConfig())
+	f := dueFlag(t, en, "old.txt", tx["EPL-2.0"])
+	if _, err := en.e.Approve(ctx, f.ID, "carol", "due"); err != nil {
+		t.Fatal(err)
+	}
+	// A hold on a near-copy's seed arrives after the approval.
+	seed := en.add(doc{bucket: "legal", key: "exhibit.txt", text: edit(tx["EPL-2.0"], 3, 4)})
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-2", Seeds: seed, Scope: policy.DefaultScope(), Mode: policy.ModeReport}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrLegalHold) {
+		t.Fatalf("execute while held: %v", err)
+	}
+	en.clock.Advance(time.Hour)
+	if _, err := en.e.ReleaseHold(ctx, "M-2", "case closed", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	en.clock.Advance(time.Hour)
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrLegalHold) {
+		t.Fatalf("execute within grace: %v", err)
+	}
+	// An evaluation within the grace period does not count.
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	en.clock.Advance(72 * time.Hour)
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrLegalHold) {
+		t.Fatalf("execute after grace without a fresh evaluation: %v", err)
+	}
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Execute(ctx, f.ID, "carol"); err != nil {
+		t.Fatalf("execute after grace and evaluation: %v", err)
+	}
+	if len(en.enf.deleted) != 1 {
+		t.Errorf("deleted %v", en.enf.deleted)
+	}
+}
+
+func TestPublishingSurvivesFailure(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, retentionConfig())
+	en.pub.fail = true
+	en.add(doc{key: "a.txt", text: tx["EPL-2.0"], mod: epoch.AddDate(-8, 0, 0)}, doc{key: "b.txt", text: tx["MPL-2.0"], mod: epoch.AddDate(-8, 0, 0)})
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if en.pub.count() != 0 {
+		t.Fatal("published while failing")
+	}
+	en.pub.fail = false
+	// A restarted process republishes at Sync.
+	en.engine()
+	if en.pub.count() != 2 {
+		t.Fatalf("republished %d, want 2", en.pub.count())
+	}
+	if n, err := en.e.Republish(ctx); err != nil || n != 0 {
+		t.Errorf("second republish: %d, %v", n, err)
+	}
+}
+
+func TestSchedulerErrors(t *testing.T) {
+	en := newEnv(t, policy.DefaultConfig())
+	_, err := policy.NewScheduler(en.e, policy.Schedules{Evaluate: "0 25 * * *"})
+	if !errors.Is(err, policy.ErrBadSchedule) || !strings.Contains(err.Error(), "policy.schedules.evaluate") {
+		t.Errorf("bad schedule: %v", err)
+	}
+	s, err := policy.NewScheduler(en.e, policy.Schedules{Evaluate: "@every 1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- s.Run(c) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runs, err := en.e.Runs(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && !runs[0].Ended.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no scheduled run within 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
