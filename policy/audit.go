@@ -59,17 +59,13 @@ type Checkpoint struct {
 // two different entries encode alike.
 func ChainHash(prev string, e AuditEntry) string {
 	h := sha256.New()
-	var n [8]byte
 	field := func(b []byte) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(b))))
 		h.Write(b)
 	}
 	field([]byte("simdex-audit-v1"))
-	binary.BigEndian.PutUint64(n[:], uint64(e.Seq))
-	field(n[:])
-	binary.BigEndian.PutUint64(n[:], uint64(e.Time.UnixNano()))
-	field(n[:])
+	field(binary.BigEndian.AppendUint64(nil, uint64(e.Seq)))
+	field(binary.BigEndian.AppendUint64(nil, uint64(e.Time.UnixNano())))
 	field([]byte(e.Actor))
 	field([]byte(e.Action))
 	field([]byte(e.Object))
