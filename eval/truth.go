@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -36,9 +38,13 @@ var ErrTooManyDocs = errors.New("too many documents for an all-pairs truth table
 
 // WordShingles returns the sorted, distinct hashes of the k-word shingles of
 // a normalised text. Words are separated by white space (one space in
-// normalised text; any run of spaces, tabs and newlines counts as one). A
-// text of fewer than k words is one shingle of all its words; an empty text
-// has none.
+// normalised text; any run of spaces, tabs and newlines counts as one).
+// Scripts written without spaces between words (Han, Hiragana, Katakana)
+// count each character as a word, as full-text search engines tokenise
+// them: otherwise a Japanese paragraph is one "word" whose boundaries are
+// wherever a format happened to break the line, and the same text in HTML
+// and in PDF would share no shingle at all. A text of fewer than k words is
+// one shingle of all its words; an empty text has none.
 func WordShingles(text []byte, k int) []uint64 {
 	text = bytes.TrimSpace(text)
 	if len(text) == 0 || k < 1 {
@@ -47,9 +53,24 @@ func WordShingles(text []byte, k int) []uint64 {
 	// starts[i] is the offset of word i; ends[i] is one past its end.
 	var starts, ends []int
 	in := false
-	for i, c := range text {
+	for i := 0; i < len(text); {
+		c := text[i]
+		size := 1
+		word := false // the rune is a word of its own
+		if c >= utf8.RuneSelf {
+			var r rune
+			r, size = utf8.DecodeRune(text[i:])
+			word = unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
+		}
 		sp := c == ' ' || c == '\n' || c == '\t' || c == '\r'
 		switch {
+		case word:
+			if in {
+				ends = append(ends, i)
+			}
+			starts = append(starts, i)
+			ends = append(ends, i+size)
+			in = false
 		case !sp && !in:
 			starts = append(starts, i)
 			in = true
@@ -57,6 +78,7 @@ func WordShingles(text []byte, k int) []uint64 {
 			ends = append(ends, i)
 			in = false
 		}
+		i += size
 	}
 	if in {
 		ends = append(ends, len(text))

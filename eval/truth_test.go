@@ -22,6 +22,9 @@ func TestWordShingles(t *testing.T) {
 		{"exactly five", "a b c d e", 1},
 		{"six words", "a b c d e f", 2},
 		{"repeated shingles count once", "a b c d e a b c d e a b c d e", 5},
+		{"each kanji and kana is a word", "日本語の文書です", 4},
+		{"mixed scripts", "debian の パッケージ", 3},
+		{"latin words around kanji", "use dpkg-buildpackage 命令 to build", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := len(WordShingles([]byte(tc.text), ShingleWords)); got != tc.want {
@@ -33,6 +36,13 @@ func TestWordShingles(t *testing.T) {
 	b := WordShingles([]byte("  a b  c d e\nf "), ShingleWords)
 	if fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Errorf("white space changes shingles: %v vs %v", a, b)
+	}
+	// A line broken in another place (HTML against PDF) does not change
+	// the shingles of a Japanese text.
+	ja1 := WordShingles([]byte("パッケージを作成する前に確認してください"), ShingleWords)
+	ja2 := WordShingles([]byte("パッケージを作成\nする前に 確認して\nください"), ShingleWords)
+	if fmt.Sprint(ja1) != fmt.Sprint(ja2) || len(ja1) != 16 {
+		t.Errorf("line breaks change Japanese shingles: %d vs %d", len(ja1), len(ja2))
 	}
 }
 
