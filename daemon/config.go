@@ -75,6 +75,7 @@ type IndexConfig struct {
 	Durability       string           `mapstructure:"durability"`
 	Thresholds       ThresholdsConfig `mapstructure:"thresholds"`
 	TemplateShare    float64          `mapstructure:"template_share"`
+	TemplateMin      int              `mapstructure:"template_min_contents"`
 	MaxChunkContents int              `mapstructure:"max_chunk_contents"`
 	CandidateHamming int              `mapstructure:"candidate_hamming"`
 	AnchorShare      float64          `mapstructure:"anchor_share"`
@@ -132,6 +133,7 @@ func DefaultConfig() Config {
 				Hamming:     io.Thresholds.Hamming,
 			},
 			TemplateShare:    io.TemplateShare,
+			TemplateMin:      io.TemplateMinContents,
 			MaxChunkContents: io.MaxChunkContents,
 			CandidateHamming: io.CandidateHamming,
 			AnchorShare:      io.AnchorShare,
@@ -155,6 +157,7 @@ func (c *Config) IndexOptions() index.Options {
 	ic := c.Index
 	o.Thresholds = index.Thresholds{Resemblance: ic.Thresholds.Resemblance, Containment: ic.Thresholds.Containment, Hamming: ic.Thresholds.Hamming}
 	o.TemplateShare = ic.TemplateShare
+	o.TemplateMinContents = ic.TemplateMin
 	o.MaxChunkContents = ic.MaxChunkContents
 	o.CandidateHamming = ic.CandidateHamming
 	o.AnchorShare = ic.AnchorShare

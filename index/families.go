@@ -18,10 +18,7 @@ type Pair struct {
 // key or a non-ubiquitous chunk), as KDD'05 finds pairs from the sorted
 // file–chunk graph; each candidate pair is scored once.
 func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) error {
-	limit := ix.opts.MaxChunkContents
-	if n := int(ix.opts.TemplateShare * float64(ix.sims.len())); n >= 2 && n < limit {
-		limit = n
-	}
+	limit := ix.candidateLimit()
 	cand := make(map[[2]ContentID]struct{})
 	err := ix.store.Groups(ctx, limit, func(ids []ContentID) error {
 		for i := 0; i < len(ids); i++ {

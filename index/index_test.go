@@ -295,3 +295,70 @@ func TestShortDocumentInsideLongOne(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUbiquitousChunksNeedAPopulation: chunks held by more than
+// TemplateShare of all contents are boilerplate (KDD'05), but only once
+// they are held by more than TemplateMinContents: in a small collection,
+// three versions of one text must not be taken for a template.
+func TestUbiquitousChunksNeedAPopulation(t *testing.T) {
+	ctx := context.Background()
+	gpl := corpus(t, "spdx/text/GPL-3.0-only.txt")
+	boiler := corpus(t, "spdx/text/Apache-2.0.txt")
+	open := func(minContents int) *index.Index {
+		opts := index.DefaultOptions()
+		opts.TemplateMinContents = minContents
+		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := index.New(ctx, st, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close(); st.Close() })
+		return ix
+	}
+
+	// Five documents, three of them versions of the GPL: the excerpt is
+	// found inside every version.
+	ix := open(index.DefaultOptions().TemplateMinContents)
+	res := add(t, ix,
+		input("gpl", gpl),
+		input("gpl-v2", strings.Replace(gpl, "software", "programs", 3)),
+		input("gpl-v3", strings.Replace(gpl, "License", "Licence", 4)),
+		input("excerpt", gpl[len(gpl)/3:len(gpl)/2]),
+		input("apache", boiler))
+	ms, err := ix.Similar(ctx, res[3].ID, index.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, m := range ms {
+		found[m.Record.Key] = m.ContainmentAB >= 0.9
+	}
+	if !found["gpl"] || !found["gpl-v2"] || !found["gpl-v3"] || len(ms) != 3 {
+		t.Fatalf("excerpt matches %v, want the three versions, contained", found)
+	}
+
+	// Six short licences sharing one long preamble: with a population
+	// floor of 2, the preamble's chunks are ubiquitous and no longer count
+	// as bytes in common; with the default floor they still do.
+	bytesInCommon := func(ix *index.Index) int64 {
+		var ins []index.Input
+		for i, l := range []string{"MIT", "BSD-3-Clause", "ISC", "0BSD", "Zlib", "BSD-2-Clause"} {
+			ins = append(ins, input(fmt.Sprint("doc", i), boiler+"\n\n"+corpus(t, "spdx/text/"+l+".txt")))
+		}
+		res := add(t, ix, ins...)
+		ms, err := ix.Similar(ctx, res[0].ID, index.DefaultThresholds())
+		if err != nil || len(ms) == 0 {
+			t.Fatalf("similar: %v %v", ms, err)
+		}
+		return ms[0].BytesInCommon
+	}
+	if got := bytesInCommon(open(2)); got > int64(len(boiler))/4 {
+		t.Errorf("floor 2: %d bytes in common, want the ubiquitous preamble left out", got)
+	}
+	if got := bytesInCommon(open(50)); got < int64(len(boiler))/2 {
+		t.Errorf("floor 50: %d bytes in common, want the preamble counted", got)
+	}
+}

@@ -51,6 +51,11 @@ type Options struct {
 	// TemplateShare ignores chunks found in more than this share of all
 	// contents (KDD'05 ubiquitous chunks). Default 0.5.
 	TemplateShare float64 `mapstructure:"template_share"`
+	// TemplateMinContents is the fewest contents a chunk must be found in
+	// before TemplateShare can make it boilerplate. Without it, in a small
+	// collection three versions of one contract among five documents would
+	// be taken for a template and never found. Default 50.
+	TemplateMinContents int `mapstructure:"template_min_contents"`
 	// MaxChunkContents caps how many contents one chunk may lead to when
 	// looking for candidates, whatever TemplateShare allows. Default 1000.
 	MaxChunkContents int `mapstructure:"max_chunk_contents"`
@@ -73,15 +78,16 @@ type Options struct {
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
 	return Options{
-		Chunk:            chunk.DefaultParams(),
-		Sketch:           sketch.DefaultParams(),
-		Thresholds:       DefaultThresholds(),
-		TemplateShare:    0.5,
-		MaxChunkContents: 1000,
-		CandidateHamming: 6,
-		AnchorShare:      0.5,
-		AnchorCandidates: 200,
-		MaxBatch:         256,
+		Chunk:               chunk.DefaultParams(),
+		Sketch:              sketch.DefaultParams(),
+		Thresholds:          DefaultThresholds(),
+		TemplateShare:       0.5,
+		TemplateMinContents: 50,
+		MaxChunkContents:    1000,
+		CandidateHamming:    6,
+		AnchorShare:         0.5,
+		AnchorCandidates:    200,
+		MaxBatch:            256,
 	}
 }
 
@@ -99,6 +105,9 @@ func (o Options) Validate() error {
 	}
 	if o.TemplateShare <= 0 || o.TemplateShare > 1 {
 		errs = append(errs, fmt.Errorf("template_share: %v is not in (0, 1]", o.TemplateShare))
+	}
+	if o.TemplateMinContents < 2 {
+		errs = append(errs, fmt.Errorf("template_min_contents: %d is below 2", o.TemplateMinContents))
 	}
 	if o.MaxChunkContents < 1 {
 		errs = append(errs, fmt.Errorf("max_chunk_contents: %d is below 1", o.MaxChunkContents))

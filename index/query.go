@@ -92,11 +92,20 @@ type ubiquity struct {
 }
 
 func (ix *Index) newUbiquity(ctx context.Context) *ubiquity {
-	u := &ubiquity{ctx: ctx, store: ix.store, limit: -1, known: make(map[uint64]bool)}
-	if n := ix.sims.len(); n >= 4 {
-		u.limit = int(ix.opts.TemplateShare * float64(n))
-	}
-	return u
+	return &ubiquity{ctx: ctx, store: ix.store, limit: ix.templateLimit(), known: make(map[uint64]bool)}
+}
+
+// templateLimit is the number of contents above which a chunk or anchor is
+// ubiquitous (KDD'05): TemplateShare of all contents, but never fewer than
+// TemplateMinContents.
+func (ix *Index) templateLimit() int {
+	return max(int(ix.opts.TemplateShare*float64(ix.sims.len())), ix.opts.TemplateMinContents)
+}
+
+// candidateLimit is the document frequency above which a chunk or anchor
+// proposes no candidates: ubiquitous, or over MaxChunkContents.
+func (ix *Index) candidateLimit() int {
+	return min(ix.templateLimit(), ix.opts.MaxChunkContents)
 }
 
 func (u *ubiquity) is(h uint64) bool {
@@ -251,10 +260,7 @@ func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, 
 	for _, c := range sc.qChunks {
 		chunks = append(chunks, c.Hash)
 	}
-	limit := ix.opts.MaxChunkContents
-	if n := int(ix.opts.TemplateShare * float64(ix.sims.len())); n >= 2 && n < limit {
-		limit = n
-	}
+	limit := ix.candidateLimit()
 	cands, err := ix.store.Candidates(ctx, sketch.Bands(ix.opts.Sketch, fp.MinHash, nil), chunks, limit)
 	if err != nil {
 		return nil, fmt.Errorf("similar: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -167,7 +168,7 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	}
 	rep := buildReport(an, scanned, len(files))
 	sort.Slice(problems, func(i, j int) bool { return problems[i].Path < problems[j].Path })
-	rep.Errors = problems
+	rep.Errors = append([]fileError{}, problems...) // [] rather than null in JSON
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -189,8 +190,9 @@ func reportName(parentRel, childKey, parentKey string) string {
 	return parentRel + childKey[len(parentKey):]
 }
 
-// walk lists the regular files under dir. Unreadable directories are
-// reported, never silently skipped.
+// walk lists the regular files under dir, following links to files.
+// Unreadable directories, broken links, links to directories and special
+// files (devices, pipes, sockets) are reported, never silently skipped.
 func walk(dir string, prefix bool) ([]scanFile, []fileError) {
 	var files []scanFile
 	var errs []fileError
@@ -202,10 +204,21 @@ func walk(dir string, prefix bool) ([]scanFile, []fileError) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		if d.IsDir() {
 			return nil
 		}
 		info, err := d.Info()
+		if err == nil && d.Type()&fs.ModeSymlink != 0 {
+			// A link to a file is indexed as that file; a link to a
+			// directory is not followed (it could loop) but reported.
+			info, err = os.Stat(path)
+			if err == nil && info.IsDir() {
+				err = errors.New("symbolic link to a directory: not followed (scan the directory itself)")
+			}
+		}
+		if err == nil && !info.Mode().IsRegular() {
+			err = fmt.Errorf("not a regular file (%s): skipped", info.Mode().Type())
+		}
 		if err != nil {
 			errs = append(errs, fileError{Path: path, Error: err.Error()})
 			return nil
