@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -93,8 +94,7 @@ func htmlText(p *parser, data []byte, meta *Metadata) error {
 				return nil
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z)
 			switch a {
 			case atom.Script, atom.Style, atom.Template, atom.Noscript:
 				if tt != html.SelfClosingTagToken {
@@ -110,7 +110,7 @@ func htmlText(p *parser, data []byte, meta *Metadata) error {
 			case atom.Svg, atom.Math:
 				svg++
 			case atom.Meta:
-				if hasAttr && meta != nil {
+				if meta != nil {
 					htmlMeta(z, meta)
 				}
 			case atom.Td, atom.Th:
@@ -123,8 +123,7 @@ func htmlText(p *parser, data []byte, meta *Metadata) error {
 				}
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z)
 			switch a {
 			case atom.Script, atom.Style, atom.Template, atom.Noscript:
 				if skip > 0 {
@@ -151,6 +150,34 @@ func htmlText(p *parser, data []byte, meta *Metadata) error {
 			}
 		}
 	}
+}
+
+// tagAtom returns the atom of the current tag's lower-cased name, or 0
+// for names no atom has. It reads the name from the raw token: unlike
+// z.TagName, which copies the name at every call, it does not allocate.
+func tagAtom(z *html.Tokenizer) atom.Atom {
+	raw := z.Raw()
+	i := 1 // past '<'
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	var buf [16]byte // longer than any atom the extractor looks for
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if isSpace(c) || c == '/' || c == '>' {
+			break
+		}
+		if n == len(buf) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return atom.Lookup(buf[:n])
 }
 
 // htmlMeta takes the author and description from a <meta> element.
@@ -205,6 +232,33 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\
 // writeCollapsed appends s with each run of white space collapsed to one
 // space, and no space after a line break.
 func writeCollapsed(t *textBuf, s []byte) {
+	if !t.over && len(t.b)+len(s) <= t.max {
+		// Fast path: the collapsed text (never longer than s) fits.
+		b := slices.Grow(t.b, len(s))
+		last := t.last()
+		for len(s) > 0 {
+			i := 0
+			for i < len(s) && !isSpace(s[i]) {
+				i++
+			}
+			if i > 0 {
+				b = append(b, s[:i]...)
+				last = s[i-1]
+				s = s[i:]
+				continue
+			}
+			for i < len(s) && isSpace(s[i]) {
+				i++
+			}
+			if last != ' ' && last != '\n' && last != '\t' {
+				b = append(b, ' ')
+				last = ' '
+			}
+			s = s[i:]
+		}
+		t.b = b
+		return
+	}
 	for len(s) > 0 {
 		i := 0
 		for i < len(s) && !isSpace(s[i]) {
