@@ -62,8 +62,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
-	// Workers bounds concurrent near-copy searches when placing holds and
-	// evaluating; default GOMAXPROCS.
+	// Workers bounds concurrent near-copy searches across the Engine;
+	// default (GOMAXPROCS+2)/2. A search over the embedded index store can
+	// hold two of its read connections at once (GOMAXPROCS+2 by default),
+	// so more concurrent searches than half the pool can deadlock it.
 	Workers int
 }
 
@@ -83,6 +85,8 @@ type Engine struct {
 
 	mu    sync.Mutex // guards cache
 	cache *holdCache
+	// sims bounds concurrent near-copy searches (see Options.Workers).
+	sims chan struct{}
 }
 
 // New validates opts and returns an Engine. It starts nothing and touches
@@ -104,8 +108,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.logger = e.logger.With("component", "policy")
 	if e.work <= 0 {
-		e.work = runtime.GOMAXPROCS(0)
+		e.work = max(1, (runtime.GOMAXPROCS(0)+2)/2)
 	}
+	e.sims = make(chan struct{}, e.work)
 	return e, nil
 }
 
@@ -221,6 +226,17 @@ func (e *Engine) Republish(ctx context.Context) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// similar is Index.Similar bounded to e.work concurrent searches.
+func (e *Engine) similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error) {
+	select {
+	case e.sims <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-e.sims }()
+	return e.ix.Similar(ctx, id, th)
 }
 
 func thresholds(s Scope) index.Thresholds {

@@ -131,7 +131,7 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 	slices.SortFunc(sources, func(a, b source) int { return int(a.f.rec.ID - b.f.rec.ID) })
 	var mu sync.Mutex
 	err = forEach(ctx, e.work, sources, func(ctx context.Context, s source) error {
-		ms, err := e.ix.Similar(ctx, s.f.rec.ID, thresholds(scopes[s.w.Rule]))
+		ms, err := e.similar(ctx, s.f.rec.ID, thresholds(scopes[s.w.Rule]))
 		if err != nil {
 			return fmt.Errorf("near-copies of %d: %w", s.f.rec.ID, err)
 		}

@@ -136,7 +136,7 @@ func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor
 	)
 	now := e.now()
 	err := forEach(ctx, e.work, seeds, func(ctx context.Context, s *index.Record) error {
-		ms, err := e.ix.Similar(ctx, s.ID, th)
+		ms, err := e.similar(ctx, s.ID, th)
 		if err != nil {
 			return fmt.Errorf("near-copies of seed %d: %w", s.ID, err)
 		}

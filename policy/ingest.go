@@ -121,7 +121,7 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 	}
 	var ms []index.Match
 	if r.Content != 0 {
-		if ms, err = e.ix.Similar(ctx, id, thresholds(c.widest)); err != nil {
+		if ms, err = e.similar(ctx, id, thresholds(c.widest)); err != nil {
 			return ch, err
 		}
 	}

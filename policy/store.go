@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/notifier"
 )
 
@@ -113,12 +112,6 @@ type AuditLog interface {
 	Append(ctx context.Context, entries ...AuditEntry) error
 	// Audit calls fn with every entry from seq from on, in order.
 	Audit(ctx context.Context, from int64, fn func(AuditEntry) error) error
-}
-
-// docs is what the Engine needs from the index.
-type docs interface {
-	Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error)
-	Get(ctx context.Context, id index.DocID) (*index.Record, error)
 }
 
 // Enforcer acts on objects at their origin (S3 Object Lock). Policy

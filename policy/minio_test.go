@@ -1,0 +1,250 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/simdex/simdex/connectors/s3"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/miniotest"
+	"github.com/simdex/simdex/policy"
+)
+
+// lockedBucket is a real MinIO with an Object Lock bucket "records" and a
+// connector client for it named s3:main, as the daemon names them.
+type lockedBucket struct {
+	ms     *miniotest.Server
+	mc     *minio.Client
+	client *s3.Client
+}
+
+func startLocked(t *testing.T) *lockedBucket {
+	t.Helper()
+	ms := miniotest.Start(t, miniotest.Options{}) // fails, never skips, without MinIO
+	ms.MakeBucket(t, "records", true, true)
+	c, err := s3.NewClient(s3.Config{Name: "s3:main", Endpoint: ms.Endpoint(), AccessKey: ms.AccessKey(),
+		SecretKey: ms.SecretKey(), Bucket: "records", Versioned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lockedBucket{ms: ms, mc: ms.Client(t), client: c}
+}
+
+func (b *lockedBucket) enforcer() *policy.S3Enforcer {
+	return &policy.S3Enforcer{Client: func(source, bucket string) (*s3.Client, bool) {
+		return b.client, source == "s3:main" && bucket == "records"
+	}}
+}
+
+// put stores an object version and returns the doc to index for it.
+func (b *lockedBucket) put(t *testing.T, key, text string) doc {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	info, err := b.mc.PutObject(c, "records", key, strings.NewReader(text), int64(len(text)), minio.PutObjectOptions{ContentType: "text/plain"})
+	if err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	return doc{key: key, version: info.VersionID, text: text, mod: epoch.AddDate(-8, 0, 0)}
+}
+
+func (b *lockedBucket) held(t *testing.T, key, version string) bool {
+	t.Helper()
+	on, err := b.client.LegalHold(ctx, key, version)
+	if err != nil {
+		t.Fatalf("legal hold of %s@%s: %v", key, version, err)
+	}
+	return on
+}
+
+func (b *lockedBucket) exists(t *testing.T, key, version string) bool {
+	t.Helper()
+	_, err := b.mc.StatObject(ctx, "records", key, minio.StatObjectOptions{VersionID: version})
+	if err == nil {
+		return true
+	}
+	var resp minio.ErrorResponse
+	if errors.As(err, &resp) && (resp.Code == "NoSuchVersion" || resp.Code == "NoSuchKey") {
+		return false
+	}
+	t.Fatalf("stat %s@%s: %v", key, version, err)
+	return false
+}
+
+func TestMinIOHoldEveryVersionOfEveryNearCopy(t *testing.T) {
+	tx := texts(t)
+	apache := tx["Apache-2.0"]
+	b := startLocked(t)
+	en := newEnv(t, retentionConfig())
+	en.enf = nil
+	en.e = nil
+	e, err := policy.New(policy.Options{Config: en.cfg, Store: en.st, Index: policy.IndexOf(en.ix), Enforcer: b.enforcer(), Now: en.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en.e = e
+
+	seed := b.put(t, "legal/seed.txt", apache)
+	copyV1 := b.put(t, "inbox/copy.txt", edit(apache, 10, 1))
+	copyV2 := b.put(t, "inbox/copy.txt", edit(apache, 12, 2)) // a second version of the copy
+	unrelated := b.put(t, "inbox/unrelated.txt", tx["GPL-3.0-only"])
+	ids := en.add(seed, copyV1, copyV2, unrelated)
+
+	_, p, err := e.CreateHold(ctx, policy.HoldSpec{Matter: "M-S3", Seeds: ids[:1], Scope: policy.DefaultScope(), Mode: policy.ModeHold}, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.EnforceErrors) > 0 {
+		t.Fatalf("enforcement errors: %v", p.EnforceErrors)
+	}
+	for _, d := range []doc{seed, copyV1, copyV2} {
+		if !b.held(t, d.key, d.version) {
+			t.Errorf("%s@%s: legal hold off", d.key, d.version)
+		}
+	}
+	if b.held(t, unrelated.key, unrelated.version) {
+		t.Error("unrelated document: legal hold on")
+	}
+
+	// A copy uploaded later is held as it is indexed.
+	later := b.put(t, "uploads/later.txt", edit(apache, 6, 5))
+	lid := en.add(later)
+	if _, err := e.CheckIngested(ctx, lid); err != nil {
+		t.Fatal(err)
+	}
+	if !b.held(t, later.key, later.version) {
+		t.Error("later copy: legal hold off")
+	}
+
+	// Execute refuses a version under S3 legal hold, even with no hold in
+	// the store (set by someone else), and deletes exactly one version of
+	// an object that is not held.
+	other := b.put(t, "records/other.txt", tx["MPL-2.0"])
+	oid := en.add(other)
+	if err := b.client.SetLegalHold(ctx, other.key, other.version); err != nil {
+		t.Fatal(err)
+	}
+	free1 := b.put(t, "records/free.txt", tx["EPL-2.0"])
+	free2 := b.put(t, "records/free.txt", tx["EPL-2.0"]+"\nsecond version")
+	fid := en.add(free1)
+	if _, err := e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	flagOf := func(id index.DocID) policy.Flag {
+		fs := en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue, Document: id})
+		if len(fs) != 1 {
+			t.Fatalf("document %d: %d disposition flags", id, len(fs))
+		}
+		if _, err := e.Approve(ctx, fs[0].ID, "carol", "due"); err != nil {
+			t.Fatal(err)
+		}
+		return fs[0]
+	}
+	of := flagOf(oid[0])
+	if _, err := e.Execute(ctx, of.ID, "carol"); !errors.Is(err, policy.ErrLegalHold) {
+		t.Fatalf("execute under S3 legal hold: %v", err)
+	}
+	if !b.exists(t, other.key, other.version) {
+		t.Fatal("held version deleted")
+	}
+	ff := flagOf(fid[0])
+	if _, err := e.Execute(ctx, ff.ID, "carol"); err != nil {
+		t.Fatalf("execute free version: %v", err)
+	}
+	if b.exists(t, free1.key, free1.version) {
+		t.Error("approved version still exists")
+	}
+	if !b.exists(t, free2.key, free2.version) {
+		t.Error("another version of the key was deleted")
+	}
+	// The held seed's copies have no disposition flag executable: the
+	// seed itself is in records/? no — but a held version is never deleted
+	// even when its deletion was approved before the hold.
+	for _, d := range []doc{seed, copyV1, copyV2, later} {
+		if !b.exists(t, d.key, d.version) {
+			t.Errorf("%s@%s deleted", d.key, d.version)
+		}
+	}
+}
+
+// TestMinIORaceDeletionAgainstHold: deletions and hold placements of the
+// same versions at the same time, against real Object Lock.
+func TestMinIORaceDeletionAgainstHold(t *testing.T) {
+	b := startLocked(t)
+	en := newEnv(t, retentionConfig())
+	e, err := policy.New(policy.Options{Config: en.cfg, Store: en.st, Index: policy.IndexOf(en.ix), Enforcer: b.enforcer(), Now: en.clock.Now, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 24
+	var docs []doc
+	for i := range n {
+		docs = append(docs, b.put(t, fmt.Sprintf("records/r%03d.txt", i), randomText(uint64(i+1000), 300)))
+	}
+	ids := en.add(docs...)
+	if _, err := e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	flags := make([]policy.Flag, n)
+	for i, id := range ids {
+		fs := en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue, Document: id})
+		if len(fs) != 1 {
+			t.Fatalf("doc %d: %d flags", id, len(fs))
+		}
+		if flags[i], err = e.Approve(ctx, fs[0].ID, "carol", "due"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, _, _ = e.CreateHold(ctx, policy.HoldSpec{Matter: fmt.Sprintf("R-%d", i), Seeds: []index.DocID{ids[i]}, Scope: policy.DefaultScope(), Mode: policy.ModeHold}, "alice")
+		}()
+		go func() {
+			defer wg.Done()
+			_, _ = e.Execute(ctx, flags[i].ID, "carol")
+		}()
+	}
+	wg.Wait()
+	order := auditOrder(t, en)
+	deleted := 0
+	for i, d := range docs {
+		gone := !b.exists(t, d.key, d.version)
+		hold, claim := order["hold:"+fmt.Sprintf("R-%d", i)], order[fmt.Sprintf("flag:%d", flags[i].ID)]
+		if gone {
+			deleted++
+			if claim == 0 || hold != 0 && hold < claim {
+				t.Errorf("%s: deleted although its hold (audit %d) came before the deletion claim (audit %d)", d.key, hold, claim)
+			}
+		} else if !b.held(t, d.key, d.version) {
+			t.Errorf("%s: neither deleted nor held", d.key)
+		}
+	}
+	t.Logf("%d of %d versions deleted before their hold, the rest held", deleted, n)
+}
+
+// auditOrder maps objects to the sequence number of their hold.create or
+// delete.claim entry (the last claim wins).
+func auditOrder(t testing.TB, en *env) map[string]int64 {
+	out := map[string]int64{}
+	err := en.st.Audit(ctx, 1, func(a policy.AuditEntry) error {
+		switch a.Action {
+		case policy.AuditHoldCreate, policy.AuditDeleteClaim:
+			out[a.Object] = a.Seq
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
