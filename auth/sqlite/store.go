@@ -1,0 +1,214 @@
+// Package sqlite is the embedded API token store: tokens (hashed, never
+// their secrets) in a SQLite database in WAL mode, next to the index.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/simdex/simdex/auth"
+)
+
+// migrations[i] upgrades the schema from version i; the schema version is
+// PRAGMA user_version.
+var migrations = []string{
+	`CREATE TABLE token (
+		id            TEXT PRIMARY KEY,
+		hash          BLOB NOT NULL,
+		role          TEXT NOT NULL,
+		matters       TEXT NOT NULL,
+		description   TEXT NOT NULL DEFAULT '',
+		created       INTEGER NOT NULL,
+		created_by    TEXT NOT NULL,
+		expires       INTEGER NOT NULL DEFAULT 0,
+		revoked       INTEGER NOT NULL DEFAULT 0,
+		revoked_by    TEXT NOT NULL DEFAULT '',
+		revoke_reason TEXT NOT NULL DEFAULT ''
+	);`,
+}
+
+// ErrSchemaVersion reports a store written by a newer simdex.
+var ErrSchemaVersion = errors.New("unsupported token store schema version")
+
+// Store is the SQLite token store. It is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+}
+
+var _ auth.Store = (*Store)(nil)
+
+// Open opens or creates the token store at path and migrates its schema.
+func Open(ctx context.Context, path string) (*Store, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open token store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open token store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("%w: %d is newer than this simdex (%d)", ErrSchemaVersion, v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// PutToken implements auth.Store.
+func (s *Store) PutToken(ctx context.Context, t auth.Token) error {
+	matters := t.Matters
+	if matters == nil {
+		matters = []string{}
+	}
+	mj, err := json.Marshal(matters)
+	if err != nil {
+		return fmt.Errorf("store token %s: encode matters: %w", t.ID, err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO token(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.Hash[:], string(t.Role), string(mj), t.Description, ms(t.Created), t.CreatedBy,
+		ms(t.Expires), ms(t.Revoked), t.RevokedBy, t.RevokeReason)
+	if err != nil {
+		return fmt.Errorf("store token %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+const columns = `id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason`
+
+type scanner interface{ Scan(...any) error }
+
+func scanToken(r scanner) (auth.Token, error) {
+	var (
+		t                         auth.Token
+		hash                      []byte
+		role, matters             string
+		created, expires, revoked int64
+	)
+	if err := r.Scan(&t.ID, &hash, &role, &matters, &t.Description, &created, &t.CreatedBy, &expires, &revoked, &t.RevokedBy, &t.RevokeReason); err != nil {
+		return auth.Token{}, err
+	}
+	if len(hash) != len(t.Hash) {
+		return auth.Token{}, fmt.Errorf("token %s: stored hash has %d bytes", t.ID, len(hash))
+	}
+	copy(t.Hash[:], hash)
+	if err := json.NewDecoder(strings.NewReader(matters)).Decode(&t.Matters); err != nil {
+		return auth.Token{}, fmt.Errorf("token %s: decode matters: %w", t.ID, err)
+	}
+	t.Role = auth.Role(role)
+	t.Created, t.Expires, t.Revoked = fromMS(created), fromMS(expires), fromMS(revoked)
+	return t, nil
+}
+
+// Token implements auth.Store.
+func (s *Store) Token(ctx context.Context, id string) (auth.Token, error) {
+	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM token WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return auth.Token{}, fmt.Errorf("load token %s: %w", id, auth.ErrTokenNotFound)
+	}
+	if err != nil {
+		return auth.Token{}, fmt.Errorf("load token %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// Tokens implements auth.Store.
+func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM token ORDER BY created, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []auth.Token
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeToken implements auth.Store.
+func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) error {
+	if at.IsZero() {
+		return fmt.Errorf("revoke token %s: no revocation time", id)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	var revoked int64
+	if err := tx.QueryRowContext(ctx, `SELECT revoked FROM token WHERE id = ?`, id).Scan(&revoked); errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("revoke token %s: %w", id, auth.ErrTokenNotFound)
+	} else if err != nil {
+		return fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	if revoked != 0 {
+		return nil // the first revocation stands
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE token SET revoked = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?`,
+		ms(at), actor, reason, id); err != nil {
+		return fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	return nil
+}
