@@ -153,14 +153,14 @@ func Export(ctx context.Context, eng Engine, w io.Writer, opts Options) (int, er
 func WriteAnalysis(ctx context.Context, eng Engine, an *index.Analysis, th index.Thresholds, rw RowWriter, opts Options) (int, error) {
 	n := 0
 	err := Rows(ctx, eng, an, th, opts.Include, func(r *Row) error {
-		n++
 		if err := rw.Write(r); err != nil {
-			return fmt.Errorf("export %s: write row %d: %w", opts.Format, n, err)
+			return fmt.Errorf("export %s: write row %d: %w", opts.Format, n+1, err)
 		}
+		n++
 		return nil
 	})
 	if err != nil {
-		return n - 1, err
+		return n, err
 	}
 	if err := rw.Flush(); err != nil {
 		return n, fmt.Errorf("export %s: flush after %d rows: %w", opts.Format, n, err)
