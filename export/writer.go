@@ -152,15 +152,20 @@ func Export(ctx context.Context, eng Engine, w io.Writer, opts Options) (int, er
 // analysis. It returns the number of rows written.
 func WriteAnalysis(ctx context.Context, eng Engine, an *index.Analysis, th index.Thresholds, rw RowWriter, opts Options) (int, error) {
 	n := 0
+	var werr error
 	err := Rows(ctx, eng, an, th, opts.Include, func(r *Row) error {
-		if err := rw.Write(r); err != nil {
-			return fmt.Errorf("export %s: write row %d: %w", opts.Format, n+1, err)
+		if werr = rw.Write(r); werr != nil {
+			werr = fmt.Errorf("export %s: write row %d: %w", opts.Format, n+1, werr)
+			return werr
 		}
 		n++
 		return nil
 	})
+	if werr != nil {
+		return n, werr
+	}
 	if err != nil {
-		return n, err
+		return n, fmt.Errorf("export %s: %w", opts.Format, err)
 	}
 	if err := rw.Flush(); err != nil {
 		return n, fmt.Errorf("export %s: flush after %d rows: %w", opts.Format, n, err)
