@@ -193,6 +193,11 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 		if err != nil {
 			return ch, fmt.Errorf("record held: %w", err)
 		}
+		if n == 0 {
+			// Held before (a redelivery): it was enforced then, and the
+			// sweep retries what failed.
+			enforce = nil
+		}
 		if n > 0 && held[0].Seed {
 			e.invalidate()
 		}

@@ -164,9 +164,7 @@ func TestMinIOHoldEveryVersionOfEveryNearCopy(t *testing.T) {
 	if !b.exists(t, free2.key, free2.version) {
 		t.Error("another version of the key was deleted")
 	}
-	// The held seed's copies have no disposition flag executable: the
-	// seed itself is in records/? no — but a held version is never deleted
-	// even when its deletion was approved before the hold.
+	// Nothing held was deleted along the way.
 	for _, d := range []doc{seed, copyV1, copyV2, later} {
 		if !b.exists(t, d.key, d.version) {
 			t.Errorf("%s@%s deleted", d.key, d.version)
