@@ -339,3 +339,34 @@ const (
 	// OutcomeKept: a longer retention or a keep_at_least rule wins.
 	OutcomeKept Outcome = "kept"
 )
+
+// FlagView is the flat JSON shape of a flag for `simdex flags list
+// --json` and the API: id, kind, document (id), name, source, rule,
+// matter, status and evidence at the top level.
+type FlagView struct {
+	ID             int64      `json:"id"`
+	Kind           FlagKind   `json:"kind"`
+	Document       int64      `json:"document"`
+	Name           string     `json:"name"`
+	Source         string     `json:"source"`
+	Key            string     `json:"key"`
+	Version        string     `json:"version,omitempty"`
+	Rule           string     `json:"rule"`
+	Matter         string     `json:"matter"`
+	Status         FlagStatus `json:"status"`
+	Evidence       Evidence   `json:"evidence"`
+	SourceDocument *DocRef    `json:"source_document,omitempty"`
+	Object         Object     `json:"object"`
+	Created        time.Time  `json:"created"`
+	Updated        time.Time  `json:"updated"`
+	Actor          string     `json:"actor,omitempty"`
+	Reason         string     `json:"reason,omitempty"`
+}
+
+// View returns the flat shape of f.
+func (f Flag) View() FlagView {
+	return FlagView{ID: f.ID, Kind: f.Kind, Document: int64(f.Document.ID), Name: f.Document.Name, Source: f.Document.Source,
+		Key: f.Document.Key, Version: f.Document.Version, Rule: f.Rule, Matter: f.Matter, Status: f.Status,
+		Evidence: f.Evidence, SourceDocument: f.Source, Object: f.Object, Created: f.Created, Updated: f.Updated,
+		Actor: f.Actor, Reason: f.Reason}
+}
