@@ -62,10 +62,36 @@ func newBenchRig(b *testing.B, syncEvents bool) *rig {
 	}
 	ms := miniotest.Start(b, miniotest.Options{NATSAddress: strings.TrimPrefix(ns.URL(), "nats://"), NATSSubject: eventSubject, JetStream: true, SyncEvents: syncEvents})
 	r := &rig{ns: ns, minio: ms, mc: ms.Client(b), bucket: "records"}
-	ms.MakeBucket(b, r.bucket, true, false)
+	makeVersionedBucket(b, r.mc, r.bucket)
 	ms.EnableNotifications(b, r.bucket)
 	r.env = []string{"TEST_S3_ACCESS=" + ms.AccessKey(), "TEST_S3_SECRET=" + ms.SecretKey()}
 	return r
+}
+
+// makeVersionedBucket is miniotest's MakeBucket, retried while MinIO, live
+// but still starting (on a loaded machine), answers "Server not
+// initialized yet".
+func makeVersionedBucket(b *testing.B, mc *minio.Client, name string) {
+	b.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := mc.MakeBucket(ctx, name, minio.MakeBucketOptions{})
+		if minio.ToErrorResponse(err).Code == "BucketAlreadyOwnedByYou" {
+			err = nil // made by an earlier attempt whose versioning failed
+		}
+		if err == nil {
+			err = mc.EnableVersioning(ctx, name)
+		}
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "not initialized") || time.Now().After(deadline) {
+			b.Fatalf("make bucket %s: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // benchConfig is the production default configuration with the rig's

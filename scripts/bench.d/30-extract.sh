@@ -6,7 +6,11 @@ cd "$(dirname "$0")/../.."
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 cmd="go test -run '^\$' -bench '^BenchmarkExtract\$' -benchtime 1s -count 6 -cpu 1 -timeout 60m ./extract/"
-out=$(eval "$cmd")
+if ! out=$(eval "$cmd" 2>&1); then
+  echo "$out" >&2
+  echo "30-extract.sh: benchmark failed: $cmd" >&2
+  exit 1
+fi
 # metric CASE UNIT: the median over the runs of the value before UNIT.
 metric() { echo "$out" | awk -v n="BenchmarkExtract/$1" -v m="$2" '$1 == n {for (i=2;i<=NF;i++) if ($i==m) print $(i-1)}' | median; }
 # size CASE: the input size in bytes (MB/s × ns/op).

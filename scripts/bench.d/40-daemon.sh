@@ -18,7 +18,17 @@ if [ ! -x "$SIMDEX_MINIO_BIN" ]; then
   exit 1
 fi
 
-run() { eval "$1"; }
+# run CMD: its output; on failure the output goes to stderr and the script
+# fails (the section is never printed from a failed run).
+run() {
+  local out
+  if ! out=$(eval "$1" 2>&1); then
+    echo "$out" >&2
+    echo "40-daemon.sh: benchmark failed: $1" >&2
+    exit 1
+  fi
+  echo "$out"
+}
 # metric OUTPUT NAME UNIT: median over the runs of the value before UNIT.
 metric() { echo "$1" | awk -v n="^$2(-[0-9]+)?\$" -v m="$3" '$1 ~ n {for (i=2;i<=NF;i++) if ($i==m) print $(i-1)}' | median; }
 
