@@ -78,6 +78,9 @@ type Corpus struct {
 	// Relate names the labelled relation of two documents ("" for none);
 	// see the corpus's README for the labels.
 	Relate func(a, b *Document) string
+	// Title names the corpus in the report (default Name); About
+	// describes a generated corpus (empty for the collected ones).
+	Title, About string
 }
 
 // ErrNoLabels reports a corpus directory without a known label table.
@@ -86,7 +89,8 @@ var ErrNoLabels = errors.New("no label table")
 // LoadCorpus reads the corpus called name from fsys (the corpus's own
 // directory), extracting and normalising every file listed in its label
 // table. Known layouts are those of ../shared/corpora: spdx,
-// licenseclassifier, gomod-licenses, debian-copyright, debian-docs. max,
+// licenseclassifier, gomod-licenses, debian-copyright, debian-docs; and
+// the generated e-mail corpus (MailCorpus, see GenerateMailCorpus). max,
 // when positive, keeps an evenly spaced subset of at most max files.
 func LoadCorpus(ctx context.Context, fsys fs.FS, name string, ex Extractor, maxDocs int) (*Corpus, error) {
 	c := &Corpus{Name: name, FS: fsys}
@@ -120,6 +124,8 @@ func LoadCorpus(ctx context.Context, fsys fs.FS, name string, ex Extractor, maxD
 		}
 	case "debian-docs":
 		rows, err = readTSV(fsys, "index.tsv", nil)
+	case MailCorpus:
+		rows, err = readTSV(fsys, MailLabels, nil)
 	default:
 		return nil, fmt.Errorf("load corpus %s: %w", name, ErrNoLabels)
 	}
@@ -275,6 +281,8 @@ func relations(name string) func(a, b *Document) string {
 			}
 			return ""
 		}
+	case MailCorpus:
+		return mailRelation
 	case "debian-docs":
 		return func(a, b *Document) string {
 			if sameBytes(a, b) {

@@ -44,6 +44,9 @@ type RelationRow struct {
 // CorpusResult is the evaluation of one labelled corpus.
 type CorpusResult struct {
 	Name string
+	// Title names the corpus in the report; About describes a generated
+	// corpus (see Corpus).
+	Title, About string
 	// Docs is the number of documents with text; Failed lists the others.
 	Docs   int
 	Failed []string
@@ -171,7 +174,10 @@ func (p *Prepared) texts() (names []string, texts, norms [][]byte) {
 // prepared corpus. work is a scratch directory.
 func EvaluateCorpus(ctx context.Context, p *Prepared, opts index.Options, work string) (*CorpusResult, error) {
 	c, docs, truth, ta := p.Corpus, p.Docs, p.Truth, p.Tally
-	res := &CorpusResult{Name: c.Name, Docs: len(docs), Failed: p.Failed, TruthTime: p.TruthTime}
+	res := &CorpusResult{Name: c.Name, Title: c.Title, About: c.About, Docs: len(docs), Failed: p.Failed, TruthTime: p.TruthTime}
+	if res.Title == "" {
+		res.Title = c.Name
+	}
 	for _, d := range docs {
 		res.Bytes += int64(len(d.Norm))
 	}
@@ -396,7 +402,8 @@ func relationRows(c *Corpus, docs []*Document, truth *Truth, engine []Scored[ind
 
 func relOrder(r string) int {
 	order := []string{RelSameBytes, RelSameText, RelLayout, RelFormats, RelVariant, RelFamily, RelChapter,
-		RelScenario, RelHeader, RelSameSource, RelOtherLang, RelOtherFamily, RelOtherLic}
+		RelScenario, RelHeader, RelSameSource, RelOtherLang, RelOtherFamily, RelOtherLic,
+		RelMailCopy, RelMailQuoted, RelMailEdited, RelMailPartial, RelMailThread, RelMailOther}
 	if i := slices.Index(order, r); i >= 0 {
 		return i
 	}

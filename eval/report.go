@@ -104,11 +104,33 @@ func writeReport(b *bytes.Buffer, res *Results) {
 	}
 	b.WriteString("## Method notes and limits\n\n")
 	b.WriteString("- Labels of the corpora (`../shared/corpora/README.md`) come from metadata, not from similarity: they are used only to describe how labelled relations look in the truth, never as the truth itself.\n")
+	b.WriteString("- The e-mail corpus is generated from the seed, so `make eval` regenerates the same messages; its originals come from `debian-copyright` (`Config.MailSource`), which the synthetic experiments do not use. A message's text is its own body as package `extract` returns it (the text/plain alternative, else the HTML converted); its attachments are documents of their own, as the daemon indexes them (`ingest` flattens a message's children into their own documents), so a message that only attaches the document is not a copy of it, and the attachment is. Reply quotes keep their \"> \" markers in the extracted text and the truth counts \">\" as a word: a whole document quoted and re-wrapped shares only about half of its word 5-grams with the original, so such pairs sit between the classes (neither positive nor false alarm) unless extraction learns to strip quote markers.\n")
 	b.WriteString("- Peers run on the same documents in the same run: on the extracted text (the same text simdex indexes, before normalisation) and on the raw files. ssdeep compares all pairs of its signatures (`ssdeep -s -x`); tlsh compares all pairs of digests (`tlsh -l … -xref`), and refuses files under 256 bytes or without enough variety, which count as never reported. Their best threshold is the one with the highest near recall at ≤ 1 % false alarms.\n")
 	b.WriteString("- The synthetic experiments edit normalised originals (SPDX licence texts of at least 4 KB, de-duplicated, evenly chosen), as the seed study edited technical reports: a word (\"a\") inserted, or a word removed, i times at random or evenly spread places; a random span of up to 80 % of the file added (from another original) or removed; the first k of 10 sections; a shared e-mail footer appended to unrelated files. Every variant is seeded by (seed, original, edit), so results do not depend on run order.\n")
 	b.WriteString("- Seed algorithms use 64-bit rolling hashes of w-byte windows (`sketch.Shingles`, a buzhash rather than a Rabin fingerprint) mixed by a murmur finaliser. Min-n is the bottom-n sketch of the seed study; Winnow-n (minimum of every n consecutive fingerprints) is the winnowing variant; Sketch-n uses n independent hash functions. Min-n and Sketch-n estimate containment from their resemblance and the documents' shingle counts, which the seed study notes they cannot do directly. SimHash's resemblance is c/(2−c) with c = cos(π·d/64) for Hamming distance d. Chunks-n is the KDD'05 measure (bytes in whole shared chunks) with `index/chunk` (FastCDC normalised chunking in place of TTTD).\n")
 	b.WriteString("- The \"sample-posting candidates\" rows of the sweep are emulated outside the index (the index has no such lookup yet): candidates sharing at least half of the smaller document's Mod-n samples (samples held by more than the chunk frequency cap ignored) are scored with the engine's own estimators (`NewEngine`, equal to the index's scoring when no template is marked).\n")
 	b.WriteString("- Sign throughput in the tables is measured during the run on a shared machine and is indicative only; `go test -bench . ./eval` measures it properly.\n")
+}
+
+// highestNear returns the row with the highest near recall (ties: the
+// fewest false alarms).
+func highestNear(rows []ThresholdRow) ThresholdRow {
+	var out ThresholdRow
+	for i, r := range rows {
+		if i == 0 || r.Recall(Near) > out.Recall(Near) ||
+			(r.Recall(Near) == out.Recall(Near) && r.FalseAlarmShare() < out.FalseAlarmShare()) {
+			out = r
+		}
+	}
+	return out
+}
+
+// title is a corpus's name in the report.
+func title(r *CorpusResult) string {
+	if r.Title != "" {
+		return r.Title
+	}
+	return r.Name
 }
 
 func peerLine(p map[string]string) string {
@@ -131,17 +153,25 @@ func writeSummary(b *bytes.Buffer, res *Results) {
 	fmt.Fprintf(b, "Goal (issue 3): exact recall %.0f %%, near-duplicate recall ≥ %.0f %%, contained recall ≥ %.0f %%, false alarms ≤ %.0f %% of reported pairs, on every labelled corpus, at the defaults (resemblance %.2f, containment %.2f; window %d, sample_n %d, MinHash %d slots in %d bands).\n\n",
 		100*g.Exact, 100*g.Near, 100*g.Contained, 100*g.FalseAlarms,
 		res.Defaults.Thresholds.Resemblance, res.Defaults.Thresholds.Containment, res.Defaults.Sketch.Window, res.Defaults.Sketch.SampleN, res.Defaults.Sketch.MinHashK, res.Defaults.Sketch.Bands)
-	t := Table{Header: []string{"corpus", "documents", "pairs (exact / near / contained)", "simdex exact", "simdex near", "simdex contained", "simdex false alarms", "goal met", "ssdeep near (contained) at its best", "tlsh near (contained) at its best"}}
+	t := Table{Header: []string{"corpus", "documents", "pairs (exact / near / contained)", "simdex exact", "simdex near", "simdex contained", "simdex false alarms", "goal met", "ssdeep near (contained) at its best", "tlsh near (contained) at its best", "on raw files: ssdeep / tlsh near at their best"}}
 	for _, r := range res.Corpora {
 		c := r.Default.Counts
 		t.Rows = append(t.Rows, []string{
-			r.Name, fmt.Sprint(r.Docs), fmt.Sprintf("%d / %d / %d", r.Positives[0], r.Positives[1], r.Positives[2]),
+			title(r), fmt.Sprint(r.Docs), fmt.Sprintf("%d / %d / %d", r.Positives[0], r.Positives[1], r.Positives[2]),
 			r3(c.Recall(Exact)), r3(c.Recall(Near)), r3(c.Recall(Contained)), pct(c.FalseAlarmShare()), yes(g.Meets(c)),
 			fmt.Sprintf("%s (%s), %s", r3(r.SsdeepBest.Recall(Near)), r3(r.SsdeepBest.Recall(Contained)), r.SsdeepBest.Label),
 			fmt.Sprintf("%s (%s), %s", r3(r.TLSHBest.Recall(Near)), r3(r.TLSHBest.Recall(Contained)), r.TLSHBest.Label),
+			fmt.Sprintf("%s / %s", r3(best(r.SsdeepRaw).Recall(Near)), r3(best(r.TLSHRaw).Recall(Near))),
 		})
 	}
 	writeTable(b, t)
+	b.WriteString("The peers' columns are on the extracted text simdex indexes, which favours them: a user would run ssdeep or tlsh on the files as stored, the last column (for an e-mail, the `.eml` with its headers, HTML alternative and transfer encoding).")
+	for _, r := range res.Corpora {
+		if r.About != "" {
+			fmt.Fprintf(b, " *%s* is generated, not collected: real documents carried by generated messages (see its section).", title(r))
+		}
+	}
+	b.WriteString("\n\n")
 	for _, f := range res.RealFigures {
 		writeFigure(b, f)
 	}
@@ -305,8 +335,12 @@ func writeReal(b *bytes.Buffer, res *Results) {
 		return
 	}
 	b.WriteString("## Real corpora\n\n")
+	b.WriteString("The collected corpora are public documents of `../shared/corpora` (SPDX licence texts, licence wordings and real multi-licence files of licenseclassifier, LICENSE and NOTICE files of Go modules, Debian copyright files, Debian manuals in several formats), labelled from their metadata. The e-mail corpus is generated by `eval.GenerateMailCorpus` from held-out real documents, because no public labelled e-mail corpus carries known copies of known documents: each original is pasted into a message, forwarded, quoted in a reply, attached as a file and as a forwarded message, edited and pasted into another thread, quoted in part, and surrounded by unrelated messages of its thread that share signatures, disclaimers and list footers.\n\n")
 	for _, r := range res.Corpora {
-		fmt.Fprintf(b, "### %s\n\n", r.Name)
+		fmt.Fprintf(b, "### %s\n\n", title(r))
+		if r.About != "" {
+			b.WriteString(r.About + "\n\n")
+		}
 		fmt.Fprintf(b, "%d documents with text (%.1f MB normalised), %d without", r.Docs, float64(r.Bytes)/1e6, len(r.Failed))
 		if len(r.Failed) > 0 {
 			n := min(len(r.Failed), 5)
@@ -333,13 +367,16 @@ func writeReal(b *bytes.Buffer, res *Results) {
 			t.Rows = append(t.Rows, countsRow(x.Label, x.Counts))
 		}
 		writeTable(b, t)
-		t = Table{Title: "Peers on the raw files, at their best threshold", Header: append([]string{"peer"}, countsHeader...)}
+		t = Table{Title: "Peers on the raw files", Note: "At their best threshold (highest near recall with at most 1 % false alarms), and at the threshold with their highest near recall whatever the false alarms.", Header: append([]string{"peer"}, countsHeader...)}
 		for _, p := range []struct {
 			name string
 			rows []ThresholdRow
 		}{{"ssdeep", r.SsdeepRaw}, {"tlsh", r.TLSHRaw}} {
 			x := best(p.rows)
-			t.Rows = append(t.Rows, append([]string{p.name}, countsRow(x.Label, x.Counts)...))
+			t.Rows = append(t.Rows, append([]string{p.name + " (best)"}, countsRow(x.Label, x.Counts)...))
+			if y := highestNear(p.rows); y.Label != x.Label {
+				t.Rows = append(t.Rows, append([]string{p.name + " (highest near recall)"}, countsRow(y.Label, y.Counts)...))
+			}
 		}
 		writeTable(b, t)
 		if len(r.Relations) > 0 {

@@ -17,7 +17,8 @@ import (
 )
 
 // Corpora are the labelled corpora of ../shared/corpora that Run evaluates
-// by default, in report order.
+// by default, in report order; Run also evaluates the generated e-mail
+// corpus (MailCorpus) by default, after them.
 var Corpora = []string{"spdx", "licenseclassifier", "gomod-licenses", "debian-copyright", "debian-docs"}
 
 // Config configures Run.
@@ -25,8 +26,20 @@ type Config struct {
 	// Corpora is the directory holding the labelled corpora (default
 	// ../shared/corpora, beside the checkout).
 	Corpora string
-	// Names are the corpora to evaluate (default Corpora).
+	// Names are the corpora to evaluate (default Corpora and MailCorpus).
 	Names []string
+	// MailSource is the corpus of ../shared/corpora whose documents the
+	// generated e-mail corpus carries (default debian-copyright, which
+	// the synthetic experiments do not use).
+	MailSource string
+	// MailThreads is the number of originals of the e-mail corpus, each
+	// with a thread of 12 documents (default 60; with MaxDocs, as many as
+	// fit).
+	MailThreads int
+	// MailExtractor extracts the e-mail corpus: a file's own text, each
+	// attachment being a file of its own (default: OwnText over package
+	// extract with its default limits).
+	MailExtractor Extractor
 	// Originals is the directory of texts the synthetic experiments edit
 	// (default <Corpora>/spdx/text).
 	Originals string
@@ -67,7 +80,10 @@ func (c *Config) defaults() error {
 		c.Corpora = filepath.Join("..", "shared", "corpora")
 	}
 	if c.Names == nil {
-		c.Names = slices.Clone(Corpora)
+		c.Names = append(slices.Clone(Corpora), MailCorpus)
+	}
+	if c.MailSource == "" {
+		c.MailSource = "debian-copyright"
 	}
 	if c.Originals == "" {
 		c.Originals = filepath.Join(c.Corpora, "spdx", "text")
@@ -88,6 +104,19 @@ func (c *Config) defaults() error {
 	if c.MaxDocs == 0 && c.Quick {
 		c.MaxDocs = 150
 	}
+	if c.MailThreads == 0 {
+		c.MailThreads = 60
+		if c.MaxDocs > 0 {
+			c.MailThreads = max(2, min(c.MailThreads, c.MaxDocs/mailDocsPerThread))
+		}
+	}
+	if c.MailExtractor == nil {
+		x, err := DefaultMailExtractor()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		c.MailExtractor = x
+	}
 	if c.MaxOriginals == 0 {
 		c.MaxOriginals = 100
 		if c.Quick {
@@ -107,8 +136,8 @@ func (c *Config) defaults() error {
 		c.Now = time.Now
 	}
 	for _, n := range c.Names {
-		if !slices.Contains(Corpora, n) {
-			return fmt.Errorf("%w: unknown corpus %q (known: %s)", ErrConfig, n, strings.Join(Corpora, ", "))
+		if !slices.Contains(Corpora, n) && n != MailCorpus {
+			return fmt.Errorf("%w: unknown corpus %q (known: %s, %s)", ErrConfig, n, strings.Join(Corpora, ", "), MailCorpus)
 		}
 	}
 	return nil
@@ -173,14 +202,23 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 		res.Variants = DefaultVariants()
 	}
 	for _, name := range cfg.Names {
-		fsys, err := openDir(filepath.Join(cfg.Corpora, name))
-		if err != nil {
-			return fmt.Errorf("evaluate: corpus %s: %w", name, err)
-		}
-		fmt.Fprintf(w, "corpus %s: loading\n", name)
-		c, err := LoadCorpus(ctx, fsys, name, cfg.Extractor, cfg.MaxDocs)
-		if err != nil {
-			return fmt.Errorf("evaluate: %w", err)
+		var c *Corpus
+		if name == MailCorpus {
+			fmt.Fprintf(w, "corpus %s: generating %d threads from %s\n", name, cfg.MailThreads, cfg.MailSource)
+			c, err = generateMail(ctx, cfg, work)
+			if err != nil {
+				return fmt.Errorf("evaluate: corpus %s: %w", name, err)
+			}
+		} else {
+			fsys, err := openDir(filepath.Join(cfg.Corpora, name))
+			if err != nil {
+				return fmt.Errorf("evaluate: corpus %s: %w", name, err)
+			}
+			fmt.Fprintf(w, "corpus %s: loading\n", name)
+			c, err = LoadCorpus(ctx, fsys, name, cfg.Extractor, cfg.MaxDocs)
+			if err != nil {
+				return fmt.Errorf("evaluate: %w", err)
+			}
 		}
 		p, err := Prepare(c)
 		if err != nil {
@@ -193,9 +231,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 		res.Corpora = append(res.Corpora, r)
 		log.Info("corpus evaluated", "corpus", name, "docs", r.Docs, "failed", len(r.Failed))
 		d := r.Default
-		fmt.Fprintf(w, "corpus %s: %d documents (%d without text), %d pairs; engine at defaults: exact %.3f near %.3f contained %.3f false alarms %.2f %%; ssdeep best near %.3f, tlsh best near %.3f\n",
+		fmt.Fprintf(w, "corpus %s: %d documents (%d without text), %d pairs; engine at defaults: exact %.3f near %.3f contained %.3f false alarms %.2f %%; ssdeep best near %.3f, tlsh best near %.3f; on raw files ssdeep %.3f, tlsh %.3f\n",
 			name, r.Docs, len(r.Failed), r.Pairs, d.Recall(Exact), d.Recall(Near), d.Recall(Contained), 100*d.FalseAlarmShare(),
-			r.SsdeepBest.Recall(Near), r.TLSHBest.Recall(Near))
+			r.SsdeepBest.Recall(Near), r.TLSHBest.Recall(Near), best(r.SsdeepRaw).Recall(Near), best(r.TLSHRaw).Recall(Near))
 		if len(res.Variants) > 0 {
 			fmt.Fprintf(w, "corpus %s: parameter sweep (%d variants)\n", name, len(res.Variants))
 			sw, err := Sweep(ctx, p, res.Variants, work)

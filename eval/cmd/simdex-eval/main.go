@@ -1,7 +1,7 @@
 // Command simdex-eval regenerates docs/EVALUATION.md and its figures: the
 // engine's recall and false alarms on the labelled corpora against ssdeep
-// and tlsh, the parameter sweep behind its defaults, and the seed
-// studies' synthetic experiments. `make eval` runs it through
+// and tlsh (including a generated e-mail corpus, see -mail), the parameter
+// sweep behind its defaults, and the seed studies' synthetic experiments. `make eval` runs it through
 // scripts/eval.sh.
 package main
 
@@ -20,8 +20,12 @@ import (
 func main() {
 	var cfg eval.Config
 	var names string
+	var withMail bool
 	flag.StringVar(&cfg.Corpora, "corpora", "../shared/corpora", "directory of the labelled corpora")
-	flag.StringVar(&names, "names", "", "comma-separated corpora to evaluate (default: all that can be read)")
+	flag.StringVar(&names, "names", "", "comma-separated corpora to evaluate (default: "+strings.Join(eval.Corpora, ",")+","+eval.MailCorpus+")")
+	flag.BoolVar(&withMail, "mail", true, "also generate and evaluate the e-mail corpus ("+eval.MailCorpus+") when -names is not given")
+	flag.StringVar(&cfg.MailSource, "mail-source", "debian-copyright", "corpus whose documents the generated e-mail corpus carries (debian-copyright, spdx or licenseclassifier)")
+	flag.IntVar(&cfg.MailThreads, "mail-threads", 0, "originals of the e-mail corpus, one thread of 12 documents each (default 60; quick: as many as fit the sample)")
 	flag.StringVar(&cfg.Originals, "originals", "", "directory of originals for the synthetic experiments (default <corpora>/spdx/text)")
 	flag.StringVar(&cfg.Out, "out", "docs", "documentation directory: writes EVALUATION.md and eval/*.png")
 	flag.StringVar(&cfg.Work, "work", "", "scratch directory (default: a temporary directory)")
@@ -29,8 +33,11 @@ func main() {
 	flag.BoolVar(&cfg.Quick, "quick", false, "evaluate small samples only (seconds, indicative numbers)")
 	flag.StringVar(&cfg.Command, "command", "make eval", "command line recorded in the report")
 	flag.Parse()
-	if names != "" {
+	switch {
+	case names != "":
 		cfg.Names = strings.Split(names, ",")
+	case !withMail:
+		cfg.Names = eval.Corpora
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
