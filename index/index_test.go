@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/sqlite"
@@ -360,5 +361,42 @@ func TestUbiquitousChunksNeedAPopulation(t *testing.T) {
 	}
 	if got := bytesInCommon(open(50)); got < int64(len(boiler))/2 {
 		t.Errorf("floor 50: %d bytes in common, want the preamble counted", got)
+	}
+}
+
+// TestConcurrentQueriesDoNotExhaustThePool: many near-copy searches at once
+// (the API, the policy engine and the pipeline share one store) all finish.
+// Scoring used to ask the store how common a chunk is from inside the
+// store's own callback, holding two pooled connections per query: a few
+// concurrent queries then waited on each other for ever.
+func TestConcurrentQueriesDoNotExhaustThePool(t *testing.T) {
+	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	gpl := corpus(t, "spdx/text/GPL-3.0-only.txt")
+	var ins []index.Input
+	for i := range 8 {
+		ins = append(ins, input(fmt.Sprint("v", i), strings.Replace(gpl, "software", fmt.Sprint("software", i), i+1)))
+	}
+	res := add(t, ix, ins...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ms, err := ix.Similar(ctx, res[i%len(res)].ID, index.DefaultThresholds())
+			if err == nil && len(ms) != len(res)-1 {
+				err = fmt.Errorf("%d matches, want %d", len(ms), len(res)-1)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -108,6 +108,23 @@ func (ix *Index) candidateLimit() int {
 	return min(ix.templateLimit(), ix.opts.MaxChunkContents)
 }
 
+// prefetch asks the store once how common each of hashes is.
+func (u *ubiquity) prefetch(hashes []uint64) {
+	if u.limit < 0 || len(hashes) == 0 {
+		return
+	}
+	counts, err := u.store.ChunkContents(u.ctx, hashes)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		u.err = err
+		return
+	}
+	for _, h := range hashes {
+		u.known[h] = counts[h] > u.limit
+	}
+}
+
 func (u *ubiquity) is(h uint64) bool {
 	if u.limit < 0 {
 		return false
@@ -285,18 +302,32 @@ func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, 
 		content ContentID
 		scores  Scores
 	}
-	var hits []hit
-	err = ix.store.Fingerprints(ctx, cands, func(id ContentID, b *Fingerprint) error {
-		if s := sc.score(b); s.Reported(th) {
-			hits = append(hits, hit{id, s})
-		}
-		return nil
-	})
-	if err == nil {
-		err = ubiq.err
+	// Load first, score after: scoring asks the store how common chunks
+	// are, and asking it from inside its own callback would hold two of
+	// the pool's connections at once — enough concurrent queries would
+	// then wait on each other for ever.
+	type loaded struct {
+		id ContentID
+		fp *Fingerprint
 	}
-	if err != nil {
+	var fps []loaded
+	if err := ix.store.Fingerprints(ctx, cands, func(id ContentID, b *Fingerprint) error {
+		fps = append(fps, loaded{id, b})
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("similar: %w", err)
+	}
+	// Every chunk a candidate can share is one of the query's: one store
+	// call answers how common each is.
+	ubiq.prefetch(chunks)
+	var hits []hit
+	for _, l := range fps {
+		if s := sc.score(l.fp); s.Reported(th) {
+			hits = append(hits, hit{l.id, s})
+		}
+	}
+	if ubiq.err != nil {
+		return nil, fmt.Errorf("similar: %w", ubiq.err)
 	}
 	var out []Match
 	for _, h := range hits {

@@ -130,7 +130,9 @@ type Reader interface {
 	Documents(ctx context.Context, fn func(*Record) error) error
 }
 
-// Searcher finds and loads candidates for comparison.
+// Searcher finds and loads candidates for comparison. Callbacks must not
+// call the store: an implementation may hold a connection while it calls
+// fn.
 type Searcher interface {
 	// Candidates returns contents sharing at least one LSH band key or one
 	// non-template chunk whose document frequency is at most maxChunkDocs.
