@@ -166,6 +166,10 @@ func shortHash(text []byte) uint64 {
 	return h
 }
 
+// block is how many shingles (or bytes) the inner loops of Compute and
+// simHash handle between flushes of their fixed-size scratch buffers.
+const block = 1024
+
 // Compute sketches the normalised text into s, reusing its slices.
 // p must be valid.
 func Compute(p Params, text []byte, s *Sketch) {
@@ -179,49 +183,22 @@ func Compute(p Params, text []byte, s *Sketch) {
 		return
 	}
 	k := uint64(p.MinHashK)
-	n := uint64(p.SampleN)
-	// Mod-n on 24 hash bits; a power-of-two n is a mask, not a division.
-	var mask uint64
-	if n&(n-1) == 0 {
-		mask = n - 1
-	}
-	sampled := func(g uint64) bool {
-		if mask != 0 || n == 1 {
-			return g>>8&mask == 0
-		}
-		return (g>>8&0xffffff)%n == 0
-	}
 	slots := make([]uint64, k)
 	for i := range slots {
 		slots[i] = empty
 	}
-	// One-permutation hashing: bits 0-31 choose the slot (multiply-shift
-	// range reduction), bits 32-63 compete for the slot's minimum, and
-	// bits 8-31 decide Mod-n sampling.
-	visit := func(g uint64) {
-		if i := (g & 0xffffffff) * k >> 32; g>>32 < slots[i] {
-			slots[i] = g >> 32
-		}
-		if sampled(g) {
-			s.Samples = append(s.Samples, uint32(g>>32))
-		}
-	}
 	w := p.Window
 	if len(text) <= w {
-		visit(spread(shortHash(text)))
+		// One shingle: the whole text.
+		visit(p, slots, spread(shortHash(text)), s)
 	} else {
 		h := shortHash(text[:w])
-		visit(spread(h))
-		rot := w % 64
-		for i := w; i < len(text); i++ {
-			h = bits.RotateLeft64(h, 1) ^ bits.RotateLeft64(buzTable[text[i-w]], rot) ^ buzTable[text[i]]
-			g := spread(h)
-			if j := (g & 0xffffffff) * k >> 32; g>>32 < slots[j] {
-				slots[j] = g >> 32
-			}
-			if sampled(g) {
-				s.Samples = append(s.Samples, uint32(g>>32))
-			}
+		visit(p, slots, spread(h), s)
+		n := uint64(p.SampleN)
+		if n&(n-1) == 0 {
+			s.Samples = rollPow2(text, w, h, n-1, slots, s.Samples)
+		} else {
+			s.Samples = rollMod(text, w, h, n, slots, s.Samples)
 		}
 	}
 	s.scratch = radixSort(s.Samples, s.scratch)
@@ -232,6 +209,154 @@ func Compute(p Params, text []byte, s *Sketch) {
 		s.MinHash[i] = uint32(v)
 	}
 	s.SimHash = simHash(p.SimHashWords, text)
+}
+
+// One-permutation hashing: bits 0-31 of a shingle's spread hash g choose
+// its MinHash slot (multiply-shift range reduction), bits 32-63 compete for
+// the slot's minimum, and bits 8-31 decide Mod-n sampling, which keeps the
+// high half as the sample.
+
+// visit adds the shingle hash g to the slots and the samples.
+func visit(p Params, slots []uint64, g uint64, s *Sketch) {
+	if i := (g & 0xffffffff) * uint64(len(slots)) >> 32; g>>32 < slots[i] {
+		slots[i] = g >> 32
+	}
+	n := uint64(p.SampleN)
+	var keep bool
+	if n&(n-1) == 0 {
+		keep = g>>8&(n-1) == 0 // n == 1 gives mask 0: every shingle
+	} else {
+		keep = (g>>8&0xffffff)%n == 0
+	}
+	if keep {
+		s.Samples = append(s.Samples, uint32(g>>32))
+	}
+}
+
+// rollPow2 rolls the shingle hash h (that of text[:w]) over the rest of
+// text, visiting every later shingle as visit does with SampleN = mask+1, a
+// power of two, and returns samples with the sampled hashes appended.
+//
+// Two tricks keep the per-shingle work small and free of unpredictable
+// branches; neither changes the result.
+//
+// Sampling keeps one shingle in SampleN at random, so an "if sampled"
+// branch would be mispredicted about once per sample. Instead every
+// shingle's sample is written to the next free place of a small buffer
+// and the fill count advances only when it is kept (by 0 or 1); the buffer
+// is appended every block shingles, so it never needs more than block
+// places.
+//
+// A shingle can only lower a slot if its value is below that slot's
+// minimum, hence below the largest minimum of all slots, top. Once every
+// slot is filled, top falls quickly (after m shingles per slot, only about
+// ln(K)/m of them are below it), so testing v < top first skips the slot
+// index computation and load for nearly every shingle of a long text, and
+// that branch is almost always predicted. top is exact: it is recomputed
+// whenever the slot holding it is lowered.
+func rollPow2(text []byte, w int, h, mask uint64, slots []uint64, samples []uint32) []uint32 {
+	var sc rollScratch
+	for c, v := range buzTable {
+		sc.outTab[c] = bits.RotateLeft64(v, w%64)
+	}
+	sc.slots = slots
+	sc.top = slices.Max(slots)
+	for i := w; i < len(text); i += block {
+		end := min(i+block, len(text))
+		out, in := text[i-w:end-w], text[i:end]
+		x, nb := 0, 0
+		for x < len(in) {
+			var g uint64
+			var found bool
+			h, g, x, nb, found = rollBlock(out, in, x, nb, h, mask, &sc)
+			if found {
+				sc.lower(g)
+			}
+		}
+		samples = append(samples, sc.buf[:nb]...)
+	}
+	return samples
+}
+
+// rollScratch is rollBlock's state besides the rolling hash, behind one
+// pointer so that it takes one register.
+type rollScratch struct {
+	// outTab[c] is buzTable[c] already rotated as it must be when byte c
+	// leaves the window: one table load instead of a load and a rotation
+	// by a variable count (which ties up the CX register).
+	outTab [256]uint64
+	// buf receives the samples of one block.
+	buf [block]uint32
+	// slots are the MinHash slots; top is their largest value.
+	slots []uint64
+	top   uint64
+}
+
+// rollBlock is the inner loop of rollPow2 over at most block shingles: in
+// are the bytes entering the window, out those leaving it (as long as in),
+// starting at in[x], with nb samples in sc.buf so far. It returns when it
+// has rolled over all of in, or just after a shingle g whose value is below
+// sc.top (then found is true), with the rolling hash, g, the position
+// after that shingle and the number of samples. It calls nothing, so that
+// its values can all stay in registers.
+func rollBlock(out, in []byte, x, nb int, h, mask uint64, sc *rollScratch) (_, g uint64, _, _ int, found bool) {
+	top := sc.top
+	out = out[:len(in)] // proves out[x] in range below
+	for x < len(in) {
+		h = bits.RotateLeft64(h, 1) ^ sc.outTab[out[x]] ^ buzTable[in[x]]
+		x++
+		g = spread(h)
+		// nb < x <= block, so the mask never changes the index; it
+		// only lets the compiler drop the bounds check.
+		sc.buf[nb&(block-1)] = uint32(g >> 32)
+		nb += int(b2u(g>>8&mask == 0))
+		if g>>32 < top {
+			return h, g, x, nb, true
+		}
+	}
+	return h, 0, x, nb, false
+}
+
+// lower offers the shingle hash g to its slot and updates sc.top.
+func (sc *rollScratch) lower(g uint64) {
+	slots := sc.slots
+	j := (g & 0xffffffff) * uint64(len(slots)) >> 32
+	if v := g >> 32; v < slots[j] {
+		old := slots[j]
+		slots[j] = v
+		if old == sc.top {
+			// The top slot (or one of several equal to it) was lowered.
+			sc.top = slices.Max(slots)
+		}
+	}
+}
+
+// rollMod is rollPow2 for a SampleN that is not a power of two: Mod-n on
+// 24 hash bits needs a division, so this rarely used case stays simple.
+func rollMod(text []byte, w int, h, n uint64, slots []uint64, samples []uint32) []uint32 {
+	k := uint64(len(slots))
+	rot := w % 64
+	for i := w; i < len(text); i++ {
+		h = bits.RotateLeft64(h, 1) ^ bits.RotateLeft64(buzTable[text[i-w]], rot) ^ buzTable[text[i]]
+		g := spread(h)
+		if j := (g & 0xffffffff) * k >> 32; g>>32 < slots[j] {
+			slots[j] = g >> 32
+		}
+		if (g>>8&0xffffff)%n == 0 {
+			samples = append(samples, uint32(g>>32))
+		}
+	}
+	return samples
+}
+
+// b2u is 1 for true and 0 for false; the compiler makes it a SETcc, not a
+// branch.
+func b2u(b bool) uint64 {
+	var u uint64
+	if b {
+		u = 1
+	}
+	return u
 }
 
 // densify fills empty slots from the nearest filled slot to their right
@@ -255,93 +380,164 @@ func densify(slots []uint64) {
 	}
 }
 
-// bitCounter counts, for each of 64 bit positions, how many added words
-// had that bit set. It is bit-sliced: plane i holds bit i of all 64
-// counters, so adding a word is a ripple carry over about two planes.
-type bitCounter struct {
-	planes [40]uint64
+// laneCounter counts, for each of 64 bit positions, how many added words
+// had that bit set. Lane word j holds eight 8-bit counters, byte b of it
+// counting bit 8b+j: adding a word is eight shift-mask-adds with no carry
+// chain and no branch. A byte counter overflows after 255 additions, so
+// the lanes are flushed into wide totals before that.
+type laneCounter struct {
+	lanes  [8]uint64
+	inLane int
+	total  [64]int
 	n      int
 }
 
-func (c *bitCounter) add(x uint64) {
+const ones = 0x0101010101010101
+
+func (c *laneCounter) add(x uint64) {
+	// x>>j & ones has bit 8b set exactly when bit 8b+j of x is: adding it
+	// increments byte b of lane j, which holds at most 254 before the add,
+	// so no byte ever carries into its neighbour.
+	c.lanes[0] += x & ones
+	c.lanes[1] += x >> 1 & ones
+	c.lanes[2] += x >> 2 & ones
+	c.lanes[3] += x >> 3 & ones
+	c.lanes[4] += x >> 4 & ones
+	c.lanes[5] += x >> 5 & ones
+	c.lanes[6] += x >> 6 & ones
+	c.lanes[7] += x >> 7 & ones
 	c.n++
-	for i := 0; x != 0; i++ {
-		carry := c.planes[i] & x
-		c.planes[i] ^= x
-		x = carry
+	c.inLane++
+	if c.inLane == 255 {
+		c.flush()
 	}
+}
+
+func (c *laneCounter) flush() {
+	for j, l := range c.lanes {
+		for b := 0; b < 8; b++ {
+			c.total[8*b+j] += int(l >> (8 * b) & 0xff)
+		}
+	}
+	c.lanes = [8]uint64{}
+	c.inLane = 0
 }
 
 // majority sets bit b when more than half the added words had bit b set:
 // Charikar's SimHash with weights +1 and -1.
-func (c *bitCounter) majority() uint64 {
+func (c *laneCounter) majority() uint64 {
+	c.flush()
 	var out uint64
-	for b := 0; b < 64; b++ {
-		var cnt int
-		for i := range c.planes {
-			cnt |= int(c.planes[i]>>b&1) << i
-		}
-		if 2*cnt > c.n {
+	for b, t := range c.total {
+		if 2*t > c.n {
 			out |= 1 << b
 		}
 	}
 	return out
 }
 
+const phi = 0x9E3779B97F4A7C15
+
 // simHash is Charikar's SimHash over features of `words` consecutive
-// words, each weighted by its number of occurrences.
+// words, each weighted by its number of occurrences. Words are the maximal
+// runs of bytes other than ' ' and '\n'; a word's hash is
+// h = rotl(h, 5) ^ buzTable[c] over its bytes, from 0; a feature is
+// mix(f) with f = sum of the feature's word hashes times phi^(words-1),
+// ..., phi^1, phi^0, oldest first, computed mod 2^64.
+//
+// It works a block of text at a time, in two loops that have no
+// unpredictable branch: wordHashes finds the words and their hashes, and
+// features turns them into features.
 func simHash(words int, text []byte) uint64 {
-	var cnt bitCounter
-	// ring holds the last `words` word hashes; next is the oldest.
-	var ringBuf [16]uint64
-	ring := ringBuf[:words]
-	next, seen := 0, 0
-	push := func(h uint64) {
-		ring[next] = h
-		next++
-		if next == words {
+	st := simState{words: words, top: 1}
+	for i := 1; i < words; i++ {
+		st.top *= phi // phi^(words-1)
+	}
+	var h, inWord uint64
+	var ends [block]uint64
+	for i := 0; i < len(text); i += block {
+		end := min(i+block, len(text))
+		var ne int
+		h, inWord, ne = wordHashes(text[i:end], h, inWord, &ends)
+		if end == len(text) && inWord == 1 {
+			// The text ends inside a word. ne < block: a block of n
+			// bytes ends at most (n+1)/2 words.
+			ends[ne] = h
+			ne++
+		}
+		st.features(ends[:ne])
+	}
+	if st.cnt.n == 0 && st.seen > 0 {
+		// Fewer words than a feature: one feature of all of them, which
+		// are in ring[:seen] in order since the ring never wrapped.
+		var g uint64
+		for _, w := range st.ring[:st.seen] {
+			g = g*phi + w
+		}
+		st.cnt.add(mix(g))
+	}
+	return st.cnt.majority()
+}
+
+// sepTab[c] is 1 for the word separators ' ' and '\n', 0 for other bytes:
+// a load instead of two comparisons, which the compiler would turn into a
+// branch.
+var sepTab = [256]uint8{' ': 1, '\n': 1}
+
+// wordHashes computes the hash of every word of text that ends in text,
+// and writes them to ends, returning their number. h is the hash of the
+// part of the current word before text (0 if none) and inWord is 1 when
+// the byte before text belongs to a word; both are returned updated.
+//
+// It is branch-free: h is zeroed at a separator (sep-1 is all ones inside
+// a word, 0 at a separator), and every byte writes h to the next free
+// place of ends, which advances only when the byte is a separator right
+// after a word, so that h was that word's complete hash. A block of n
+// bytes writes at most n places.
+func wordHashes(text []byte, h, inWord uint64, ends *[block]uint64) (uint64, uint64, int) {
+	ne := 0
+	for _, c := range text {
+		sep := uint64(sepTab[c])
+		// ne <= bytes seen so far < block: the mask never changes the
+		// index; it only lets the compiler drop the bounds check.
+		ends[ne&(block-1)] = h
+		ne += int(sep & inWord)
+		inWord = sep ^ 1
+		h = (bits.RotateLeft64(h, 5) ^ buzTable[c]) & (sep - 1)
+	}
+	return h, inWord, ne
+}
+
+// simState is the feature state of simHash.
+type simState struct {
+	cnt   laneCounter
+	ring  [16]uint64 // the last `words` word hashes; ring[next] is the oldest
+	next  int
+	words int
+	seen  int    // words seen so far
+	f     uint64 // the polynomial of the words in ring
+	top   uint64 // phi^(words-1)
+}
+
+// features adds the features ending at each of the word hashes ws.
+//
+// f is updated in O(1) per word as a rolling polynomial: drop the oldest
+// hash's term (ring[next]*phi^(words-1)), shift the rest up one power
+// (*phi) and add the new hash. Until the ring is full its unused entries
+// are zero, so dropping them subtracts nothing.
+func (st *simState) features(ws []uint64) {
+	f, next, seen := st.f, st.next, st.seen
+	for _, wh := range ws {
+		f = (f-st.ring[next]*st.top)*phi + wh
+		st.ring[next] = wh
+		if next++; next == st.words {
 			next = 0
 		}
-		seen++
-		if seen >= words {
-			var f uint64
-			for j := next; j < words; j++ {
-				f = f*0x9E3779B97F4A7C15 + ring[j]
-			}
-			for j := 0; j < next; j++ {
-				f = f*0x9E3779B97F4A7C15 + ring[j]
-			}
-			cnt.add(mix(f))
+		if seen++; seen >= st.words {
+			st.cnt.add(mix(f))
 		}
 	}
-	var h uint64
-	inWord := false
-	for _, c := range text {
-		if c == ' ' || c == '\n' {
-			if inWord {
-				push(h)
-				inWord = false
-			}
-			continue
-		}
-		if !inWord {
-			h = 0
-			inWord = true
-		}
-		h = bits.RotateLeft64(h, 5) ^ buzTable[c]
-	}
-	if inWord {
-		push(h)
-	}
-	if cnt.n == 0 && seen > 0 {
-		// Fewer words than a feature: one feature of all of them.
-		var f uint64
-		for _, w := range ring[:seen] {
-			f = f*0x9E3779B97F4A7C15 + w
-		}
-		cnt.add(mix(f))
-	}
-	return cnt.majority()
+	st.f, st.next, st.seen = f, next, seen
 }
 
 // Resemblance estimates the Jaccard resemblance of two texts from their
