@@ -113,6 +113,10 @@ type api struct {
 	backfill func(ctx context.Context, name string) error
 	// outbox lists and requeues alert deliveries.
 	outbox deliveries
+	// policy places holds, lists and settles flags, evaluates retention.
+	policy policyEngine
+	// ingester indexes seed files sent with a hold.
+	ingester objectIngester
 	// deadLetters lists up to limit dead-lettered events, oldest first.
 	deadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
 }
@@ -156,6 +160,7 @@ func (a *api) handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/deadletters", a.listDeadLetters)
 	mux.HandleFunc("GET /api/v1/deliveries", a.listDeliveries)
 	mux.HandleFunc("POST /api/v1/deliveries/requeue", a.requeueDeliveries)
+	a.policyRoutes(mux)
 	return mux
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/simdex/simdex/index/sketch"
 	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/notifier"
+	"github.com/simdex/simdex/policy"
 )
 
 // EnvPrefix prefixes the environment variable of every configuration key:
@@ -39,6 +40,7 @@ type Config struct {
 	Pipeline   PipelineConfig   `mapstructure:"pipeline"`
 	Connectors ConnectorsConfig `mapstructure:"connectors"`
 	Notifier   notifier.Config  `mapstructure:"notifier"`
+	Policy     policy.Config    `mapstructure:"policy"`
 }
 
 // PipelineConfig configures the ingest worker pool.
@@ -148,6 +150,7 @@ func DefaultConfig() Config {
 		Pipeline:   PipelineConfig{Workers: 8, ShutdownTimeout: 30 * time.Second},
 		Connectors: defaultConnectorsConfig(),
 		Notifier:   notifier.DefaultConfig(),
+		Policy:     policy.DefaultConfig(),
 	}
 }
 
@@ -165,6 +168,15 @@ func (c *Config) IndexOptions() index.Options {
 	o.Chunk = chunk.Params{Min: ic.Chunk.Min, Avg: ic.Chunk.Avg, Max: ic.Chunk.Max}
 	o.Sketch = sketch.Params{Window: ic.Sketch.Window, SampleN: ic.Sketch.SampleN, MinHashK: ic.Sketch.MinHashK, Bands: ic.Sketch.Bands, SimHashWords: ic.Sketch.SimHashWords}
 	return o
+}
+
+// PolicyPath returns the path of the policy store (rules, holds, flags,
+// audit log).
+func (c *Config) PolicyPath() string {
+	if c.Policy.Path != "" {
+		return c.Policy.Path
+	}
+	return filepath.Join(c.DataDir, "policy.db")
 }
 
 // OutboxPath returns the path of the notifier's outbox.
@@ -216,6 +228,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Notifier.Validate(os.Getenv, os.ReadFile); err != nil {
+		errs = append(errs, unjoin(err)...)
+	}
+	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, unjoin(err)...)
 	}
 	if len(errs) == 0 {

@@ -19,9 +19,12 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/simdex/simdex/connectors"
+	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/notifier"
 	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
+	"github.com/simdex/simdex/policy"
+	policysqlite "github.com/simdex/simdex/policy/sqlite"
 )
 
 // Daemon is `simdex serve`: connectors feeding the ingest pipeline, the
@@ -39,7 +42,11 @@ type Daemon struct {
 	addr     atomic.Value // net.Addr of the HTTP listener once bound
 	natsURL  atomic.Value // string
 	notifier atomic.Pointer[notifier.Notifier]
+	policy   atomic.Pointer[policy.Engine]
 }
+
+// Policy returns the policy engine once Run has started it, or nil.
+func (d *Daemon) Policy() *policy.Engine { return d.policy.Load() }
 
 // Notifier returns the notifier once Run has started it, or nil.
 func (d *Daemon) Notifier() *notifier.Notifier { return d.notifier.Load() }
@@ -123,6 +130,34 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.buckets = buckets
+	pst, err := policysqlite.Open(ctx, cfg.PolicyPath())
+	if err != nil {
+		return fmt.Errorf("open policy store %s: %w", cfg.PolicyPath(), err)
+	}
+	defer pst.Close()
+	pol, err := policy.New(policy.Options{
+		Config: cfg.Policy, Store: pst, Index: policy.IndexOf(eng.Index), Publisher: ntf, Logger: d.logger,
+		Enforcer: &policy.S3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
+			for _, b := range buckets {
+				if b.source == source && b.cfg.Bucket == bucketName {
+					return b.client, true
+				}
+			}
+			return nil, false
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	// Configured rules and holds are in force before the first event.
+	if err := pol.Sync(ctx); err != nil {
+		return fmt.Errorf("start policy: %w", err)
+	}
+	d.policy.Store(pol)
+	polSched, err := policy.NewScheduler(pol, cfg.Policy.Schedules)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
@@ -133,6 +168,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
 		backfill: d.Backfill,
 		outbox:   ntf,
+		policy:   pol,
+		ingester: eng.Ingester,
 		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
 			return listDeadLetters(ctx, nc, limit)
 		},
@@ -151,7 +188,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	p := &pipeline{
 		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
 		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
-		m: newPipelineMetrics(d.reg),
+		m: newPipelineMetrics(d.reg), obs: []Observer{pol},
 	}
 	var (
 		wg       sync.WaitGroup
@@ -202,6 +239,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		p.run(runCtx, events)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		polSched.Run(runCtx)
 	}()
 	// The dispatcher stops with the rest; deliveries it has not sent stay
 	// in the outbox for the next start.
@@ -291,3 +333,6 @@ func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug(msg, kv...) }
 func (c cronLogger) Error(err error, msg string, kv ...any) {
 	c.l.Error(msg, append(kv, "err", err)...)
 }
+
+// Config returns the daemon's configuration.
+func (d *Daemon) Config() Config { return d.cfg }

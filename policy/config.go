@@ -185,12 +185,16 @@ type HoldConfig struct {
 func DefaultScope() Scope { return Scope{Resemblance: 0.5, Containment: 0.8} }
 
 // DefaultConfig returns the defaults: no rules, no holds, near-copies at
-// the index's default thresholds, a three-day release grace, a nightly
-// evaluation and an hourly republish.
+// the index's default thresholds, duplicate-upload flags for copies of at
+// least 0.9 resemblance or 0.95 containment, a three-day release grace, a
+// nightly evaluation and an hourly republish.
 func DefaultConfig() Config {
 	return Config{
+		Retention:    []RetentionRule{},
+		KeepAtLeast:  []KeepRule{},
+		Holds:        []HoldConfig{},
 		NearCopies:   DefaultScope(),
-		Duplicates:   DuplicateConfig{Scope: Scope{Resemblance: 0.9, Containment: 0.95}},
+		Duplicates:   DuplicateConfig{Enabled: true, Scope: Scope{Resemblance: 0.9, Containment: 0.95}},
 		ReleaseGrace: 72 * time.Hour,
 		Schedules:    Schedules{Evaluate: "0 2 * * *", Republish: "@every 1h"},
 	}

@@ -32,6 +32,12 @@ func newDaemonClient(cfg daemon.Config, addr string) *daemonClient {
 // do sends a request and decodes a JSON answer into out (when not nil).
 // Non-2xx answers become errors carrying the daemon's message.
 func (c *daemonClient) do(ctx context.Context, method, path string, body any, out any) error {
+	return c.doWith(ctx, method, path, body, out, nil)
+}
+
+// doWith is do with extra request headers. A non-2xx answer is decoded
+// into out as well, when it is JSON, for answers that explain a refusal.
+func (c *daemonClient) doWith(ctx context.Context, method, path string, body any, out any, headers map[string]string) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -47,6 +53,9 @@ func (c *daemonClient) do(ctx context.Context, method, path string, body any, ou
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("call the daemon at %s (is `simdex serve` running?): %w", c.base, err)
@@ -57,6 +66,9 @@ func (c *daemonClient) do(ctx context.Context, method, path string, body any, ou
 		return fmt.Errorf("read answer of %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
+		if out != nil {
+			_ = json.Unmarshal(data, out)
+		}
 		var e struct {
 			Error string `json:"error"`
 		}

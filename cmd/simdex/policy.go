@@ -1,0 +1,419 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/policy"
+)
+
+// policyClient is a daemon client that names the acting person.
+type policyClient struct {
+	*daemonClient
+	actor string
+}
+
+// remoteFlags are the flags of every command that talks to the daemon.
+type remoteFlags struct {
+	addr  string
+	actor string
+}
+
+func (f *remoteFlags) register(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&f.addr, "addr", "", "daemon address (default: http.addr)")
+	cmd.PersistentFlags().StringVar(&f.actor, "actor", "", "who acts, for the audit log (default: the login name)")
+}
+
+func (f *remoteFlags) client(g *globals) (*policyClient, daemon.Config, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return nil, cfg, err
+	}
+	actor := f.actor
+	if actor == "" {
+		if u, err := user.Current(); err == nil {
+			actor = "cli:" + u.Username
+		} else {
+			actor = "cli"
+		}
+	}
+	return &policyClient{daemonClient: newDaemonClient(cfg, f.addr), actor: actor}, cfg, nil
+}
+
+func (c *policyClient) call(ctx context.Context, method, path string, body, out any) error {
+	if err := c.doWith(ctx, method, path, body, out, map[string]string{daemon.HeaderActor: c.actor}); err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newHoldCmd(g *globals) *cobra.Command {
+	rf := &remoteFlags{}
+	cmd := &cobra.Command{
+		Use:   "hold",
+		Short: "Create, list and release legal holds (matters) on a running daemon",
+	}
+	rf.register(cmd)
+
+	var (
+		name, reason, owner, mode string
+		seeds, seedKeys           []string
+		resemblance, containment  float64
+		asJSON                    bool
+	)
+	create := &cobra.Command{
+		Use:   "create --matter NAME --seed PATH|ID [--seed ...]",
+		Short: "Place a legal hold on seed documents and every near-copy of them",
+		Long: `hold create places a legal hold for a matter. Seeds are stored document
+ids, index keys (--seed-key) or files (--seed PATH: the file is sent to the
+daemon and indexed as a seed). Every stored near-copy of a seed (within
+--resemblance / --containment) is held and flagged "found for matter", and
+so is every near-copy ingested later. In mode hold the S3 Object Lock legal
+hold is turned on for every version of every near-copy.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			matter, _ := cmd.Flags().GetString("matter")
+			c, _, err := rf.client(g)
+			if err != nil {
+				return err
+			}
+			req := daemon.HoldRequest{Matter: matter, Name: name, Reason: reason, Owner: owner, SeedKeys: seedKeys, Mode: mode}
+			if cmd.Flags().Changed("resemblance") {
+				req.Resemblance = &resemblance
+			}
+			if cmd.Flags().Changed("containment") {
+				req.Containment = &containment
+			}
+			for _, s := range seeds {
+				if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 {
+					if _, statErr := os.Stat(s); statErr != nil {
+						req.Seeds = append(req.Seeds, index.DocID(id))
+						continue
+					}
+				}
+				data, err := os.ReadFile(s)
+				if err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("seed %s: not a document id and not a readable file: %w", s, err)}
+				}
+				req.SeedFiles = append(req.SeedFiles, daemon.SeedFile{Name: filepath.Base(s), Data: data})
+			}
+			var out daemon.HoldResponse
+			if err := c.call(cmd.Context(), "POST", "/api/v1/holds", req, &out); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			p := out.Placement
+			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %d seeds, %d documents held, %d new flags, %d S3 versions locked\n",
+				out.Hold.Matter, out.Hold.Mode, len(out.Hold.Seeds), out.Hold.Held, p.Flagged, p.Enforced)
+			for _, e := range p.EnforceErrors {
+				fmt.Fprintf(cmd.ErrOrStderr(), "not locked yet (retried by the next sweep): %s\n", e)
+			}
+			return nil
+		},
+	}
+	create.Flags().String("matter", "", "matter id (unique, permanent)")
+	_ = create.MarkFlagRequired("matter")
+	create.Flags().StringVar(&name, "name", "", "matter name")
+	create.Flags().StringVar(&reason, "reason", "", "why the hold is placed")
+	create.Flags().StringVar(&owner, "owner", "", "who owns the matter")
+	create.Flags().StringArrayVar(&seeds, "seed", nil, "seed: a stored document id or a file (repeatable)")
+	create.Flags().StringArrayVar(&seedKeys, "seed-key", nil, "seed: an index key, every current version (repeatable)")
+	create.Flags().Float64Var(&resemblance, "resemblance", policy.DefaultScope().Resemblance, "near-copy scope: resemblance")
+	create.Flags().Float64Var(&containment, "containment", policy.DefaultScope().Containment, "near-copy scope: containment in either direction")
+	create.Flags().StringVar(&mode, "mode", "", "hold (S3 legal holds and flags, the default) or report (flags only)")
+	create.Flags().BoolVar(&asJSON, "json", false, "print the hold and its placement as JSON")
+
+	var status string
+	var listJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List holds",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, _, err := rf.client(g)
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Holds []policy.Hold `json:"holds"`
+			}
+			if err := c.call(cmd.Context(), "GET", "/api/v1/holds?status="+url.QueryEscape(status), nil, &out); err != nil {
+				return err
+			}
+			if listJSON {
+				return printJSON(cmd.OutOrStdout(), out.Holds)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "MATTER\tSTATUS\tMODE\tSEEDS\tHELD\tCREATED\tNAME")
+			for _, h := range out.Holds {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", h.Matter, h.Status, h.Mode, len(h.Seeds), h.Held, h.Created.Format(time.RFC3339), h.Name)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&status, "status", "", "active or released (default: all)")
+	list.Flags().BoolVar(&listJSON, "json", false, "print a JSON array")
+
+	var releaseReason string
+	release := &cobra.Command{
+		Use:   "release --matter NAME --reason TEXT",
+		Short: "Release a hold (nothing it covered is deleted before the grace period and a fresh evaluation)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			matter, _ := cmd.Flags().GetString("matter")
+			if strings.TrimSpace(releaseReason) == "" {
+				return &exitError{code: 2, err: errors.New("--reason is required: releasing a hold is audited with its reason")}
+			}
+			c, _, err := rf.client(g)
+			if err != nil {
+				return err
+			}
+			var h policy.Hold
+			if err := c.call(cmd.Context(), "POST", "/api/v1/holds/"+url.PathEscape(matter)+"/release", map[string]string{"reason": releaseReason}, &h); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "hold %s released by %s at %s\n", h.Matter, h.ReleasedBy, h.Released.Format(time.RFC3339))
+			return nil
+		},
+	}
+	release.Flags().String("matter", "", "matter id")
+	_ = release.MarkFlagRequired("matter")
+	release.Flags().StringVar(&releaseReason, "reason", "", "why the hold is released (required)")
+
+	cmd.AddCommand(create, list, release)
+	return cmd
+}
+
+func newFlagsCmd(g *globals) *cobra.Command {
+	rf := &remoteFlags{}
+	cmd := &cobra.Command{
+		Use:   "flags",
+		Short: "List and settle review flags (disposition due, hold matches, duplicate uploads)",
+	}
+	rf.register(cmd)
+	var (
+		kind, status, matter, rule string
+		document, after            int64
+		limit                      int
+		asJSON                     bool
+	)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List flags",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, _, err := rf.client(g)
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			for k, v := range map[string]string{"kind": kind, "status": status, "matter": matter, "rule": rule} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			if document > 0 {
+				q.Set("document", strconv.FormatInt(document, 10))
+			}
+			if after > 0 {
+				q.Set("after", strconv.FormatInt(after, 10))
+			}
+			q.Set("limit", strconv.Itoa(limit))
+			var out struct {
+				Flags []policy.FlagView `json:"flags"`
+			}
+			if err := c.call(cmd.Context(), "GET", "/api/v1/flags?"+q.Encode(), nil, &out); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), out.Flags)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tDOCUMENT\tNAME\tMATTER/RULE\tRESEMBLANCE")
+			for _, f := range out.Flags {
+				why := f.Matter
+				if why == "" {
+					why = f.Rule
+				}
+				res := "-"
+				if f.Evidence.Scores != nil {
+					res = strconv.FormatFloat(f.Evidence.Scores.Resemblance, 'f', 3, 64)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", f.ID, f.Kind, f.Status, f.Document, f.Name, why, res)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match or duplicate-upload")
+	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed or executed")
+	list.Flags().StringVar(&matter, "matter", "", "only flags of this matter")
+	list.Flags().StringVar(&rule, "rule", "", "only flags of this retention rule")
+	list.Flags().Int64Var(&document, "document", 0, "only flags of this document id")
+	list.Flags().Int64Var(&after, "after", 0, "page: flags after this id")
+	list.Flags().IntVar(&limit, "limit", 1000, "most flags listed")
+	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.AddCommand(list)
+
+	for _, action := range []struct{ name, short string }{
+		{"approve", "Approve a flag (a disposition may then be executed)"},
+		{"dismiss", "Dismiss a flag, with a reason"},
+		{"execute", "Carry out an approved deletion: holds are checked again and only that object version is deleted"},
+	} {
+		var reason string
+		c := &cobra.Command{
+			Use:   action.name + " ID",
+			Short: action.short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				id, err := strconv.ParseInt(args[0], 10, 64)
+				if err != nil || id < 1 {
+					return &exitError{code: 2, err: fmt.Errorf("flag id %q: not a number", args[0])}
+				}
+				pc, _, err := rf.client(g)
+				if err != nil {
+					return err
+				}
+				var body any
+				if action.name != "execute" {
+					body = map[string]string{"reason": reason}
+				}
+				var f policy.FlagView
+				if err := pc.call(cmd.Context(), "POST", fmt.Sprintf("/api/v1/flags/%d/%s", id, action.name), body, &f); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "flag %d (%s, %s): %s\n", f.ID, f.Kind, f.Name, f.Status)
+				return nil
+			},
+		}
+		if action.name != "execute" {
+			c.Flags().StringVar(&reason, "reason", "", "why (recorded in the audit log)")
+		}
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+func newPolicyCmd(g *globals) *cobra.Command {
+	rf := &remoteFlags{}
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Evaluate retention rules on a running daemon",
+	}
+	rf.register(cmd)
+	var dry, asJSON bool
+	eval := &cobra.Command{
+		Use:   "eval [--dry-run]",
+		Short: "Evaluate retention now: what is (or would be) flagged, held or kept, and why",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, _, err := rf.client(g)
+			if err != nil {
+				return err
+			}
+			var run policy.Run
+			if err := c.call(cmd.Context(), "POST", "/api/v1/policy/evaluate?dry_run="+strconv.FormatBool(dry), nil, &run); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), run)
+			}
+			w := cmd.OutOrStdout()
+			verb := "flagged"
+			if dry {
+				verb = "would flag"
+			}
+			fmt.Fprintf(w, "%d documents evaluated, %d due, %d held or kept; %s %d\n", run.Documents, run.Due, run.Held, verb, run.Flagged)
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "OUTCOME\tDOCUMENT\tNAME\tRULE\tREASON")
+			for _, d := range run.Decisions {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", d.Outcome, d.Document.ID, d.Document.Name, d.Rule, d.Reason)
+			}
+			return tw.Flush()
+		},
+	}
+	eval.Flags().BoolVar(&dry, "dry-run", false, "decide and explain without writing flags")
+	eval.Flags().BoolVar(&asJSON, "json", false, "print the run with its decisions as JSON")
+	cmd.AddCommand(eval)
+	return cmd
+}
+
+func newAuditCmd(g *globals) *cobra.Command {
+	rf := &remoteFlags{}
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Check the tamper-evident audit log",
+	}
+	rf.register(cmd)
+	var checkpoint string
+	verify := &cobra.Command{
+		Use:   "verify [--checkpoint FILE]",
+		Short: "Verify the audit log's hash chain; exit 0 only when it is intact",
+		Long: `audit verify checks that every entry of the audit log commits to the one
+before it. Against a checkpoint saved by an earlier run (--checkpoint FILE,
+kept outside the daemon's data), it also detects deletion of entries and
+truncation. When the log is intact the checkpoint file is advanced to the
+new head. The exit status is 0 only when the log is intact.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, _, err := rf.client(g)
+			if err != nil {
+				return err
+			}
+			var cp policy.Checkpoint
+			if checkpoint != "" {
+				b, err := os.ReadFile(checkpoint)
+				switch {
+				case errors.Is(err, os.ErrNotExist):
+				case err != nil:
+					return &exitError{code: 2, err: fmt.Errorf("read checkpoint: %w", err)}
+				default:
+					if err := json.Unmarshal(b, &cp); err != nil {
+						return &exitError{code: 2, err: fmt.Errorf("checkpoint %s: %w", checkpoint, err)}
+					}
+				}
+			}
+			var out daemon.AuditVerifyResponse
+			err = c.doWith(cmd.Context(), "POST", "/api/v1/audit/verify", cp, &out, map[string]string{daemon.HeaderActor: c.actor})
+			if err != nil && out.Error == "" {
+				return &exitError{code: 2, err: err}
+			}
+			if !out.Intact {
+				return &exitError{code: 1, err: fmt.Errorf("audit log NOT intact: %s", out.Error)}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "audit log intact: %d entries, head %s\n", out.Checkpoint.Seq, out.Checkpoint.Hash)
+			if checkpoint != "" {
+				b, _ := json.Marshal(out.Checkpoint)
+				if err := os.WriteFile(checkpoint, append(b, '\n'), 0o600); err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("save checkpoint: %w", err)}
+				}
+			}
+			return nil
+		},
+	}
+	verify.Flags().StringVar(&checkpoint, "checkpoint", "", "checkpoint file: verified against, then advanced")
+	cmd.AddCommand(verify)
+	return cmd
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	_ "modernc.org/sqlite"
+
+	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/policy"
+)
+
+// startServe runs `simdex serve`'s daemon in-process on its embedded
+// default (embedded NATS, embedded index, watched inbox) with cfg changed
+// by edit, and returns it once ready.
+func startServe(t *testing.T, edit func(*daemon.Config)) *daemon.Daemon {
+	t.Helper()
+	cfg := daemon.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	cfg.Connectors.FS.Interval = 100 * time.Millisecond
+	cfg.Connectors.FS.Settle = 100 * time.Millisecond
+	cfg.Connectors.NATS = nil
+	edit(&cfg)
+	d, err := daemon.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("daemon: %v", err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Error("daemon did not stop")
+		}
+	})
+	waitUntil(t, "daemon ready", func() bool {
+		if d.Addr() == nil {
+			return false
+		}
+		resp, err := http.Get("http://" + d.Addr().String() + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return d
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// drop puts a file in the watched inbox with an old modification time.
+func drop(t *testing.T, inbox, name string, data []byte, age time.Duration) {
+	t.Helper()
+	path := filepath.Join(inbox, name)
+	tmp := filepath.Join(filepath.Dir(inbox), ".tmp-"+filepath.Base(name))
+	write(t, tmp, data)
+	old := time.Now().Add(-age)
+	if err := os.Chtimes(tmp, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flagsOf(t *testing.T, addr string, args ...string) []policy.FlagView {
+	t.Helper()
+	out, code, err := run(t, append([]string{"flags", "list", "--json", "--addr", addr}, args...)...)
+	if code != 0 {
+		t.Fatalf("flags list: exit %d: %v", code, err)
+	}
+	var fs []policy.FlagView
+	if err := json.Unmarshal([]byte(out), &fs); err != nil {
+		t.Fatalf("flags list --json: %v\n%s", err, out)
+	}
+	return fs
+}
+
+// TestHoldsFollowNearCopiesThroughTheCLI drives the policy commands against
+// a running daemon on its embedded default: a hold placed with a seed file
+// flags the stored near-copy and a near-copy uploaded later, every flag is
+// published on NATS, a dry-run evaluation explains that the held draft is
+// due but kept, the audit log verifies and detects an edit, and a release
+// needs a reason.
+func TestHoldsFollowNearCopiesThroughTheCLI(t *testing.T) {
+	d := startServe(t, func(c *daemon.Config) {
+		c.Policy.Retention = []policy.RetentionRule{{Name: "drafts-30d", Selector: policy.Selector{Prefix: "drafts/"},
+			Period: "30d", Action: policy.ActionDelete}}
+	})
+	addr := d.Addr().String()
+	inbox := filepath.Join(d.Config().DataDir, "inbox")
+
+	nc, err := nats.Connect(d.NATSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	published := make(chan *nats.Msg, 64)
+	if _, err := nc.ChanSubscribe("simdex.flags.>", published); err != nil {
+		t.Fatal(err)
+	}
+
+	gpl := readCorpus(t, "GPL-3.0-only.txt")
+	drop(t, inbox, "drafts/gpl.txt", gpl, 90*24*time.Hour)
+	drop(t, inbox, "apache.txt", readCorpus(t, "Apache-2.0.txt"), time.Hour)
+	waitUntil(t, "two documents indexed", func() bool {
+		var st struct{ Documents int }
+		resp, err := http.Get("http://" + addr + "/api/v1/stats")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&st)
+		return st.Documents == 2
+	})
+
+	// The seed is a file the legal team has, not a stored document.
+	seed := filepath.Join(t.TempDir(), "complaint exhibit A.txt")
+	write(t, seed, bytes.Replace(gpl, []byte("License"), []byte("Licence"), 2))
+	out, code, err := run(t, "hold", "create", "--addr", addr, "--actor", "alice@legal", "--matter", "M-17",
+		"--name", "Acme v. Example", "--reason", "litigation", "--seed", seed, "--mode", "report")
+	if code != 0 {
+		t.Fatalf("hold create: exit %d: %v\n%s", code, err, out)
+	}
+	if _, code, _ := run(t, "hold", "create", "--addr", addr, "--matter", "M-17", "--seed", seed); code != 1 {
+		t.Errorf("creating the same matter twice: exit %d, want 1", code)
+	}
+	if _, code, _ := run(t, "hold", "create", "--addr", addr, "--matter", "M-18", "--seed", "/no/such/file"); code != 2 {
+		t.Errorf("a seed that is neither an id nor a file: exit %d, want 2", code)
+	}
+
+	holdMatches := func() map[string]policy.FlagView {
+		m := map[string]policy.FlagView{}
+		for _, f := range flagsOf(t, addr, "--kind", "hold-match", "--matter", "M-17") {
+			m[f.Name] = f
+		}
+		return m
+	}
+	hm := holdMatches()
+	f, ok := hm["drafts/gpl.txt"]
+	if !ok || f.Kind != policy.KindHoldMatch || f.Status != policy.StatusOpen || f.Matter != "M-17" ||
+		f.Evidence.Scores == nil || f.Evidence.Scores.Resemblance < 0.9 || f.Source == "" || f.Document == 0 {
+		t.Fatalf("hold-match flag of the stored copy: %+v (all: %v)", f, hm)
+	}
+	if _, ok := hm["apache.txt"]; ok {
+		t.Errorf("an unrelated document was flagged for the matter")
+	}
+
+	// A near-copy uploaded later is flagged as it is indexed, and as a
+	// duplicate upload of the stored copy.
+	drop(t, inbox, "later/gpl-v2.txt", bytes.Replace(gpl, []byte("software"), []byte("programs"), 3), time.Hour)
+	waitUntil(t, "hold match of the later upload", func() bool { _, ok := holdMatches()["later/gpl-v2.txt"]; return ok })
+	dups := flagsOf(t, addr, "--kind", "duplicate-upload")
+	if len(dups) == 0 || dups[0].Name != "later/gpl-v2.txt" {
+		t.Errorf("duplicate-upload flags %+v, want one for later/gpl-v2.txt", dups)
+	}
+
+	// Every flag reached simdex.flags.<kind>.
+	kinds := map[string]int{}
+	timeout := time.After(30 * time.Second)
+	for kinds["simdex.flags.hold-match"] < 2 || kinds["simdex.flags.duplicate-upload"] < 1 {
+		select {
+		case m := <-published:
+			kinds[m.Subject]++
+		case <-timeout:
+			t.Fatalf("published flags %v, want 2 hold-match and 1 duplicate-upload", kinds)
+		}
+	}
+
+	// The draft is past its 30 days, but held: the dry run says so and
+	// writes nothing.
+	out, code, err = run(t, "policy", "eval", "--dry-run", "--json", "--addr", addr)
+	if code != 0 {
+		t.Fatalf("policy eval: exit %d: %v", code, err)
+	}
+	var runOut policy.Run
+	if err := json.Unmarshal([]byte(out), &runOut); err != nil {
+		t.Fatal(err)
+	}
+	held := false
+	for _, dec := range runOut.Decisions {
+		if dec.Document.Name == "drafts/gpl.txt" && dec.Outcome == policy.OutcomeHeld {
+			held = strings.Contains(dec.Reason, "M-17")
+		}
+	}
+	if !runOut.DryRun || runOut.Held == 0 || !held {
+		t.Errorf("dry run %+v: want the due draft held for M-17", runOut)
+	}
+	if got := flagsOf(t, addr, "--kind", "disposition-due"); len(got) != 0 {
+		t.Errorf("a dry run wrote flags: %+v", got)
+	}
+
+	// Release needs a reason.
+	if _, code, _ := run(t, "hold", "release", "--addr", addr, "--matter", "M-17"); code != 2 {
+		t.Errorf("release without a reason: exit %d, want 2", code)
+	}
+	if _, code, err := run(t, "hold", "release", "--addr", addr, "--matter", "NOPE", "--reason", "x"); code != 1 || !strings.Contains(err.Error(), "404") {
+		t.Errorf("release of an unknown matter: exit %d %v", code, err)
+	}
+	if out, code, err := run(t, "hold", "release", "--addr", addr, "--actor", "bob@legal", "--matter", "M-17", "--reason", "settled"); code != 0 {
+		t.Fatalf("release: exit %d: %v %s", code, err, out)
+	}
+	out, code, _ = run(t, "hold", "list", "--json", "--addr", addr)
+	var hs []policy.Hold
+	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil || len(hs) != 1 || hs[0].Status != policy.HoldReleased || hs[0].ReleasedBy != "bob@legal" {
+		t.Errorf("hold list after release: %s", out)
+	}
+
+	// The audit log verifies; an edit of one entry is detected.
+	cp := filepath.Join(t.TempDir(), "audit.checkpoint")
+	if out, code, err := run(t, "audit", "verify", "--addr", addr, "--checkpoint", cp); code != 0 || !strings.Contains(out, "intact") {
+		t.Fatalf("audit verify: exit %d: %v %s", code, err, out)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(d.Config().DataDir, "policy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE audit SET reason = 'nothing to see' WHERE seq = (SELECT max(seq) FROM audit WHERE action LIKE 'hold.%')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, err := run(t, "audit", "verify", "--addr", addr, "--checkpoint", cp); code != 1 || !strings.Contains(err.Error(), "NOT intact") {
+		t.Fatalf("audit verify after an edit: exit %d: %v", code, err)
+	}
+}

@@ -1,0 +1,453 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
+	"github.com/simdex/simdex/policy"
+)
+
+// policyEngine is what the API needs of the policy engine.
+type policyEngine interface {
+	CreateHold(ctx context.Context, spec policy.HoldSpec, actor string) (policy.Hold, policy.Placement, error)
+	ReleaseHold(ctx context.Context, matter, reason, actor string) (policy.Hold, error)
+	Hold(ctx context.Context, matter string) (policy.Hold, error)
+	Holds(ctx context.Context, status policy.HoldStatus) ([]policy.Hold, error)
+	Flags(ctx context.Context, f policy.FlagFilter) ([]policy.Flag, error)
+	Flag(ctx context.Context, id int64) (policy.Flag, error)
+	Approve(ctx context.Context, id int64, actor, reason string) (policy.Flag, error)
+	Dismiss(ctx context.Context, id int64, actor, reason string) (policy.Flag, error)
+	Execute(ctx context.Context, id int64, actor string) (policy.Flag, error)
+	Evaluate(ctx context.Context, dryRun bool) (policy.Run, error)
+	Runs(ctx context.Context, limit int) ([]policy.Run, error)
+	VerifyAudit(ctx context.Context, cp policy.Checkpoint) (policy.Checkpoint, error)
+}
+
+// objectIngester indexes an uploaded object (a hold's seed file).
+type objectIngester interface {
+	Ingest(ctx context.Context, obj ingest.Object) (*ingest.Outcome, error)
+}
+
+// HeaderActor names who acts in a policy call (approve, release...), for
+// the audit log. Until API tokens authenticate callers it is taken as
+// given; "api" when absent.
+const HeaderActor = "X-Simdex-Actor"
+
+// SeedFile is a file sent as a hold's seed: it is indexed (source
+// "hold-seed") and becomes a seed document.
+type SeedFile struct {
+	Name string `json:"name"`
+	Data []byte `json:"data"` // base64 in JSON
+}
+
+// HoldRequest is the body of POST /api/v1/holds.
+type HoldRequest struct {
+	Matter      string            `json:"matter"`
+	Name        string            `json:"name,omitempty"`
+	Reason      string            `json:"reason,omitempty"`
+	Owner       string            `json:"owner,omitempty"`
+	Seeds       []index.DocID     `json:"seeds,omitempty"`
+	SeedKeys    []string          `json:"seed_keys,omitempty"`
+	SeedFiles   []SeedFile        `json:"seed_files,omitempty"`
+	Selectors   []policy.Selector `json:"selectors,omitempty"`
+	Resemblance *float64          `json:"resemblance,omitempty"`
+	Containment *float64          `json:"containment,omitempty"`
+	Mode        string            `json:"mode,omitempty"`
+}
+
+// HoldResponse answers POST /api/v1/holds.
+type HoldResponse struct {
+	Hold      policy.Hold      `json:"hold"`
+	Placement policy.Placement `json:"placement"`
+}
+
+// AuditVerifyResponse answers POST /api/v1/audit/verify.
+type AuditVerifyResponse struct {
+	Intact     bool              `json:"intact"`
+	Checkpoint policy.Checkpoint `json:"checkpoint"`
+	Error      string            `json:"error,omitempty"`
+}
+
+func (a *api) policyRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/v1/holds", a.listHolds)
+	mux.HandleFunc("POST /api/v1/holds", a.createHold)
+	mux.HandleFunc("GET /api/v1/holds/{matter}", a.getHold)
+	mux.HandleFunc("POST /api/v1/holds/{matter}/release", a.releaseHold)
+	mux.HandleFunc("GET /api/v1/flags", a.listFlags)
+	mux.HandleFunc("GET /api/v1/flags/{id}", a.getFlag)
+	mux.HandleFunc("POST /api/v1/flags/{id}/{action}", a.actOnFlag)
+	mux.HandleFunc("POST /api/v1/policy/evaluate", a.evaluate)
+	mux.HandleFunc("GET /api/v1/policy/runs", a.listRuns)
+	mux.HandleFunc("POST /api/v1/audit/verify", a.verifyAudit)
+}
+
+// policyStatus maps policy errors to HTTP statuses.
+func policyStatus(err error) int {
+	switch {
+	case errors.Is(err, policy.ErrNotFound), errors.Is(err, index.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, policy.ErrInvalidHold), errors.Is(err, policy.ErrBadSelector), errors.Is(err, policy.ErrBadThreshold),
+		errors.Is(err, policy.ErrReasonRequired), errors.Is(err, policy.ErrInvalidConfig):
+		return http.StatusBadRequest
+	case errors.Is(err, policy.ErrHoldExists), errors.Is(err, policy.ErrHoldReleased), errors.Is(err, policy.ErrFlagState),
+		errors.Is(err, policy.ErrNotDeletable), errors.Is(err, policy.ErrLegalHold), errors.Is(err, policy.ErrAuditTampered):
+		return http.StatusConflict
+	case errors.Is(err, policy.ErrHoldUnknown), errors.Is(err, policy.ErrNotEnforceable):
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+func (a *api) policyError(w http.ResponseWriter, op string, err error) {
+	code := policyStatus(err)
+	if code >= 500 {
+		a.logger.Error(op, "err", err)
+	}
+	writeError(w, code, err)
+}
+
+func actor(r *http.Request) string {
+	if v := strings.TrimSpace(r.Header.Get(HeaderActor)); v != "" {
+		return v
+	}
+	return "api"
+}
+
+func (a *api) needPolicy(w http.ResponseWriter) bool {
+	if a.policy == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("the policy engine is not running"))
+		return false
+	}
+	return true
+}
+
+// decodeBody decodes a JSON body of at most limit bytes into v.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("request body: %w", err))
+		return false
+	}
+	return true
+}
+
+func (a *api) listHolds(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	status := policy.HoldStatus(r.URL.Query().Get("status"))
+	switch status {
+	case "", policy.HoldActive, policy.HoldReleased:
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("status %q: want active or released", status))
+		return
+	}
+	hs, err := a.policy.Holds(r.Context(), status)
+	if err != nil {
+		a.policyError(w, "list holds", err)
+		return
+	}
+	if hs == nil {
+		hs = []policy.Hold{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"holds": hs})
+}
+
+func (a *api) getHold(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	h, err := a.policy.Hold(r.Context(), r.PathValue("matter"))
+	if err != nil {
+		a.policyError(w, "get hold", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// createHold answers POST /api/v1/holds: the hold is placed at once and
+// every near-copy of its seeds flagged (and, in mode hold, locked).
+func (a *api) createHold(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	limit := a.maxBody
+	if limit <= 0 {
+		limit = 64 << 20
+	}
+	var req HoldRequest
+	if !decodeBody(w, r, 2*limit+1<<20, &req) { // base64 inflates by 4/3
+		return
+	}
+	spec := policy.HoldSpec{Matter: req.Matter, Name: req.Name, Reason: req.Reason, Owner: req.Owner,
+		Seeds: req.Seeds, SeedKeys: req.SeedKeys, Selectors: req.Selectors, Scope: policy.DefaultScope(), Mode: req.Mode}
+	if req.Resemblance != nil {
+		spec.Scope.Resemblance = *req.Resemblance
+	}
+	if req.Containment != nil {
+		spec.Scope.Containment = *req.Containment
+	}
+	if strings.TrimSpace(req.Matter) == "" {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("matter: %w: empty", policy.ErrInvalidHold))
+		return
+	}
+	for _, f := range req.SeedFiles {
+		id, err := a.ingestSeed(r.Context(), req.Matter, f)
+		if err != nil {
+			writeError(w, http.StatusUnprocessableEntity, err)
+			return
+		}
+		spec.Seeds = append(spec.Seeds, id)
+	}
+	h, pl, err := a.policy.CreateHold(r.Context(), spec, actor(r))
+	if err != nil {
+		a.policyError(w, "create hold", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, HoldResponse{Hold: h, Placement: pl})
+}
+
+// ingestSeed indexes a seed file sent with a hold, once per content and
+// matter, and returns its document id.
+func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.DocID, error) {
+	if a.ingester == nil {
+		return 0, errors.New("seed files cannot be indexed here: give document ids or keys")
+	}
+	name := strings.TrimSpace(f.Name)
+	if name == "" || len(f.Data) == 0 {
+		return 0, fmt.Errorf("seed file %q: name and content are required", f.Name)
+	}
+	sum := sha256.Sum256(f.Data)
+	key := "hold-seed:" + matter + "/" + name
+	out, err := a.ingester.Ingest(ctx, ingest.Object{
+		Key: key, VersionID: hex.EncodeToString(sum[:8]), Name: name, Source: "hold-seed",
+		Idempotency: key + "\x00" + hex.EncodeToString(sum[:]), KeepVersions: true,
+		Body: bytes.NewReader(f.Data),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("index seed file %s: %w", name, err)
+	}
+	if out.Err != nil {
+		return 0, fmt.Errorf("seed file %s has no text to compare: %w", name, out.Err)
+	}
+	if len(out.Results) == 0 {
+		return 0, fmt.Errorf("index seed file %s: nothing committed", name)
+	}
+	if out.Results[0].ID != 0 {
+		return out.Results[0].ID, nil
+	}
+	// Sent before: the idempotency key found the stored document.
+	recs, err := a.ix.Store().Lookup(ctx, key+"\x00"+hex.EncodeToString(sum[:]))
+	if err != nil || len(recs) == 0 {
+		return 0, fmt.Errorf("find seed file %s: %w", name, err)
+	}
+	return recs[0].ID, nil
+}
+
+func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	var req struct {
+		Reason string `json:"reason"`
+	}
+	if !decodeBody(w, r, 1<<20, &req) {
+		return
+	}
+	h, err := a.policy.ReleaseHold(r.Context(), r.PathValue("matter"), req.Reason, actor(r))
+	if err != nil {
+		a.policyError(w, "release hold", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// listFlags answers GET /api/v1/flags with filters kind, status, matter,
+// rule, document, and pagination by after (the last id seen) and limit.
+func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	q := r.URL.Query()
+	f := policy.FlagFilter{Kind: policy.FlagKind(q.Get("kind")), Status: policy.FlagStatus(q.Get("status")),
+		Matter: q.Get("matter"), Rule: q.Get("rule")}
+	for name, dst := range map[string]*int64{"document": (*int64)(&f.Document), "after": &f.After} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				writeError(w, http.StatusBadRequest, fmt.Errorf("%s %q: want a number >= 0", name, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want 1 to 10000", v))
+			return
+		}
+		f.Limit = n
+	}
+	switch f.Kind {
+	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload:
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("kind %q: want %s, %s or %s", f.Kind, policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload))
+		return
+	}
+	flags, err := a.policy.Flags(r.Context(), f)
+	if err != nil {
+		a.policyError(w, "list flags", err)
+		return
+	}
+	views := make([]policy.FlagView, 0, len(flags))
+	for _, fl := range flags {
+		views = append(views, fl.View())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"flags": views})
+}
+
+func flagID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("flag id %q: not a number", r.PathValue("id")))
+		return 0, false
+	}
+	return id, true
+}
+
+func (a *api) getFlag(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	id, ok := flagID(w, r)
+	if !ok {
+		return
+	}
+	f, err := a.policy.Flag(r.Context(), id)
+	if err != nil {
+		a.policyError(w, "get flag", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f.View())
+}
+
+// actOnFlag answers POST /api/v1/flags/{id}/approve, /dismiss (both with
+// {"reason": ...}) and /execute (an approved deletion, carried out after
+// the holds are checked again).
+func (a *api) actOnFlag(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	id, ok := flagID(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Reason string `json:"reason"`
+	}
+	if r.ContentLength != 0 && !decodeBody(w, r, 1<<20, &req) {
+		return
+	}
+	var (
+		f   policy.Flag
+		err error
+	)
+	switch action := r.PathValue("action"); action {
+	case "approve":
+		f, err = a.policy.Approve(r.Context(), id, actor(r), req.Reason)
+	case "dismiss":
+		f, err = a.policy.Dismiss(r.Context(), id, actor(r), req.Reason)
+	case "execute":
+		f, err = a.policy.Execute(r.Context(), id, actor(r))
+	default:
+		writeError(w, http.StatusNotFound, fmt.Errorf("flag action %q: want approve, dismiss or execute", action))
+		return
+	}
+	if err != nil {
+		a.policyError(w, "flag "+r.PathValue("action"), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f.View())
+}
+
+// evaluate answers POST /api/v1/policy/evaluate[?dry_run=true]: the run
+// with its decisions (what is flagged, held or kept, and why).
+func (a *api) evaluate(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	dry := false
+	if v := r.URL.Query().Get("dry_run"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("dry_run %q: want true or false", v))
+			return
+		}
+		dry = b
+	}
+	run, err := a.policy.Evaluate(r.Context(), dry)
+	if err != nil {
+		a.policyError(w, "evaluate", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
+
+func (a *api) listRuns(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	limit := 20
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count >= 1", v))
+			return
+		}
+		limit = n
+	}
+	runs, err := a.policy.Runs(r.Context(), limit)
+	if err != nil {
+		a.policyError(w, "list runs", err)
+		return
+	}
+	if runs == nil {
+		runs = []policy.Run{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+}
+
+// verifyAudit answers POST /api/v1/audit/verify with the caller's saved
+// checkpoint ({"seq": 0} for none): 200 and the new head when the log is
+// intact, 409 when it was edited, reordered or truncated.
+func (a *api) verifyAudit(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	var cp policy.Checkpoint
+	if r.ContentLength != 0 && !decodeBody(w, r, 1<<20, &cp) {
+		return
+	}
+	head, err := a.policy.VerifyAudit(r.Context(), cp)
+	if err != nil {
+		code := policyStatus(err)
+		if code >= 500 {
+			a.logger.Error("verify audit", "err", err)
+		}
+		writeJSON(w, code, AuditVerifyResponse{Intact: false, Checkpoint: head, Error: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, AuditVerifyResponse{Intact: true, Checkpoint: head})
+}
