@@ -382,9 +382,8 @@ func densify(slots []uint64) {
 
 // laneCounter counts, for each of 64 bit positions, how many added words
 // had that bit set. Lane word j holds eight 8-bit counters, byte b of it
-// counting bit 8b+j: adding a word is eight shift-mask-adds with no carry
-// chain and no branch. A byte counter overflows after 255 additions, so
-// the lanes are flushed into wide totals before that.
+// counting bit 8b+j; a byte counter overflows after 255 additions, so the
+// lanes are flushed into wide totals before that.
 type laneCounter struct {
 	lanes  [8]uint64
 	inLane int
@@ -392,24 +391,48 @@ type laneCounter struct {
 	n      int
 }
 
-const ones = 0x0101010101010101
+const (
+	ones8 = 0x0101010101010101
+	ones4 = 0x1111111111111111
+	low4  = 0x0f0f0f0f0f0f0f0f
+)
 
-func (c *laneCounter) add(x uint64) {
-	// x>>j & ones has bit 8b set exactly when bit 8b+j of x is: adding it
-	// increments byte b of lane j, which holds at most 254 before the add,
-	// so no byte ever carries into its neighbour.
-	c.lanes[0] += x & ones
-	c.lanes[1] += x >> 1 & ones
-	c.lanes[2] += x >> 2 & ones
-	c.lanes[3] += x >> 3 & ones
-	c.lanes[4] += x >> 4 & ones
-	c.lanes[5] += x >> 5 & ones
-	c.lanes[6] += x >> 6 & ones
-	c.lanes[7] += x >> 7 & ones
-	c.n++
-	c.inLane++
-	if c.inLane == 255 {
-		c.flush()
+// add counts the bits of xs.
+//
+// Words are first counted in 4-bit lanes: nib[j] holds sixteen 4-bit
+// counters, nibble b counting bit 4b+j, so a word costs four
+// shift-mask-adds with no carry chain and no branch (x>>j & ones4 has bit
+// 4b set exactly when bit 4b+j of x is, and a nibble holding at most 14
+// cannot carry into its neighbour). Every 15 words the nibbles move to the
+// byte lanes: the even nibbles of nib[j] (nib[j] & low4) count bits 8b+j,
+// which byte lane j counts, and the odd ones (nib[j]>>4 & low4) bits
+// 8b+4+j, which byte lane j+4 counts.
+func (c *laneCounter) add(xs []uint64) {
+	for len(xs) > 0 {
+		// At most 15 words per round, and no more than the byte lanes
+		// can take before their flush.
+		m := min(len(xs), 15, 255-c.inLane)
+		var n0, n1, n2, n3 uint64
+		for _, x := range xs[:m] {
+			n0 += x & ones4
+			n1 += x >> 1 & ones4
+			n2 += x >> 2 & ones4
+			n3 += x >> 3 & ones4
+		}
+		c.lanes[0] += n0 & low4
+		c.lanes[4] += n0 >> 4 & low4
+		c.lanes[1] += n1 & low4
+		c.lanes[5] += n1 >> 4 & low4
+		c.lanes[2] += n2 & low4
+		c.lanes[6] += n2 >> 4 & low4
+		c.lanes[3] += n3 & low4
+		c.lanes[7] += n3 >> 4 & low4
+		c.n += m
+		c.inLane += m
+		if c.inLane == 255 {
+			c.flush()
+		}
+		xs = xs[m:]
 	}
 }
 
@@ -465,7 +488,8 @@ func simHash(words int, text []byte) uint64 {
 			ends[ne] = h
 			ne++
 		}
-		st.features(ends[:ne])
+		nf := st.features(ends[:ne])
+		st.cnt.add(ends[:nf])
 	}
 	if st.cnt.n == 0 && st.seen > 0 {
 		// Fewer words than a feature: one feature of all of them, which
@@ -474,7 +498,7 @@ func simHash(words int, text []byte) uint64 {
 		for _, w := range st.ring[:st.seen] {
 			g = g*phi + w
 		}
-		st.cnt.add(mix(g))
+		st.cnt.add([]uint64{mix(g)})
 	}
 	return st.cnt.majority()
 }
@@ -519,14 +543,18 @@ type simState struct {
 	top   uint64 // phi^(words-1)
 }
 
-// features adds the features ending at each of the word hashes ws.
+// features replaces the word hashes ws by the hashes of the features
+// ending at them, in place, and returns their number: one per word once
+// the first `words` words are seen. Feature i is written to ws[i'] with
+// i' <= i, after ws[i] is read.
 //
 // f is updated in O(1) per word as a rolling polynomial: drop the oldest
 // hash's term (ring[next]*phi^(words-1)), shift the rest up one power
 // (*phi) and add the new hash. Until the ring is full its unused entries
 // are zero, so dropping them subtracts nothing.
-func (st *simState) features(ws []uint64) {
+func (st *simState) features(ws []uint64) int {
 	f, next, seen := st.f, st.next, st.seen
+	nf := 0
 	for _, wh := range ws {
 		f = (f-st.ring[next]*st.top)*phi + wh
 		st.ring[next] = wh
@@ -534,10 +562,12 @@ func (st *simState) features(ws []uint64) {
 			next = 0
 		}
 		if seen++; seen >= st.words {
-			st.cnt.add(mix(f))
+			ws[nf] = mix(f)
+			nf++
 		}
 	}
 	st.f, st.next, st.seen = f, next, seen
+	return nf
 }
 
 // Resemblance estimates the Jaccard resemblance of two texts from their
