@@ -535,11 +535,10 @@ func wordHashes(text []byte, h, inWord uint64, ends *[block]uint64) (uint64, uin
 // simState is the feature state of simHash.
 type simState struct {
 	cnt   laneCounter
-	ring  [16]uint64 // the last `words` word hashes; ring[next] is the oldest
-	next  int
+	ring  [16]uint64 // word i's hash is at ring[i%16]
 	words int
 	seen  int    // words seen so far
-	f     uint64 // the polynomial of the words in ring
+	f     uint64 // the polynomial of the last `words` words
 	top   uint64 // phi^(words-1)
 }
 
@@ -549,24 +548,23 @@ type simState struct {
 // i' <= i, after ws[i] is read.
 //
 // f is updated in O(1) per word as a rolling polynomial: drop the oldest
-// hash's term (ring[next]*phi^(words-1)), shift the rest up one power
-// (*phi) and add the new hash. Until the ring is full its unused entries
-// are zero, so dropping them subtracts nothing.
+// hash's term (that of the word `words` back, times phi^(words-1)), shift
+// the rest up one power (*phi) and add the new hash. The ring keeps the
+// last 16 >= words hashes; until `words` words are seen the "oldest" entry
+// is one never written, zero, so dropping it subtracts nothing. The loop
+// has no data-dependent branch: a feature is always written, and the count
+// advances only once `words` words are seen.
 func (st *simState) features(ws []uint64) int {
-	f, next, seen := st.f, st.next, st.seen
+	f, seen, words := st.f, st.seen, st.words
 	nf := 0
 	for _, wh := range ws {
-		f = (f-st.ring[next]*st.top)*phi + wh
-		st.ring[next] = wh
-		if next++; next == st.words {
-			next = 0
-		}
-		if seen++; seen >= st.words {
-			ws[nf] = mix(f)
-			nf++
-		}
+		f = (f-st.ring[(seen-words)&15]*st.top)*phi + wh
+		st.ring[seen&15] = wh
+		seen++
+		ws[nf&(block-1)] = mix(f) // nf <= i < block: the mask only drops the bounds check
+		nf += int(b2u(seen >= words))
 	}
-	st.f, st.next, st.seen = f, next, seen
+	st.f, st.seen = f, seen
 	return nf
 }
 
