@@ -31,6 +31,7 @@ type policyEngine interface {
 	Evaluate(ctx context.Context, dryRun bool) (policy.Run, error)
 	Runs(ctx context.Context, limit int) ([]policy.Run, error)
 	VerifyAudit(ctx context.Context, cp policy.Checkpoint) (policy.Checkpoint, error)
+	HeldDocuments(ctx context.Context, matter string) ([]index.DocID, error)
 }
 
 // objectIngester indexes an uploaded object (a hold's seed file).
@@ -89,6 +90,7 @@ func (a *api) policyRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/v1/policy/evaluate", a.evaluate)
 	mux.HandleFunc("GET /api/v1/policy/runs", a.listRuns)
 	mux.HandleFunc("POST /api/v1/audit/verify", a.verifyAudit)
+	mux.HandleFunc("GET /api/v1/export", a.exportDocuments)
 }
 
 // policyStatus maps policy errors to HTTP statuses.

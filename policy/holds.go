@@ -341,3 +341,20 @@ func (e *Engine) refresh(ctx context.Context, h Hold) (Placement, error) {
 	}
 	return e.place(ctx, h, seeds, "sweep")
 }
+
+// HeldDocuments returns the ids of every document matter holds (seeds and
+// near-copies, released holds included: a matter's documents stay its
+// documents), or ErrNotFound for an unknown matter.
+func (e *Engine) HeldDocuments(ctx context.Context, matter string) ([]index.DocID, error) {
+	if _, err := e.st.Hold(ctx, matter); err != nil {
+		return nil, fmt.Errorf("documents of matter %s: %w", matter, err)
+	}
+	var ids []index.DocID
+	if err := e.st.HeldDocs(ctx, matter, false, func(h HeldDoc) error {
+		ids = append(ids, h.Document.ID)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("documents of matter %s: %w", matter, err)
+	}
+	return ids, nil
+}

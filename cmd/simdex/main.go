@@ -64,7 +64,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (YAML); SIMDEX_* environment variables override it")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error")
 	root.AddCommand(newServeCmd(g), newScanCmd(g), newSimilarCmd(g), newBackfillCmd(g), newDeadLettersCmd(g),
-		newHoldCmd(g), newFlagsCmd(g), newPolicyCmd(g), newAuditCmd(g))
+		newHoldCmd(g), newFlagsCmd(g), newPolicyCmd(g), newAuditCmd(g), newExportCmd(g))
 	return root
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -196,6 +197,33 @@ func TestHoldsFollowNearCopiesThroughTheCLI(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("published flags %v, want 2 hold-match and 1 duplicate-upload", kinds)
 		}
+	}
+
+	// The matter's documents as e-discovery load files.
+	out, code, err = run(t, "export", "--addr", addr, "--format", "csv", "--matter", "M-17")
+	if code != 0 {
+		t.Fatalf("export csv: exit %d: %v", code, err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 4 || rows[0][0] != "DOCID" {
+		t.Fatalf("export csv of M-17: %d rows, %v\n%s", len(rows), err, out)
+	}
+	if strings.Contains(out, "apache.txt") || !strings.Contains(out, "drafts/gpl.txt") || !strings.Contains(out, "ND_FamilyID") {
+		t.Errorf("export csv of M-17:\n%s", out)
+	}
+	out, code, _ = run(t, "export", "--addr", addr, "--format", "dat")
+	if code != 0 || strings.Count(out, "\r\n") != 5 || !strings.Contains(out, "\u00feapache.txt\u00fe") {
+		t.Errorf("export dat of everything: exit %d\n%q", code, out)
+	}
+	out, code, _ = run(t, "export", "--addr", addr, "--format", "jsonl")
+	if code != 0 || strings.Count(out, "\n") != 4 {
+		t.Errorf("export jsonl: exit %d\n%s", code, out)
+	}
+	if _, code, _ := run(t, "export", "--addr", addr, "--format", "xml"); code != 2 {
+		t.Errorf("export --format xml: exit %d, want 2", code)
+	}
+	if _, code, _ := run(t, "export", "--addr", addr, "--matter", "NOPE"); code != 1 {
+		t.Errorf("export of an unknown matter: exit %d, want 1", code)
 	}
 
 	// The draft is past its 30 days, but held: the dry run says so and

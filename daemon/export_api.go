@@ -1,0 +1,59 @@
+package daemon
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/simdex/simdex/export"
+)
+
+// Trailers of an export: the rows written, or why the stream stopped. A
+// client that finds neither received a cut stream.
+const (
+	TrailerExportRows  = "X-Simdex-Export-Rows"
+	TrailerExportError = "X-Simdex-Export-Error"
+)
+
+// exportContentTypes are the media types of the export formats.
+var exportContentTypes = map[export.Format]string{
+	export.CSV:   "text/csv; charset=utf-8",
+	export.JSONL: "application/x-ndjson",
+	export.DAT:   "text/plain; charset=utf-8",
+}
+
+// exportDocuments answers GET /api/v1/export?format=csv|jsonl|dat
+// [&matter=M]: every document (or a matter's documents) with its
+// near-duplicate fields, streamed as a load file for e-discovery
+// platforms. The status is sent with the first row, so the outcome comes
+// in the trailers.
+func (a *api) exportDocuments(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := export.ParseFormat(q.Get("format"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	opts := export.Options{Format: f, Thresholds: &a.th}
+	if matter := q.Get("matter"); matter != "" {
+		if !a.needPolicy(w) {
+			return
+		}
+		ids, err := a.policy.HeldDocuments(r.Context(), matter)
+		if err != nil {
+			a.policyError(w, "export matter", err)
+			return
+		}
+		opts.Include = export.OnlyDocs(ids...)
+	}
+	w.Header().Set("Trailer", TrailerExportRows+", "+TrailerExportError)
+	w.Header().Set("Content-Type", exportContentTypes[f])
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="simdex-export.%s"`, f))
+	n, err := export.Export(r.Context(), a.ix, w, opts)
+	if err != nil {
+		a.logger.Error("export", "format", f, "rows", n, "err", err)
+		w.Header().Set(TrailerExportError, err.Error())
+		return
+	}
+	w.Header().Set(TrailerExportRows, strconv.Itoa(n))
+}
