@@ -99,6 +99,24 @@ func radixSort(a, scratch []uint32) []uint32 {
 	return scratch
 }
 
+// dedupSorted is slices.Compact for sorted a, without a branch per value
+// (repeated phrases make duplicates common, and their pattern random):
+// every value is written to the next free place, which advances only when
+// the value differs from the last one kept. The free place is never past
+// the value being read, so no unread value is overwritten.
+func dedupSorted(a []uint32) []uint32 {
+	if len(a) == 0 {
+		return a
+	}
+	n := 1
+	for i := 1; i < len(a); i++ {
+		v := a[i]
+		a[n] = v
+		n += int(b2u(v != a[n-1]))
+	}
+	return a[:n]
+}
+
 // buzTable maps a byte to a random 64-bit value for the cyclic-polynomial
 // (buzhash) rolling hash: two XORs and two rotations per byte, no
 // multiplication, and every output bit equally good.
@@ -202,7 +220,7 @@ func Compute(p Params, text []byte, s *Sketch) {
 		}
 	}
 	s.scratch = radixSort(s.Samples, s.scratch)
-	s.Samples = slices.Compact(s.Samples)
+	s.Samples = dedupSorted(s.Samples)
 	densify(slots)
 	s.MinHash = s.MinHash[:k]
 	for i, v := range slots {
