@@ -119,7 +119,7 @@ const (
 func asciiPrefix(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		if binary.LittleEndian.Uint64(b[i:])&msb != 0 {
+		if binary.LittleEndian.Uint64(b[i:i+8:i+8])&msb != 0 { // see foldASCII
 			break
 		}
 	}
@@ -168,7 +168,10 @@ func foldASCII(out, src []byte, space bool) (int, bool) {
 	o := 0
 	i := 0
 	for ; i+8 <= len(src); i += 8 {
-		w := binary.LittleEndian.Uint64(src[i:])
+		// Three-index slices of constant length let the compiler drop the
+		// bounds checks of the 8-byte load and store and skip the pointer
+		// masking of a possibly empty slice.
+		w := binary.LittleEndian.Uint64(src[i : i+8 : i+8])
 		// Every byte is below 0x80, so no addition carries into the next
 		// byte: the top bit of each byte holds the comparison's result.
 		upper := (w + lsb*(0x80-'A')) &^ (w + lsb*(0x80-'Z'-1)) & msb
@@ -182,7 +185,7 @@ func foldASCII(out, src []byte, space bool) (int, bool) {
 			// No two spaces in a row: translate the eight bytes at once.
 			w |= upper >> 2
 			w = w&^((sp>>7)*0xff) | sp>>2
-			binary.LittleEndian.PutUint64(out[o:], w)
+			binary.LittleEndian.PutUint64(out[o:o+8:o+8], w)
 			o += 8
 			space = sp>>63 != 0
 			continue
