@@ -274,6 +274,7 @@ func visit(p Params, slots []uint64, g uint64, s *Sketch) {
 // whenever the slot holding it is lowered.
 func rollPow2(text []byte, w int, h, mask uint64, slots []uint64, samples []uint32) []uint32 {
 	var sc rollScratch
+	sc.inTab = buzTable
 	for c, v := range buzTable {
 		sc.outTab[c] = bits.RotateLeft64(v, w%64)
 	}
@@ -303,6 +304,8 @@ type rollScratch struct {
 	// leaves the window: one table load instead of a load and a rotation
 	// by a variable count (which ties up the CX register).
 	outTab [256]uint64
+	// inTab is buzTable, here so that both tables share a base register.
+	inTab [256]uint64
 	// buf receives the samples of one block.
 	buf [block]uint32
 	// slots are the MinHash slots; top is their largest value.
@@ -321,7 +324,7 @@ func rollBlock(out, in []byte, x, nb int, h, mask uint64, sc *rollScratch) (_, g
 	top := sc.top
 	out = out[:len(in)] // proves out[x] in range below
 	for x < len(in) {
-		h = bits.RotateLeft64(h, 1) ^ sc.outTab[out[x]] ^ buzTable[in[x]]
+		h = bits.RotateLeft64(h, 1) ^ sc.outTab[out[x]] ^ sc.inTab[in[x]]
 		x++
 		g = spread(h)
 		// nb < x <= block, so the mask never changes the index; it
