@@ -52,15 +52,13 @@ func sameSketch(t testing.TB, p Params, text []byte) {
 
 func TestComputeMatchesReference(t *testing.T) {
 	texts := corpusTexts(t)
-	params := []Params{DefaultParams()}
-	for _, q := range []Params{
+	params := []Params{
+		DefaultParams(),
 		{Window: 4, SampleN: 1, MinHashK: 1, Bands: 1, SimHashWords: 1},
 		{Window: 7, SampleN: 12, MinHashK: 100, Bands: 10, SimHashWords: 2},
 		{Window: 64, SampleN: 64, MinHashK: 256, Bands: 32, SimHashWords: 5},
 		{Window: 65, SampleN: 3, MinHashK: 128, Bands: 32, SimHashWords: 16},
 		{Window: 1024, SampleN: 65536, MinHashK: 4096, Bands: 64, SimHashWords: 4},
-	} {
-		params = append(params, q)
 	}
 	for _, p := range params {
 		for _, text := range texts {
