@@ -186,11 +186,24 @@ func (s *Server) start(t testing.TB) {
 	}
 }
 
-// waitLive polls the liveness probe until it answers 200.
+// waitLive polls the liveness probe, then the readiness probe, until both
+// answer 200. Live alone is not enough: under load MinIO answers it before
+// its object layer is up, and the first bucket call then fails with
+// "Server not initialized yet".
 func (s *Server) waitLive(exited <-chan struct{}) error {
-	client := &http.Client{Timeout: time.Second}
-	url := "http://" + s.addr + "/minio/health/live"
 	deadline := time.Now().Add(readyTimeout)
+	for _, probe := range []string{"live", "ready"} {
+		if err := s.waitProbe(exited, probe, deadline); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitProbe polls /minio/health/<probe> until it answers 200.
+func (s *Server) waitProbe(exited <-chan struct{}, probe string, deadline time.Time) error {
+	client := &http.Client{Timeout: time.Second}
+	url := "http://" + s.addr + "/minio/health/" + probe
 	for {
 		resp, err := client.Get(url)
 		if err == nil {
@@ -201,7 +214,7 @@ func (s *Server) waitLive(exited <-chan struct{}) error {
 			err = fmt.Errorf("%s answered %s", url, resp.Status)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not live after %s: %w", readyTimeout, err)
+			return fmt.Errorf("not %s after %s: %w", probe, readyTimeout, err)
 		}
 		select {
 		case <-exited:
