@@ -208,7 +208,9 @@ func (s *Server) waitProbe(exited <-chan struct{}, probe string, deadline time.T
 		resp, err := client.Get(url)
 		if err == nil {
 			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			// The readiness probe answers 200 even before the object
+			// layer is up; it says so in this header.
+			if resp.StatusCode == http.StatusOK && resp.Header.Get("X-Minio-Server-Status") != "unavailable" {
 				return nil
 			}
 			err = fmt.Errorf("%s answered %s", url, resp.Status)
@@ -280,7 +282,16 @@ func (s *Server) MakeBucket(t testing.TB, name string, versioned, objectLock boo
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := s.Client(t)
-	if err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{ObjectLocking: objectLock}); err != nil {
+	for {
+		err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{ObjectLocking: objectLock})
+		if err == nil {
+			break
+		}
+		// A server restarted by the test may still be initialising.
+		if strings.Contains(err.Error(), "not initialized") && ctx.Err() == nil {
+			time.Sleep(pollInterval)
+			continue
+		}
 		t.Fatalf("miniotest: make bucket %s: %v", name, err)
 	}
 	if versioned && !objectLock {
