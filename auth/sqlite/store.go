@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/internal/sqlitedb"
 )
 
 // migrations[i] upgrades the schema from version i; the schema version is
@@ -36,7 +36,7 @@ var migrations = []string{
 }
 
 // ErrSchemaVersion reports a store written by a newer simdex.
-var ErrSchemaVersion = errors.New("unsupported token store schema version")
+var ErrSchemaVersion = sqlitedb.ErrSchemaVersion
 
 // Store is the SQLite token store. It is safe for concurrent use.
 type Store struct {
@@ -47,45 +47,12 @@ var _ auth.Store = (*Store)(nil)
 
 // Open opens or creates the token store at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)&_txlock=immediate")
+	db, err := sqlitedb.Open(ctx, path, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("open token store %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(4)
-	s := &Store{db: db}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open token store %s: %w", path, err)
-	}
-	return s, nil
-}
-
-func (s *Store) migrate(ctx context.Context) error {
-	var v int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("%w: %d is newer than this simdex (%d)", ErrSchemaVersion, v, len(migrations))
-	}
-	for ; v < len(migrations); v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
-		}
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
-		}
-		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
-		}
-	}
-	return nil
+	db.SetMaxOpenConns(4) // every API request reads a token
+	return &Store{db: db}, nil
 }
 
 // Close closes the database.

@@ -7,12 +7,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/simdex/simdex/internal/sqlitedb"
 	"github.com/simdex/simdex/notifier"
 )
 
@@ -47,45 +47,11 @@ var _ notifier.Outbox = (*Outbox)(nil)
 
 // Open opens or creates the outbox at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Outbox, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate")
+	db, err := sqlitedb.Open(ctx, path, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("open outbox %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(1) // one writer; the outbox is small
-	o := &Outbox{db: db}
-	if err := o.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open outbox %s: %w", path, err)
-	}
-	return o, nil
-}
-
-func (o *Outbox) migrate(ctx context.Context) error {
-	var v int
-	if err := o.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this simdex (%d)", v, len(migrations))
-	}
-	for ; v < len(migrations); v++ {
-		tx, err := o.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
-		}
-		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return &Outbox{db: db}, nil
 }
 
 // Close closes the database.

@@ -9,12 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/simdex/simdex/internal/sqlitedb"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -94,45 +94,11 @@ var _ policy.Store = (*Store)(nil)
 
 // Open opens or creates the store at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate")
+	db, err := sqlitedb.Open(ctx, path, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("open policy store %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(1) // one writer: the audit chain and claims need it
-	s := &Store{db: db}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open policy store %s: %w", path, err)
-	}
-	return s, nil
-}
-
-func (s *Store) migrate(ctx context.Context) error {
-	var v int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this simdex (%d)", v, len(migrations))
-	}
-	for ; v < len(migrations); v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
-		}
-		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return &Store{db: db}, nil
 }
 
 // Close closes the database.
