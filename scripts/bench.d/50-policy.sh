@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 docs=${SIMDEX_POLICY_BENCH_DOCS:-3000}
 seeds=${SIMDEX_POLICY_BENCH_SEEDS:-20}
-cmd="SIMDEX_POLICY_BENCH_DOCS=$docs SIMDEX_POLICY_BENCH_SEEDS=$seeds go test -run '^\$' -bench '^(BenchmarkHoldPlacement|BenchmarkIngestCheck)\$' -benchtime 20x -count 3 -timeout 60m ./policy/"
+cmd="SIMDEX_POLICY_BENCH_DOCS=$docs SIMDEX_POLICY_BENCH_SEEDS=$seeds go test -run '^\$' -bench '^(BenchmarkHoldPlacement|BenchmarkIngestCheck)\$' -benchtime 200x -count 3 -timeout 60m ./policy/"
 out=$(eval "$cmd")
 val() { echo "$out" | awk -v n="Benchmark$1" -v m="$2" '$1 ~ "^"n {for (i=1;i<=NF;i++) if ($i==m) print $(i-1)}' | median; }
 place_ms=$(awk -v ns="$(val HoldPlacement ns/op)" 'BEGIN {printf "%.0f", ns / 1e6}')
