@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,51 +116,11 @@ func (r *rig) benchConfig(dataDir string) Config {
 	return cfg
 }
 
-// logWriter sends the daemon's warnings and errors to the benchmark log.
-type logWriter struct{ tb testing.TB }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.tb.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-// startBenchDaemon runs a daemon in-process until the benchmark ends.
+// startBenchDaemon runs a daemon in-process until the benchmark ends,
+// logging its warnings and errors to the benchmark log.
 func startBenchDaemon(b *testing.B, cfg Config, env []string) *Daemon {
 	b.Helper()
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		b.Setenv(k, v)
-	}
-	d, err := New(cfg, slog.New(slog.NewTextHandler(logWriter{b}, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	b.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				b.Errorf("daemon: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			b.Error("daemon did not stop within 60s")
-		}
-	})
-	waitFor(b, 60*time.Second, "daemon ready", func() bool {
-		if d.Addr() == nil {
-			return false
-		}
-		resp, err := http.Get("http://" + d.Addr().String() + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
-	return d
+	return startDaemonLogging(b, cfg, env, slog.LevelWarn)
 }
 
 // indexWatcher polls the daemon's index for newly committed documents and

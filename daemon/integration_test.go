@@ -106,11 +106,18 @@ func stopDaemon(t *testing.T, d *Daemon) {
 // startDaemon runs a daemon in-process until the test ends.
 func startDaemon(t *testing.T, cfg Config, env []string) *Daemon {
 	t.Helper()
+	return startDaemonLogging(t, cfg, env, slog.LevelInfo)
+}
+
+// startDaemonLogging runs a daemon in-process until the test or benchmark
+// ends (stopDaemon stops it earlier), logging at level and above to tb.
+func startDaemonLogging(t testing.TB, cfg Config, env []string, level slog.Level) *Daemon {
+	t.Helper()
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	d, err := New(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	d, err := New(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +154,7 @@ func startDaemon(t *testing.T, cfg Config, env []string) *Daemon {
 	return d
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
