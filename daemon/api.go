@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
@@ -136,32 +135,6 @@ type DeadLetter struct {
 	// Data is the original payload, up to 64 KiB (an S3 event record, a
 	// reference, or the start of a document).
 	Data string `json:"data"`
-}
-
-func (a *api) handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := a.ready(); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.gather, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /api/v1/documents/{id}/similar", a.similarByID)
-	mux.HandleFunc("POST /api/v1/similar", a.similarByUpload)
-	mux.HandleFunc("POST /api/v1/connectors/{name}/backfill", a.backfillConnector)
-	mux.HandleFunc("GET /api/v1/documents/{id}", a.document)
-	mux.HandleFunc("GET /api/v1/documents", a.documentsByKey)
-	mux.HandleFunc("GET /api/v1/stats", a.stats)
-	mux.HandleFunc("GET /api/v1/deadletters", a.listDeadLetters)
-	mux.HandleFunc("GET /api/v1/deliveries", a.listDeliveries)
-	mux.HandleFunc("POST /api/v1/deliveries/requeue", a.requeueDeliveries)
-	a.policyRoutes(mux)
-	return mux
 }
 
 func (a *api) thresholds(r *http.Request) (index.Thresholds, error) {

@@ -79,20 +79,6 @@ type AuditVerifyResponse struct {
 	Error      string            `json:"error,omitempty"`
 }
 
-func (a *api) policyRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/v1/holds", a.listHolds)
-	mux.HandleFunc("POST /api/v1/holds", a.createHold)
-	mux.HandleFunc("GET /api/v1/holds/{matter}", a.getHold)
-	mux.HandleFunc("POST /api/v1/holds/{matter}/release", a.releaseHold)
-	mux.HandleFunc("GET /api/v1/flags", a.listFlags)
-	mux.HandleFunc("GET /api/v1/flags/{id}", a.getFlag)
-	mux.HandleFunc("POST /api/v1/flags/{id}/{action}", a.actOnFlag)
-	mux.HandleFunc("POST /api/v1/policy/evaluate", a.evaluate)
-	mux.HandleFunc("GET /api/v1/policy/runs", a.listRuns)
-	mux.HandleFunc("POST /api/v1/audit/verify", a.verifyAudit)
-	mux.HandleFunc("GET /api/v1/export", a.exportDocuments)
-}
-
 // policyStatus maps policy errors to HTTP statuses.
 func policyStatus(err error) int {
 	switch {
