@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/internal/sqlitedb"
 )
@@ -58,20 +56,6 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
-}
-
 // PutToken implements auth.Store.
 func (s *Store) PutToken(ctx context.Context, t auth.Token) error {
 	matters := t.Matters
@@ -84,8 +68,8 @@ func (s *Store) PutToken(ctx context.Context, t auth.Token) error {
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO token(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.Hash[:], string(t.Role), string(mj), t.Description, ms(t.Created), t.CreatedBy,
-		ms(t.Expires), ms(t.Revoked), t.RevokedBy, t.RevokeReason)
+		t.ID, t.Hash[:], string(t.Role), string(mj), t.Description, sqlitedb.Millis(t.Created), t.CreatedBy,
+		sqlitedb.Millis(t.Expires), sqlitedb.Millis(t.Revoked), t.RevokedBy, t.RevokeReason)
 	if err != nil {
 		return fmt.Errorf("store token %s: %w", t.ID, err)
 	}
@@ -114,7 +98,7 @@ func scanToken(r scanner) (auth.Token, error) {
 		return auth.Token{}, fmt.Errorf("token %s: decode matters: %w", t.ID, err)
 	}
 	t.Role = auth.Role(role)
-	t.Created, t.Expires, t.Revoked = fromMS(created), fromMS(expires), fromMS(revoked)
+	t.Created, t.Expires, t.Revoked = sqlitedb.FromMillis(created), sqlitedb.FromMillis(expires), sqlitedb.FromMillis(revoked)
 	return t, nil
 }
 
@@ -171,7 +155,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time, actor,
 		return nil // the first revocation stands
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE token SET revoked = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?`,
-		ms(at), actor, reason, id); err != nil {
+		sqlitedb.Millis(at), actor, reason, id); err != nil {
 		return fmt.Errorf("revoke token %s: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -65,4 +66,20 @@ func step(ctx context.Context, db *sql.DB, to int, ddl string) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// Millis stores a time as Unix milliseconds; the zero time is 0.
+func Millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// FromMillis reads a time stored by Millis, in UTC; 0 is the zero time.
+func FromMillis(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/internal/sqlitedb"
 	"github.com/simdex/simdex/notifier"
 )
@@ -57,20 +55,6 @@ func Open(ctx context.Context, path string) (*Outbox, error) {
 // Close closes the database.
 func (o *Outbox) Close() error { return o.db.Close() }
 
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
-}
-
 // Enqueue implements notifier.Outbox.
 func (o *Outbox) Enqueue(ctx context.Context, a notifier.Alert, due map[string]time.Time) error {
 	body, err := json.Marshal(a)
@@ -84,7 +68,7 @@ func (o *Outbox) Enqueue(ctx context.Context, a notifier.Alert, due map[string]t
 	defer tx.Rollback()
 	now := time.Now()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO alert(id, body, created) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-		a.ID, string(body), ms(a.Created)); err != nil {
+		a.ID, string(body), sqlitedb.Millis(a.Created)); err != nil {
 		return fmt.Errorf("store alert %s: %w", a.ID, err)
 	}
 	for ch, at := range due {
@@ -93,7 +77,7 @@ func (o *Outbox) Enqueue(ctx context.Context, a notifier.Alert, due map[string]t
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery(alert, channel, status, next_attempt, created)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT(alert, channel) DO NOTHING`,
-			a.ID, ch, notifier.StatusPending, ms(at), ms(now)); err != nil {
+			a.ID, ch, notifier.StatusPending, sqlitedb.Millis(at), sqlitedb.Millis(now)); err != nil {
 			return fmt.Errorf("store delivery of %s to %s: %w", a.ID, ch, err)
 		}
 	}
@@ -110,7 +94,7 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 	rows, err := tx.QueryContext(ctx, `SELECT d.id, d.alert, d.channel, d.status, d.attempts, d.next_attempt, d.last_error, d.created, d.delivered_at, a.body
 		FROM delivery d JOIN alert a ON a.id = d.alert
 		WHERE d.status = ? AND d.next_attempt <= ? ORDER BY d.next_attempt, d.id LIMIT ?`,
-		notifier.StatusPending, ms(now), limit)
+		notifier.StatusPending, sqlitedb.Millis(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("find due deliveries: %w", err)
 	}
@@ -123,7 +107,7 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 			rows.Close()
 			return nil, err
 		}
-		c.NextAttempt, c.Created, c.DeliveredAt = fromMS(next), fromMS(created), fromMS(delivered)
+		c.NextAttempt, c.Created, c.DeliveredAt = sqlitedb.FromMillis(next), sqlitedb.FromMillis(created), sqlitedb.FromMillis(delivered)
 		if err := json.Unmarshal([]byte(body), &c.Alert); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("decode alert %s: %w", c.AlertID, err)
@@ -134,7 +118,7 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	until := ms(now.Add(lease))
+	until := sqlitedb.Millis(now.Add(lease))
 	for _, c := range out {
 		if _, err := tx.ExecContext(ctx, `UPDATE delivery SET next_attempt = ? WHERE id = ?`, until, c.ID); err != nil {
 			return nil, fmt.Errorf("claim delivery %d: %w", c.ID, err)
@@ -163,7 +147,7 @@ func (o *Outbox) update(ctx context.Context, ids []int64, set string, args ...an
 
 // Delivered implements notifier.Outbox.
 func (o *Outbox) Delivered(ctx context.Context, ids []int64, at time.Time) error {
-	return o.update(ctx, ids, "status = ?, delivered_at = ?, attempts = attempts + 1, last_error = ''", notifier.StatusDelivered, ms(at))
+	return o.update(ctx, ids, "status = ?, delivered_at = ?, attempts = attempts + 1, last_error = ''", notifier.StatusDelivered, sqlitedb.Millis(at))
 }
 
 // Retry implements notifier.Outbox.
@@ -172,7 +156,7 @@ func (o *Outbox) Retry(ctx context.Context, ids []int64, reason string, next tim
 	if final {
 		status = notifier.StatusFailed
 	}
-	return o.update(ctx, ids, "status = ?, attempts = attempts + 1, next_attempt = ?, last_error = ?", status, ms(next), reason)
+	return o.update(ctx, ids, "status = ?, attempts = attempts + 1, next_attempt = ?, last_error = ?", status, sqlitedb.Millis(next), reason)
 }
 
 // Requeue implements notifier.Outbox.
@@ -193,7 +177,7 @@ func (o *Outbox) Requeue(ctx context.Context, ids []int64, now time.Time) error 
 	if n != len(ids) {
 		return fmt.Errorf("requeue %v: %w (only failed deliveries can be retried)", ids, notifier.ErrNotFound)
 	}
-	return o.update(ctx, ids, "status = ?, attempts = 0, next_attempt = ?", notifier.StatusPending, ms(now))
+	return o.update(ctx, ids, "status = ?, attempts = 0, next_attempt = ?", notifier.StatusPending, sqlitedb.Millis(now))
 }
 
 // List implements notifier.Outbox.
@@ -221,7 +205,7 @@ func (o *Outbox) List(ctx context.Context, status string, limit int) ([]notifier
 		if err := rows.Scan(&d.ID, &d.AlertID, &d.Channel, &d.Status, &d.Attempts, &next, &d.LastError, &created, &delivered); err != nil {
 			return nil, err
 		}
-		d.NextAttempt, d.Created, d.DeliveredAt = fromMS(next), fromMS(created), fromMS(delivered)
+		d.NextAttempt, d.Created, d.DeliveredAt = sqlitedb.FromMillis(next), sqlitedb.FromMillis(created), sqlitedb.FromMillis(delivered)
 		if d.Status != notifier.StatusPending {
 			d.NextAttempt = time.Time{}
 		}

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/internal/sqlitedb"
 	"github.com/simdex/simdex/policy"
 )
