@@ -229,18 +229,12 @@ func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.
 	if out.Err != nil {
 		return 0, fmt.Errorf("seed file %s has no text to compare: %w", name, out.Err)
 	}
-	if len(out.Results) == 0 {
+	if len(out.Results) == 0 || out.Results[0].ID == 0 {
 		return 0, fmt.Errorf("index seed file %s: nothing committed", name)
 	}
-	if out.Results[0].ID != 0 {
-		return out.Results[0].ID, nil
-	}
-	// Sent before: the idempotency key found the stored document.
-	recs, err := a.ix.Store().Lookup(ctx, key+"\x00"+hex.EncodeToString(sum[:]))
-	if err != nil || len(recs) == 0 {
-		return 0, fmt.Errorf("find seed file %s: %w", name, err)
-	}
-	return recs[0].ID, nil
+	// A file sent before has the same idempotency key: the index answers
+	// with the stored document's id.
+	return out.Results[0].ID, nil
 }
 
 func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {

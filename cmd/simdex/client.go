@@ -69,13 +69,7 @@ func (c *daemonClient) doWith(ctx context.Context, method, path string, body any
 		if out != nil {
 			_ = json.Unmarshal(data, out)
 		}
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
-		}
-		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		return answerError(method, path, resp.Status, data)
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -83,4 +77,16 @@ func (c *daemonClient) doWith(ctx context.Context, method, path string, body any
 		}
 	}
 	return nil
+}
+
+// answerError turns a non-2xx answer into an error carrying the daemon's
+// {"error": ...} message when there is one.
+func answerError(method, path, status string, data []byte) error {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		return fmt.Errorf("%s %s: %s: %s", method, path, status, e.Error)
+	}
+	return fmt.Errorf("%s %s: %s", method, path, status)
 }

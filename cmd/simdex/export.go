@@ -47,8 +47,8 @@ The exit status is 1 when the export was cut short.`,
 			}
 			defer resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
-				// Let the shared client format the daemon's message.
-				return &exitError{code: 1, err: c.do(cmd.Context(), "GET", "/api/v1/export?"+q.Encode(), nil, nil)}
+				data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+				return &exitError{code: 1, err: answerError("GET", "/api/v1/export", resp.Status, data)}
 			}
 			if _, err := io.Copy(cmd.OutOrStdout(), resp.Body); err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("export cut short: %w", err)}

@@ -39,10 +39,10 @@ func (f *remoteFlags) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&f.actor, "actor", "", "who acts, for the audit log (default: the login name)")
 }
 
-func (f *remoteFlags) client(g *globals) (*policyClient, daemon.Config, error) {
+func (f *remoteFlags) client(g *globals) (*policyClient, error) {
 	cfg, err := g.load()
 	if err != nil {
-		return nil, cfg, err
+		return nil, err
 	}
 	actor := f.actor
 	if actor == "" {
@@ -52,7 +52,7 @@ func (f *remoteFlags) client(g *globals) (*policyClient, daemon.Config, error) {
 			actor = "cli"
 		}
 	}
-	return &policyClient{daemonClient: newDaemonClient(cfg, f.addr), actor: actor}, cfg, nil
+	return &policyClient{daemonClient: newDaemonClient(cfg, f.addr), actor: actor}, nil
 }
 
 func (c *policyClient) call(ctx context.Context, method, path string, body, out any) error {
@@ -94,7 +94,7 @@ hold is turned on for every version of every near-copy.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			matter, _ := cmd.Flags().GetString("matter")
-			c, _, err := rf.client(g)
+			c, err := rf.client(g)
 			if err != nil {
 				return err
 			}
@@ -106,8 +106,9 @@ hold is turned on for every version of every near-copy.`,
 				req.Containment = &containment
 			}
 			for _, s := range seeds {
-				if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 {
-					if _, statErr := os.Stat(s); statErr != nil {
+				// A number is a document id unless a file has that name.
+				if _, statErr := os.Stat(s); statErr != nil {
+					if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 {
 						req.Seeds = append(req.Seeds, index.DocID(id))
 						continue
 					}
@@ -153,7 +154,7 @@ hold is turned on for every version of every near-copy.`,
 		Short: "List holds",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := rf.client(g)
+			c, err := rf.client(g)
 			if err != nil {
 				return err
 			}
@@ -187,7 +188,7 @@ hold is turned on for every version of every near-copy.`,
 			if strings.TrimSpace(releaseReason) == "" {
 				return &exitError{code: 2, err: errors.New("--reason is required: releasing a hold is audited with its reason")}
 			}
-			c, _, err := rf.client(g)
+			c, err := rf.client(g)
 			if err != nil {
 				return err
 			}
@@ -225,7 +226,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 		Short: "List flags",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := rf.client(g)
+			c, err := rf.client(g)
 			if err != nil {
 				return err
 			}
@@ -292,7 +293,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 				if err != nil || id < 1 {
 					return &exitError{code: 2, err: fmt.Errorf("flag id %q: not a number", args[0])}
 				}
-				pc, _, err := rf.client(g)
+				pc, err := rf.client(g)
 				if err != nil {
 					return err
 				}
@@ -329,7 +330,7 @@ func newPolicyCmd(g *globals) *cobra.Command {
 		Short: "Evaluate retention now: what is (or would be) flagged, held or kept, and why",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := rf.client(g)
+			c, err := rf.client(g)
 			if err != nil {
 				return err
 			}
@@ -378,7 +379,7 @@ truncation. When the log is intact the checkpoint file is advanced to the
 new head. The exit status is 0 only when the log is intact.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := rf.client(g)
+			c, err := rf.client(g)
 			if err != nil {
 				return err
 			}
