@@ -317,9 +317,22 @@ func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, 
 	}); err != nil {
 		return nil, fmt.Errorf("similar: %w", err)
 	}
-	// Every chunk a candidate can share is one of the query's: one store
-	// call answers how common each is.
-	ubiq.prefetch(chunks)
+	// Scoring asks how common each chunk shared with a candidate is: one
+	// store call answers for all of them (none when nothing is shared).
+	inQuery := make(map[uint64]bool, len(chunks)) // hash -> already listed
+	for _, h := range chunks {
+		inQuery[h] = false
+	}
+	var shared []uint64
+	for _, l := range fps {
+		for _, c := range l.fp.Chunks {
+			if listed, ok := inQuery[c.Hash]; ok && !listed {
+				inQuery[c.Hash] = true
+				shared = append(shared, c.Hash)
+			}
+		}
+	}
+	ubiq.prefetch(shared)
 	var hits []hit
 	for _, l := range fps {
 		if s := sc.score(l.fp); s.Reported(th) {
