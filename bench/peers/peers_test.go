@@ -213,44 +213,29 @@ func BenchmarkMinHash(b *testing.B) {
 	p := index.DefaultOptions().Sketch
 	b.Run("simdex", func(b *testing.B) {
 		var s sketch.Sketch
-		b.SetBytes(size)
-		clk := startCPU()
-		for b.Loop() {
-			for _, d := range ds {
-				sketch.Compute(p, d, &s)
-			}
-		}
-		clk.report(b, size)
+		eachDoc(b, ds, size, func(d []byte) {
+			sketch.Compute(p, d, &s)
+		})
 	})
 	b.Run("ekzhu-bytes20", func(b *testing.B) {
-		b.SetBytes(size)
-		clk := startCPU()
-		for b.Loop() {
-			for _, d := range ds {
-				m := minhashlsh.NewMinhash(1, p.MinHashK)
-				w := p.Window
-				if len(d) < w {
-					w = len(d)
-				}
-				for i := 0; i+w <= len(d); i++ {
-					m.Push(d[i : i+w])
-				}
-				_ = m.Signature()
+		eachDoc(b, ds, size, func(d []byte) {
+			m := minhashlsh.NewMinhash(1, p.MinHashK)
+			w := p.Window
+			if len(d) < w {
+				w = len(d)
 			}
-		}
-		clk.report(b, size)
+			for i := 0; i+w <= len(d); i++ {
+				m.Push(d[i : i+w])
+			}
+			_ = m.Signature()
+		})
 	})
 	b.Run("ekzhu-words3", func(b *testing.B) {
-		b.SetBytes(size)
-		clk := startCPU()
-		for b.Loop() {
-			for _, d := range ds {
-				m := minhashlsh.NewMinhash(1, p.MinHashK)
-				shingleWords(d, p.SimHashWords, m.Push)
-				_ = m.Signature()
-			}
-		}
-		clk.report(b, size)
+		eachDoc(b, ds, size, func(d []byte) {
+			m := minhashlsh.NewMinhash(1, p.MinHashK)
+			shingleWords(d, p.SimHashWords, m.Push)
+			_ = m.Signature()
+		})
 	})
 }
 
@@ -262,24 +247,14 @@ func BenchmarkSimHash(b *testing.B) {
 	p := index.DefaultOptions().Sketch
 	b.Run("simdex", func(b *testing.B) {
 		var s sketch.Sketch
-		b.SetBytes(size)
-		clk := startCPU()
-		for b.Loop() {
-			for _, d := range ds {
-				sketch.Compute(p, d, &s)
-			}
-		}
-		clk.report(b, size)
+		eachDoc(b, ds, size, func(d []byte) {
+			sketch.Compute(p, d, &s)
+		})
 	})
 	b.Run("mfonda-words", func(b *testing.B) {
-		b.SetBytes(size)
-		clk := startCPU()
-		for b.Loop() {
-			for _, d := range ds {
-				_ = simhash.Simhash(simhash.NewWordFeatureSet(d))
-			}
-		}
-		clk.report(b, size)
+		eachDoc(b, ds, size, func(d []byte) {
+			_ = simhash.Simhash(simhash.NewWordFeatureSet(d))
+		})
 	})
 }
 
@@ -318,16 +293,11 @@ func BenchmarkFingerprint(b *testing.B) {
 		clk.report(b, size)
 	})
 	b.Run("glaslos-tlsh", func(b *testing.B) {
-		b.SetBytes(size)
-		clk := startCPU()
-		for b.Loop() {
-			for _, d := range ds {
-				// TLSH refuses inputs under 50 bytes or without enough
-				// variety; the time spent on them still counts.
-				_, _ = tlsh.HashBytes(d)
-			}
-		}
-		clk.report(b, size)
+		eachDoc(b, ds, size, func(d []byte) {
+			// TLSH refuses inputs under 50 bytes or without enough
+			// variety; the time spent on them still counts.
+			_, _ = tlsh.HashBytes(d)
+		})
 	})
 }
 
@@ -414,4 +384,17 @@ func TestShingleWords(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("shingleWords = %q, want %q", got, want)
 	}
+}
+
+// eachDoc runs fn over every document per benchmark iteration, one at a
+// time as an indexer does, and reports MB/s of CPU time beside wall time.
+func eachDoc(b *testing.B, ds [][]byte, size int64, fn func(d []byte)) {
+	b.SetBytes(size)
+	clk := startCPU()
+	for b.Loop() {
+		for _, d := range ds {
+			fn(d)
+		}
+	}
+	clk.report(b, size)
 }
