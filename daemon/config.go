@@ -239,8 +239,13 @@ func (c *Config) Validate() error {
 	return fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
 }
 
+// unjoin splits errors.Join lists (also under a prefix added by
+// wrapping) into their members, so that each bad key is its own error.
+// An error that merely wraps several errors with fmt's %w, such as
+// "invalid policy configuration: policy.schedules.evaluate: bad schedule:
+// ...", is one message and is kept whole.
 func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
+	if j, ok := err.(interface{ Unwrap() []error }); ok && isJoin(err, j.Unwrap()) {
 		var out []error
 		for _, e := range j.Unwrap() {
 			out = append(out, unjoin(e)...)
@@ -248,7 +253,7 @@ func unjoin(err error) []error {
 		return out
 	}
 	if w := errors.Unwrap(err); w != nil {
-		if j, ok := w.(interface{ Unwrap() []error }); ok {
+		if j, ok := w.(interface{ Unwrap() []error }); ok && isJoin(w, j.Unwrap()) {
 			prefix := strings.TrimSuffix(err.Error(), w.Error())
 			var out []error
 			for _, e := range j.Unwrap() {
@@ -260,6 +265,18 @@ func unjoin(err error) []error {
 		}
 	}
 	return []error{err}
+}
+
+// isJoin reports whether err is a list of errs as errors.Join makes it:
+// their messages one per line.
+func isJoin(err error, errs []error) bool {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		if e != nil {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	return err.Error() == strings.Join(msgs, "\n")
 }
 
 // Load reads configuration: defaults, then the file at path (if not
