@@ -74,7 +74,10 @@ type IndexConfig struct {
 	// Path of the embedded store; default DataDir/index.db.
 	Path string `mapstructure:"path"`
 	// Durability is "full" (fsync at every commit) or "normal".
-	Durability       string           `mapstructure:"durability"`
+	Durability string `mapstructure:"durability"`
+	// KeepText keeps each distinct extracted text, compressed, for
+	// reviewers' side-by-side diffs.
+	KeepText         bool             `mapstructure:"keep_text"`
 	Thresholds       ThresholdsConfig `mapstructure:"thresholds"`
 	TemplateShare    float64          `mapstructure:"template_share"`
 	TemplateMin      int              `mapstructure:"template_min_contents"`
@@ -129,6 +132,7 @@ func DefaultConfig() Config {
 		HTTP:    HTTPConfig{Addr: "127.0.0.1:8080"},
 		Index: IndexConfig{
 			Durability: string(sqlite.Full),
+			KeepText:   true,
 			Thresholds: ThresholdsConfig{
 				Resemblance: io.Thresholds.Resemblance,
 				Containment: io.Thresholds.Containment,
@@ -165,6 +169,7 @@ func (c *Config) IndexOptions() index.Options {
 	o.CandidateHamming = ic.CandidateHamming
 	o.AnchorShare = ic.AnchorShare
 	o.AnchorCandidates = ic.AnchorCandidates
+	o.KeepText = ic.KeepText
 	o.Chunk = chunk.Params{Min: ic.Chunk.Min, Avg: ic.Chunk.Avg, Max: ic.Chunk.Max}
 	o.Sketch = sketch.Params{Window: ic.Sketch.Window, SampleN: ic.Sketch.SampleN, MinHashK: ic.Sketch.MinHashK, Bands: ic.Sketch.Bands, SimHashWords: ic.Sketch.SimHashWords}
 	return o

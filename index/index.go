@@ -169,6 +169,9 @@ func (ix *Index) Add(ctx context.Context, inputs []Input) ([]Result, error) {
 			} else {
 				e.Fingerprint = fp
 				e.Bands = sketch.Bands(ix.opts.Sketch, fp.MinHash, nil)
+				if ix.opts.KeepText {
+					e.Text = in.Text
+				}
 				results[i].Fingerprint = fp
 			}
 		} else {

@@ -400,3 +400,33 @@ func TestConcurrentQueriesDoNotExhaustThePool(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepText: with KeepText the extracted text, as extracted (not
+// normalised), is kept once per content for reviewers' diffs; without it
+// nothing is kept.
+func TestKeepText(t *testing.T) {
+	ctx := context.Background()
+	for _, keep := range []bool{true, false} {
+		opts := index.DefaultOptions()
+		opts.KeepText = keep
+		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := index.New(ctx, st, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := "The  Licensor GRANTS you a licence.\n" + strings.Repeat("word ", 200)
+		res := add(t, ix, input("a", text), input("b", text))
+		got, err := st.Text(ctx, res[0].Content)
+		switch {
+		case keep && (err != nil || string(got) != text):
+			t.Errorf("KeepText: Text = %d bytes, %v", len(got), err)
+		case !keep && !errors.Is(err, index.ErrNoText):
+			t.Errorf("without KeepText: Text err = %v", err)
+		}
+		ix.Close()
+		st.Close()
+	}
+}

@@ -71,6 +71,11 @@ type Options struct {
 	AnchorCandidates int `mapstructure:"anchor_candidates"`
 	// MaxBatch bounds how many documents one group commit writes. Default 256.
 	MaxBatch int `mapstructure:"max_batch"`
+	// KeepText stores each distinct extracted text, compressed, so that
+	// reviewers can see what differs between near-copies. It costs about a
+	// third of the text's size on disk. Default false; the daemon turns it
+	// on.
+	KeepText bool `mapstructure:"keep_text"`
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger `mapstructure:"-"`
 }

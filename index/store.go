@@ -17,6 +17,9 @@ var (
 	ErrSchemeMismatch = errors.New("fingerprint scheme mismatch")
 	// ErrSchemaVersion reports a store written by a newer simdex.
 	ErrSchemaVersion = errors.New("unsupported store schema version")
+	// ErrNoText reports a content whose extracted text was not kept (see
+	// Options.KeepText).
+	ErrNoText = errors.New("extracted text not kept")
 )
 
 // DocID identifies one stored document version. IDs are never reused.
@@ -93,6 +96,8 @@ type Entry struct {
 	// Bands are the LSH band keys of Fingerprint.MinHash.
 	Bands  []uint64
 	Parent int
+	// Text is the extracted text, kept for reviewers (diffs) when not nil.
+	Text []byte
 }
 
 // Committed reports what a Put did for one entry.
@@ -128,6 +133,14 @@ type Reader interface {
 	Seen(ctx context.Context, idempotencyKey string) (bool, error)
 	// Documents calls fn with every stored document version, by id.
 	Documents(ctx context.Context, fn func(*Record) error) error
+	// Find returns up to limit documents, newest first, whose name or key
+	// contains query (ignoring ASCII case), or whose id is query.
+	Find(ctx context.Context, query string, limit int) ([]*Record, error)
+	// Children returns the documents directly inside id (attachments,
+	// archive members), by id.
+	Children(ctx context.Context, id DocID) ([]*Record, error)
+	// Text returns the extracted text kept for content, or ErrNoText.
+	Text(ctx context.Context, content ContentID) ([]byte, error)
 }
 
 // Searcher finds and loads candidates for comparison. Callbacks must not

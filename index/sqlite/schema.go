@@ -60,4 +60,13 @@ CREATE TABLE templates (
 CREATE TABLE sample_postings (h INTEGER NOT NULL, c INTEGER NOT NULL, PRIMARY KEY (h, c)) WITHOUT ROWID;
 ALTER TABLE contents ADD COLUMN anchors INTEGER NOT NULL DEFAULT 0;
 `,
+	// 3: extracted texts, compressed, one per content, for reviewers'
+	// diffs (index.Options.KeepText); documents found by name.
+	`
+CREATE TABLE texts (
+	content_id INTEGER PRIMARY KEY REFERENCES contents(id) ON DELETE CASCADE,
+	codec      TEXT NOT NULL,
+	data       BLOB NOT NULL
+);
+`,
 }

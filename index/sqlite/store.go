@@ -247,6 +247,11 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 			if err != nil {
 				return nil, fmt.Errorf("store content of %q: %w", d.Key, err)
 			}
+			if e.Text != nil {
+				if err := putText(ctx, tx, c, e.Text); err != nil {
+					return nil, fmt.Errorf("store text of %q: %w", d.Key, err)
+				}
+			}
 			content = sql.NullInt64{Int64: int64(c), Valid: true}
 		}
 		path, _ := json.Marshal(nonNil(d.Path))
@@ -416,6 +421,9 @@ func releaseContent(ctx context.Context, tx *sql.Tx, cid int64) error {
 	}
 	if refs > 0 {
 		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM texts WHERE content_id = ?", cid); err != nil {
+		return fmt.Errorf("delete text of content %d: %w", cid, err)
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM contents WHERE id = ?", cid); err != nil {
 		return fmt.Errorf("delete content %d: %w", cid, err)

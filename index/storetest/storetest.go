@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -187,6 +188,72 @@ func Run(t *testing.T, o Opener) {
 		removed, err := s.Remove(ctx, "box.zip", "")
 		if err != nil || len(removed) != 3 {
 			t.Fatalf("Remove family: %v %v", removed, err)
+		}
+	})
+	t.Run("FindAndChildren", func(t *testing.T) {
+		s := o.Open(t)
+		parent := entry("s3:bucket/Mail/Box.zip", "", "box", nil, nil)
+		child := entry("s3:bucket/Mail/Box.zip!/contract 100%_final.txt", "", "contract", []uint64{h(1)}, nil)
+		child.Parent = 0
+		other := entry("s3:bucket/other.txt", "", "other", nil, nil)
+		c := put(t, s, parent, child, other)
+		kids, err := s.Children(ctx, c[0].ID)
+		if err != nil || len(kids) != 1 || kids[0].ID != c[1].ID {
+			t.Fatalf("Children: %v %v", kids, err)
+		}
+		if kids, err := s.Children(ctx, c[2].ID); err != nil || len(kids) != 0 {
+			t.Fatalf("Children of a leaf: %v %v", kids, err)
+		}
+		ids := func(rs []*index.Record) []index.DocID {
+			var out []index.DocID
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		for _, tc := range []struct {
+			q    string
+			want []index.DocID
+		}{
+			{"box.ZIP", []index.DocID{c[1].ID, c[0].ID}}, // case ignored, newest first
+			{"100%_", []index.DocID{c[1].ID}},            // wildcards are literal
+			{"10%", nil},
+			{"_", []index.DocID{c[1].ID}},
+			{"", nil},
+			{"zzz", nil},
+		} {
+			rs, err := s.Find(ctx, tc.q, 10)
+			if err != nil || !slices.Equal(ids(rs), tc.want) {
+				t.Errorf("Find(%q) = %v, %v; want %v", tc.q, ids(rs), err, tc.want)
+			}
+		}
+		rs, err := s.Find(ctx, fmt.Sprint(c[2].ID), 10)
+		if err != nil || len(rs) == 0 || rs[0].ID != c[2].ID {
+			t.Fatalf("Find by id: %v %v", ids(rs), err)
+		}
+		if rs, _ := s.Find(ctx, "bucket", 2); len(rs) != 2 {
+			t.Fatalf("Find limit 2 returned %d", len(rs))
+		}
+	})
+	t.Run("Text", func(t *testing.T) {
+		s := o.Open(t)
+		with := entry("a", "", "alpha text", []uint64{h(1)}, nil)
+		with.Text = []byte("Alpha  TEXT\n")
+		without := entry("b", "", "beta text", []uint64{h(2)}, nil)
+		c := put(t, s, with, without)
+		got, err := s.Text(ctx, c[0].Content)
+		if err != nil || string(got) != "Alpha  TEXT\n" {
+			t.Fatalf("Text = %q, %v", got, err)
+		}
+		if _, err := s.Text(ctx, c[1].Content); !errors.Is(err, index.ErrNoText) {
+			t.Fatalf("Text of a content stored without: %v", err)
+		}
+		// Removing the last document of a content drops its text.
+		if _, err := s.Remove(ctx, "a", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Text(ctx, c[0].Content); !errors.Is(err, index.ErrNoText) {
+			t.Fatalf("Text after remove: %v", err)
 		}
 	})
 	t.Run("ErrorDocuments", func(t *testing.T) {
