@@ -211,6 +211,9 @@ type FlagFilter struct {
 	Document index.DocID
 	After    int64
 	Limit    int // default 100
+	// Matters, when not nil, keeps only flags of no matter or of one of
+	// these matters: what a principal limited to matters may see.
+	Matters []string
 }
 
 // HoldSpec is what placing a hold needs.

@@ -540,6 +540,14 @@ func (s *Store) Flags(ctx context.Context, f policy.FlagFilter) ([]policy.Flag, 
 	if f.Document != 0 {
 		add("doc = ?", f.Document)
 	}
+	if f.Matters != nil {
+		cond := "(matter = ''"
+		for _, m := range f.Matters {
+			cond += " OR matter = ?"
+			args = append(args, m)
+		}
+		where = append(where, cond+")")
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
