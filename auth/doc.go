@@ -30,9 +30,11 @@
 //	rules.dryrun                                x          x
 //	audit.read                                  x          x
 //	exports.create                              x          x
+//	deletions.execute                           x          x
 //	tokens.manage                                          x
 //	connectors.backfill                                    x
 //	deliveries.requeue                                     x
+//	operations.read                                        x
 //
 // # Matters
 //

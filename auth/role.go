@@ -59,10 +59,13 @@ const (
 	PermRulesDryRun Permission = "rules.dryrun" // dry-run retention rules
 	PermAuditRead   Permission = "audit.read"   // read and verify the audit log
 	PermExport      Permission = "exports.create"
+	// PermDeletionsExecute carries out an approved deletion.
+	PermDeletionsExecute Permission = "deletions.execute"
 	// admin
 	PermTokensManage       Permission = "tokens.manage"       // create, list, revoke tokens
 	PermConnectorsBackfill Permission = "connectors.backfill" // start a backfill
 	PermDeliveriesRequeue  Permission = "deliveries.requeue"  // retry failed notifications
+	PermOperationsRead     Permission = "operations.read"     // dead letters, the notifier's outbox
 )
 
 // grants is the least role holding each permission.
@@ -78,17 +81,19 @@ var grants = map[Permission]Role{
 	PermRulesDryRun:        RoleLegalAdmin,
 	PermAuditRead:          RoleLegalAdmin,
 	PermExport:             RoleLegalAdmin,
+	PermDeletionsExecute:   RoleLegalAdmin,
 	PermTokensManage:       RoleAdmin,
 	PermConnectorsBackfill: RoleAdmin,
 	PermDeliveriesRequeue:  RoleAdmin,
+	PermOperationsRead:     RoleAdmin,
 }
 
 // Permissions lists every permission, from the viewer's to the admin's.
 var Permissions = []Permission{
 	PermDocumentsRead, PermSimilarRead, PermFamiliesRead,
 	PermFlagsRead, PermFlagsReview, PermMattersRead, PermRulesRead,
-	PermHoldsManage, PermRulesDryRun, PermAuditRead, PermExport,
-	PermTokensManage, PermConnectorsBackfill, PermDeliveriesRequeue,
+	PermHoldsManage, PermRulesDryRun, PermAuditRead, PermExport, PermDeletionsExecute,
+	PermTokensManage, PermConnectorsBackfill, PermDeliveriesRequeue, PermOperationsRead,
 }
 
 // MinRole returns the least role holding p, and false for an unknown

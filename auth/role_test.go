@@ -27,6 +27,8 @@ func TestRolePermissionTable(t *testing.T) {
 		auth.PermRulesDryRun:        l | a,
 		auth.PermAuditRead:          l | a,
 		auth.PermExport:             l | a,
+		auth.PermDeletionsExecute:   l | a,
+		auth.PermOperationsRead:     a,
 		auth.PermTokensManage:       a,
 		auth.PermConnectorsBackfill: a,
 		auth.PermDeliveriesRequeue:  a,

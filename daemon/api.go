@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/notifier"
@@ -118,6 +119,15 @@ type api struct {
 	ingester objectIngester
 	// deadLetters lists up to limit dead-lettered events, oldest first.
 	deadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
+	// authn checks tokens; certs maps client certificates (optional).
+	authn auth.Authenticator
+	certs *auth.CertMap
+	// tokens manages API tokens (the tokens endpoints).
+	tokens tokenManager
+	// records reads the stored rules and the audit log.
+	records policyRecords
+	// ui serves the review UI at / and /ui/; nil serves none.
+	ui http.Handler
 }
 
 // DeadLetter is an event that exhausted its deliveries, as the API shows it.

@@ -37,9 +37,10 @@ func newTestAPI(t *testing.T, maxBody int64) (*httptest.Server, string) {
 	}
 	a := &api{ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: prometheus.NewRegistry(),
 		maxBody: maxBody, logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		ready: func() error { return nil }}
+		ready: func() error { return nil }, authn: staticAuth{}}
 	srv := httptest.NewServer(a.handler())
 	t.Cleanup(srv.Close)
+	signAs(srv.URL, func() string { return testAdminToken })
 	return srv, text
 }
 

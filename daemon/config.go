@@ -61,6 +61,33 @@ type LogConfig struct {
 // HTTPConfig configures the HTTP endpoints.
 type HTTPConfig struct {
 	Addr string `mapstructure:"addr"`
+	// TokensPath is the API token store; default DataDir/auth.db.
+	TokensPath string `mapstructure:"tokens_path"`
+	// InitialAdminToken creates an admin token when the token store is
+	// empty at start and writes it to DataDir/initial-admin-token (mode
+	// 0600), so that the first operator can sign in and create the others.
+	InitialAdminToken bool      `mapstructure:"initial_admin_token"`
+	TLS               TLSConfig `mapstructure:"tls"`
+}
+
+// TLSConfig serves HTTPS, optionally authenticating clients by
+// certificate (mutual TLS) besides tokens.
+type TLSConfig struct {
+	CertFile string `mapstructure:"cert_file"`
+	KeyFile  string `mapstructure:"key_file"`
+	// ClientCAFile verifies client certificates against this PEM bundle;
+	// clients without a certificate may still use a token.
+	ClientCAFile string `mapstructure:"client_ca_file"`
+	// ClientCerts maps verified certificates, by subject common name or
+	// subject alternative name, to a role and matters.
+	ClientCerts []ClientCertConfig `mapstructure:"client_certs"`
+}
+
+// ClientCertConfig is the identity of a client certificate name.
+type ClientCertConfig struct {
+	Name    string   `mapstructure:"name"`
+	Role    string   `mapstructure:"role"`
+	Matters []string `mapstructure:"matters"`
 }
 
 // NATSConfig configures the NATS connection; an empty URL runs the
@@ -129,7 +156,7 @@ func DefaultConfig() Config {
 	return Config{
 		DataDir: "data",
 		Log:     LogConfig{Level: "info", Format: "text"},
-		HTTP:    HTTPConfig{Addr: "127.0.0.1:8080"},
+		HTTP:    HTTPConfig{Addr: "127.0.0.1:8080", InitialAdminToken: true, TLS: TLSConfig{ClientCerts: []ClientCertConfig{}}},
 		Index: IndexConfig{
 			Durability: string(sqlite.Full),
 			KeepText:   true,
@@ -187,6 +214,19 @@ func (c *Config) PolicyPath() string {
 // OutboxPath returns the path of the notifier's outbox.
 func (c *Config) OutboxPath() string { return filepath.Join(c.DataDir, "outbox.db") }
 
+// TokensPath returns the path of the API token store.
+func (c *Config) TokensPath() string {
+	if c.HTTP.TokensPath != "" {
+		return c.HTTP.TokensPath
+	}
+	return filepath.Join(c.DataDir, "auth.db")
+}
+
+// InitialAdminTokenPath is where the first admin token is written.
+func (c *Config) InitialAdminTokenPath() string {
+	return filepath.Join(c.DataDir, "initial-admin-token")
+}
+
 // IndexPath returns the store path.
 func (c *Config) IndexPath() string {
 	if c.Index.Path != "" {
@@ -212,6 +252,7 @@ func (c *Config) Validate() error {
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		bad("log.format", "%q is not text or json", c.Log.Format)
 	}
+	errs = append(errs, c.HTTP.TLS.validate()...)
 	if c.Pipeline.Workers < 1 {
 		bad("pipeline.workers", "%d is below 1", c.Pipeline.Workers)
 	}

@@ -25,6 +25,7 @@ import (
 	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
 	"github.com/simdex/simdex/policy"
 	policysqlite "github.com/simdex/simdex/policy/sqlite"
+	"github.com/simdex/simdex/webui"
 )
 
 // Daemon is `simdex serve`: connectors feeding the ingest pipeline, the
@@ -43,6 +44,8 @@ type Daemon struct {
 	natsURL  atomic.Value // string
 	notifier atomic.Pointer[notifier.Notifier]
 	policy   atomic.Pointer[policy.Engine]
+	// ui serves the review UI at / and /ui/.
+	ui http.Handler
 }
 
 // Policy returns the policy engine once Run has started it, or nil.
@@ -58,7 +61,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Daemon{cfg: cfg, logger: logger, reg: reg}, nil
+	return &Daemon{cfg: cfg, logger: logger, reg: reg, ui: webui.Handler()}, nil
 }
 
 // Addr returns the HTTP listener's address once Run has bound it, or nil.
@@ -158,6 +161,24 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	tokens, tokenStores, err := openTokens(ctx, &cfg, pst)
+	if err != nil {
+		return err
+	}
+	defer tokenStores.Close()
+	if cfg.HTTP.InitialAdminToken {
+		if err := bootstrapToken(ctx, &cfg, tokens, log); err != nil {
+			return err
+		}
+	}
+	certs, err := cfg.HTTP.TLS.certMap()
+	if err != nil {
+		return fmt.Errorf("%w: http.tls.client_certs: %w", ErrConfig, err)
+	}
+	tlsCfg, err := cfg.HTTP.TLS.serverTLS()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
@@ -170,6 +191,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		outbox:   ntf,
 		policy:   pol,
 		ingester: eng.Ingester,
+		authn:    tokens,
+		tokens:   tokens,
+		records:  pst,
+		ui:       d.ui,
 		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
 			return listDeadLetters(ctx, nc, limit)
 		},
@@ -180,7 +205,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return nil
 		},
 	}
-	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
+	if tlsCfg == nil || len(cfg.HTTP.TLS.ClientCerts) == 0 {
+		certs = nil
+	}
+	a.certs = certs
+	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -257,7 +286,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := func() error { return srv.Serve(ln) }
+		if tlsCfg != nil {
+			serve = func() error { return srv.ServeTLS(ln, "", "") }
+		}
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fail(fmt.Errorf("serve http: %w", err))
 		}
 	}()

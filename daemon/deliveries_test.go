@@ -49,7 +49,8 @@ func TestAPIDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	ntf.Dispatch(ctx)
-	srv := httptest.NewServer((&api{outbox: ntf, logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).handler())
+	srv := httptest.NewServer((&api{outbox: ntf, logger: slog.New(slog.NewTextHandler(io.Discard, nil)), authn: staticAuth{}}).handler())
+	signAs(srv.URL, func() string { return testAdminToken })
 	defer srv.Close()
 
 	list := func(status string) []notifier.Delivery {

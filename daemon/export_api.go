@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -35,7 +36,12 @@ func (a *api) exportDocuments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts := export.Options{Format: f, Thresholds: &a.th}
-	if matter := q.Get("matter"); matter != "" {
+	matter := q.Get("matter")
+	if p := principal(r); !p.AllMatters() && (matter == "" || !p.CanSeeMatter(matter)) {
+		writeError(w, http.StatusForbidden, errors.New("a token limited to matters exports one of its matters: give matter="))
+		return
+	}
+	if matter != "" {
 		if !a.needPolicy(w) {
 			return
 		}

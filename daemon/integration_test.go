@@ -144,6 +144,7 @@ func startDaemonLogging(t testing.TB, cfg Config, env []string, level slog.Level
 		if d.Addr() == nil {
 			return false
 		}
+		signWithTokenFile(d.Addr().String(), cfg.InitialAdminTokenPath())
 		resp, err := http.Get("http://" + d.Addr().String() + "/readyz")
 		if err != nil {
 			return false
@@ -332,6 +333,7 @@ func startChild(t *testing.T, cfg Config, env []string) (*exec.Cmd, string) {
 		addr = string(b)
 		return err == nil && addr != ""
 	})
+	signWithTokenFile(addr, cfg.InitialAdminTokenPath())
 	return cmd, addr
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/policy"
@@ -39,9 +40,9 @@ type objectIngester interface {
 	Ingest(ctx context.Context, obj ingest.Object) (*ingest.Outcome, error)
 }
 
-// HeaderActor names who acts in a policy call (approve, release...), for
-// the audit log. Until API tokens authenticate callers it is taken as
-// given; "api" when absent.
+// HeaderActor names the person a client acts for (approve, release...).
+// The audit log records it beside the authenticated token or certificate,
+// which alone decides access.
 const HeaderActor = "X-Simdex-Actor"
 
 // SeedFile is a file sent as a hold's seed: it is indexed (source
@@ -104,13 +105,6 @@ func (a *api) policyError(w http.ResponseWriter, op string, err error) {
 	writeError(w, code, err)
 }
 
-func actor(r *http.Request) string {
-	if v := strings.TrimSpace(r.Header.Get(HeaderActor)); v != "" {
-		return v
-	}
-	return "api"
-}
-
 func (a *api) needPolicy(w http.ResponseWriter) bool {
 	if a.policy == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the policy engine is not running"))
@@ -146,14 +140,21 @@ func (a *api) listHolds(w http.ResponseWriter, r *http.Request) {
 		a.policyError(w, "list holds", err)
 		return
 	}
-	if hs == nil {
-		hs = []policy.Hold{}
+	p := principal(r)
+	visible := []policy.Hold{}
+	for _, h := range hs {
+		if p.CanSeeMatter(h.Matter) {
+			visible = append(visible, h)
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"holds": hs})
+	writeJSON(w, http.StatusOK, map[string]any{"holds": visible})
 }
 
 func (a *api) getHold(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
+		return
+	}
+	if !a.matterVisible(w, r, r.PathValue("matter")) {
 		return
 	}
 	h, err := a.policy.Hold(r.Context(), r.PathValue("matter"))
@@ -188,6 +189,10 @@ func (a *api) createHold(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.TrimSpace(req.Matter) == "" {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("matter: %w: empty", policy.ErrInvalidHold))
+		return
+	}
+	if !principal(r).CanSeeMatter(req.Matter) {
+		writeError(w, http.StatusForbidden, fmt.Errorf("matter %q is not one of the caller's", req.Matter))
 		return
 	}
 	for _, f := range req.SeedFiles {
@@ -244,7 +249,7 @@ func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Reason string `json:"reason"`
 	}
-	if !decodeBody(w, r, 1<<20, &req) {
+	if !a.matterVisible(w, r, r.PathValue("matter")) || !decodeBody(w, r, 1<<20, &req) {
 		return
 	}
 	h, err := a.policy.ReleaseHold(r.Context(), r.PathValue("matter"), req.Reason, actor(r))
@@ -264,6 +269,13 @@ func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := policy.FlagFilter{Kind: policy.FlagKind(q.Get("kind")), Status: policy.FlagStatus(q.Get("status")),
 		Matter: q.Get("matter"), Rule: q.Get("rule")}
+	if p := principal(r); !p.AllMatters() {
+		if f.Matter != "" && !p.CanSeeMatter(f.Matter) {
+			writeError(w, http.StatusForbidden, fmt.Errorf("matter %q is not one of the caller's", f.Matter))
+			return
+		}
+		f.Matters = nonNilStrings(p.Matters)
+	}
 	for name, dst := range map[string]*int64{"document": (*int64)(&f.Document), "after": &f.After} {
 		if v := q.Get(name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -297,7 +309,16 @@ func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
 	for _, fl := range flags {
 		views = append(views, fl.View())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"flags": views})
+	// A full page may have a next one; the client passes next_after as after.
+	next := int64(0)
+	limit := f.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	if len(flags) == limit {
+		next = flags[len(flags)-1].ID
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"flags": views, "next_after": next})
 }
 
 func flagID(w http.ResponseWriter, r *http.Request) (int64, bool) {
@@ -317,9 +338,8 @@ func (a *api) getFlag(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := a.policy.Flag(r.Context(), id)
-	if err != nil {
-		a.policyError(w, "get flag", err)
+	f, ok := a.visibleFlag(w, r, id)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, f.View())
@@ -342,11 +362,19 @@ func (a *api) actOnFlag(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decodeBody(w, r, 1<<20, &req) {
 		return
 	}
+	action := r.PathValue("action")
+	if p := principal(r); action == "execute" && !p.Can(auth.PermDeletionsExecute) {
+		writeError(w, http.StatusForbidden, fmt.Errorf("role %s lacks permission %s", p.Role, auth.PermDeletionsExecute))
+		return
+	}
+	if _, ok := a.visibleFlag(w, r, id); !ok {
+		return
+	}
 	var (
 		f   policy.Flag
 		err error
 	)
-	switch action := r.PathValue("action"); action {
+	switch action {
 	case "approve":
 		f, err = a.policy.Approve(r.Context(), id, actor(r), req.Reason)
 	case "dismiss":
@@ -432,4 +460,27 @@ func (a *api) verifyAudit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, AuditVerifyResponse{Intact: true, Checkpoint: head})
+}
+
+// matterVisible answers 404, as for a matter that does not exist, unless
+// the caller may see matter: a reviewer learns nothing of other matters.
+func (a *api) matterVisible(w http.ResponseWriter, r *http.Request, matter string) bool {
+	if principal(r).CanSeeMatter(matter) {
+		return true
+	}
+	writeError(w, http.StatusNotFound, fmt.Errorf("%w: hold %q", policy.ErrNotFound, matter))
+	return false
+}
+
+// visibleFlag loads flag id, answering 404 unless the caller may see it.
+func (a *api) visibleFlag(w http.ResponseWriter, r *http.Request, id int64) (policy.Flag, bool) {
+	f, err := a.policy.Flag(r.Context(), id)
+	if err == nil && !flagVisible(principal(r), f) {
+		err = fmt.Errorf("%w: flag %d", policy.ErrNotFound, id)
+	}
+	if err != nil {
+		a.policyError(w, "get flag", err)
+		return policy.Flag{}, false
+	}
+	return f, true
 }

@@ -1,11 +1,15 @@
 package daemon
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/simdex/simdex/auth"
 )
 
 // route is one HTTP endpoint: the mux registers it and the OpenAPI
@@ -15,56 +19,106 @@ type route struct {
 	summary      string
 	query        []string // query parameters, "name" or "name*" when required
 	body         string   // media type of the request body, if any
-	handler      http.HandlerFunc
+	// public routes need no credentials; every other route needs a valid
+	// token or client certificate, and perm when it is set.
+	public  bool
+	perm    auth.Permission
+	handler http.HandlerFunc
 }
 
 func (a *api) routes() []route {
 	metrics := promhttp.HandlerFor(a.gather, promhttp.HandlerOpts{})
-	return []route{
-		{method: "GET", path: "/healthz", summary: "Liveness", handler: func(w http.ResponseWriter, r *http.Request) {
+	rs := []route{
+		{method: "GET", path: "/healthz", summary: "Liveness", public: true, handler: func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		}},
-		{method: "GET", path: "/readyz", summary: "Readiness: 503 until every component has started", handler: func(w http.ResponseWriter, r *http.Request) {
+		{method: "GET", path: "/readyz", summary: "Readiness: 503 until every component has started", public: true, handler: func(w http.ResponseWriter, r *http.Request) {
 			if err := a.ready(); err != nil {
 				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
 				return
 			}
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 		}},
-		{method: "GET", path: "/metrics", summary: "Prometheus metrics", handler: metrics.ServeHTTP},
+		{method: "GET", path: "/metrics", summary: "Prometheus metrics", public: true, handler: metrics.ServeHTTP},
 		{method: "GET", path: "/api/v1/openapi.json", summary: "This OpenAPI document", handler: a.openAPI},
+		{method: "GET", path: "/api/v1/whoami", summary: "The caller: role, matters and permissions", handler: a.whoami},
 		{method: "GET", path: "/api/v1/documents/{id}/similar", summary: "All versions of a stored document: every copy and near-copy with its scores",
-			query: []string{"resemblance", "containment"}, handler: a.similarByID},
+			query: []string{"resemblance", "containment"}, perm: auth.PermSimilarRead, handler: a.similarByID},
 		{method: "POST", path: "/api/v1/similar", summary: "All versions of an uploaded file (not stored), and of each attachment or member in it",
-			query: []string{"resemblance", "containment"}, body: "application/octet-stream", handler: a.similarByUpload},
-		{method: "POST", path: "/api/v1/connectors/{name}/backfill", summary: "Queue every object version of an S3 connector", handler: a.backfillConnector},
-		{method: "GET", path: "/api/v1/documents/{id}", summary: "A stored document version", handler: a.document},
-		{method: "GET", path: "/api/v1/documents", summary: "The stored versions of an index key, newest first", query: []string{"key*"}, handler: a.documentsByKey},
-		{method: "GET", path: "/api/v1/stats", summary: "Documents, distinct contents and failed extractions", handler: a.stats},
-		{method: "GET", path: "/api/v1/deadletters", summary: "Events that exhausted their deliveries, oldest first", query: []string{"limit"}, handler: a.listDeadLetters},
-		{method: "GET", path: "/api/v1/deliveries", summary: "The notifier's outbox: alerts sent, retried and failed, newest first", query: []string{"status", "limit"}, handler: a.listDeliveries},
-		{method: "POST", path: "/api/v1/deliveries/requeue", summary: "Retry failed alert deliveries now", body: "application/json", handler: a.requeueDeliveries},
-		{method: "GET", path: "/api/v1/holds", summary: "Legal holds (matters)", query: []string{"status"}, handler: a.listHolds},
-		{method: "POST", path: "/api/v1/holds", summary: "Place a legal hold: every near-copy of its seeds is held and flagged", body: "application/json", handler: a.createHold},
-		{method: "GET", path: "/api/v1/holds/{matter}", summary: "One legal hold", handler: a.getHold},
-		{method: "POST", path: "/api/v1/holds/{matter}/release", summary: "Release a legal hold, with a reason", body: "application/json", handler: a.releaseHold},
-		{method: "GET", path: "/api/v1/flags", summary: "Review flags, filtered and paged by id",
-			query: []string{"kind", "status", "matter", "rule", "document", "after", "limit"}, handler: a.listFlags},
-		{method: "GET", path: "/api/v1/flags/{id}", summary: "One review flag", handler: a.getFlag},
+			query: []string{"resemblance", "containment"}, body: "application/octet-stream", perm: auth.PermSimilarRead, handler: a.similarByUpload},
+		{method: "POST", path: "/api/v1/connectors/{name}/backfill", summary: "Queue every object version of an S3 connector", perm: auth.PermConnectorsBackfill, handler: a.backfillConnector},
+		{method: "GET", path: "/api/v1/documents/{id}", summary: "A stored document version", perm: auth.PermDocumentsRead, handler: a.document},
+		{method: "GET", path: "/api/v1/documents/{id}/children", summary: "The attachments and archive members directly inside a document", perm: auth.PermDocumentsRead, handler: a.children},
+		{method: "GET", path: "/api/v1/documents/{id}/text", summary: "A document's extracted text (text/plain)", perm: auth.PermDocumentsRead, handler: a.text},
+		{method: "GET", path: "/api/v1/documents/{id}/family", summary: "A document's near-copy family: members, pivot and the scored pairs between them",
+			query: []string{"limit", "resemblance", "containment"}, perm: auth.PermFamiliesRead, handler: a.family},
+		{method: "GET", path: "/api/v1/documents", summary: "The stored versions of an index key, newest first", query: []string{"key*"}, perm: auth.PermDocumentsRead, handler: a.documentsByKey},
+		{method: "GET", path: "/api/v1/search", summary: "Documents whose name or key contains q, or whose id is q, newest first",
+			query: []string{"q*", "limit"}, perm: auth.PermDocumentsRead, handler: a.search},
+		{method: "GET", path: "/api/v1/diff", summary: "What differs between two documents' texts, word by word",
+			query: []string{"a*", "b*"}, perm: auth.PermDocumentsRead, handler: a.diff},
+		{method: "GET", path: "/api/v1/stats", summary: "Documents, distinct contents and failed extractions", perm: auth.PermDocumentsRead, handler: a.stats},
+		{method: "GET", path: "/api/v1/deadletters", summary: "Events that exhausted their deliveries, oldest first", query: []string{"limit"}, perm: auth.PermOperationsRead, handler: a.listDeadLetters},
+		{method: "GET", path: "/api/v1/deliveries", summary: "The notifier's outbox: alerts sent, retried and failed, newest first", query: []string{"status", "limit"}, perm: auth.PermOperationsRead, handler: a.listDeliveries},
+		{method: "POST", path: "/api/v1/deliveries/requeue", summary: "Retry failed alert deliveries now", body: "application/json", perm: auth.PermDeliveriesRequeue, handler: a.requeueDeliveries},
+		{method: "GET", path: "/api/v1/holds", summary: "Legal holds (matters) the caller may see", query: []string{"status"}, perm: auth.PermMattersRead, handler: a.listHolds},
+		{method: "POST", path: "/api/v1/holds", summary: "Place a legal hold: every near-copy of its seeds is held and flagged", body: "application/json", perm: auth.PermHoldsManage, handler: a.createHold},
+		{method: "GET", path: "/api/v1/holds/{matter}", summary: "One legal hold", perm: auth.PermMattersRead, handler: a.getHold},
+		{method: "POST", path: "/api/v1/holds/{matter}/release", summary: "Release a legal hold, with a reason", body: "application/json", perm: auth.PermHoldsManage, handler: a.releaseHold},
+		{method: "GET", path: "/api/v1/flags", summary: "Review flags the caller may see, filtered and paged by id",
+			query: []string{"kind", "status", "matter", "rule", "document", "after", "limit"}, perm: auth.PermFlagsRead, handler: a.listFlags},
+		{method: "POST", path: "/api/v1/flags/bulk", summary: "Approve or dismiss many flags, each on its own", body: "application/json", perm: auth.PermFlagsReview, handler: a.bulkFlags},
+		{method: "GET", path: "/api/v1/flags/{id}", summary: "One review flag", perm: auth.PermFlagsRead, handler: a.getFlag},
 		{method: "POST", path: "/api/v1/flags/{id}/{action}", summary: "approve or dismiss a flag (with a reason), or execute an approved deletion",
-			body: "application/json", handler: a.actOnFlag},
-		{method: "POST", path: "/api/v1/policy/evaluate", summary: "Evaluate retention now; with dry_run, what would be flagged and why", query: []string{"dry_run"}, handler: a.evaluate},
-		{method: "GET", path: "/api/v1/policy/runs", summary: "Recorded evaluations, newest first", query: []string{"limit"}, handler: a.listRuns},
-		{method: "POST", path: "/api/v1/audit/verify", summary: "Verify the audit log's hash chain against a saved checkpoint", body: "application/json", handler: a.verifyAudit},
-		{method: "GET", path: "/api/v1/export", summary: "A load file (csv, jsonl or Concordance dat) with near-duplicate fields", query: []string{"format*", "matter"}, handler: a.exportDocuments},
+			body: "application/json", perm: auth.PermFlagsReview, handler: a.actOnFlag},
+		{method: "GET", path: "/api/v1/rules", summary: "Retention and keep-at-least rules in force", perm: auth.PermRulesRead, handler: a.listRules},
+		{method: "POST", path: "/api/v1/policy/evaluate", summary: "Evaluate retention now; with dry_run, what would be flagged and why", query: []string{"dry_run"}, perm: auth.PermRulesDryRun, handler: a.evaluate},
+		{method: "GET", path: "/api/v1/policy/runs", summary: "Recorded evaluations, newest first", query: []string{"limit"}, perm: auth.PermRulesRead, handler: a.listRuns},
+		{method: "GET", path: "/api/v1/audit", summary: "Audit log entries from seq after on, oldest first", query: []string{"after", "limit"}, perm: auth.PermAuditRead, handler: a.listAudit},
+		{method: "POST", path: "/api/v1/audit/verify", summary: "Verify the audit log's hash chain against a saved checkpoint", body: "application/json", perm: auth.PermAuditRead, handler: a.verifyAudit},
+		{method: "GET", path: "/api/v1/export", summary: "A load file (csv, jsonl or Concordance dat) with near-duplicate fields", query: []string{"format*", "matter"}, perm: auth.PermExport, handler: a.exportDocuments},
+		{method: "GET", path: "/api/v1/tokens", summary: "API tokens (never their secrets)", perm: auth.PermTokensManage, handler: a.listTokens},
+		{method: "POST", path: "/api/v1/tokens", summary: "Create an API token; its secret is shown once", body: "application/json", perm: auth.PermTokensManage, handler: a.createToken},
+		{method: "POST", path: "/api/v1/tokens/{id}/revoke", summary: "Revoke an API token, with a reason", body: "application/json", perm: auth.PermTokensManage, handler: a.revokeToken},
 	}
+	if a.ui != nil {
+		rs = append(rs,
+			route{method: "GET", path: "/{$}", summary: "The review UI", public: true, handler: a.ui.ServeHTTP},
+			route{method: "GET", path: "/ui/", summary: "The review UI's files", public: true, handler: a.ui.ServeHTTP})
+	}
+	return rs
 }
 
+// handler serves every route: public ones as they are, the others behind
+// authentication and their permission. Any other /api/v1 path answers 401
+// without credentials, so that nothing is learnt about the API unsigned.
 func (a *api) handler() http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range a.routes() {
-		mux.HandleFunc(rt.method+" "+rt.path, rt.handler)
+	guard := func(h http.Handler) http.Handler {
+		if a.authn == nil {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				writeError(w, http.StatusServiceUnavailable, errors.New("authentication is not configured"))
+			})
+		}
+		var opts []auth.Option
+		if a.certs != nil {
+			opts = append(opts, auth.ClientCerts(a.certs))
+		}
+		return auth.Middleware(a.authn, h, opts...)
 	}
+	for _, rt := range a.routes() {
+		var h http.Handler = rt.handler
+		if !rt.public {
+			if rt.perm != "" {
+				h = auth.Require(rt.perm, h)
+			}
+			h = guard(h)
+		}
+		mux.Handle(rt.method+" "+rt.path, h)
+	}
+	mux.Handle("/api/", guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no endpoint %s %s", r.Method, r.URL.Path))
+	})))
 	return mux
 }
 
@@ -74,6 +128,9 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 func (a *api) openAPIDocument() map[string]any {
 	paths := map[string]map[string]any{}
 	for _, rt := range a.routes() {
+		if rt.path == "/{$}" || rt.path == "/ui/" {
+			continue // the UI, not the API
+		}
 		var params []map[string]any
 		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]string{"type": "string"}})
@@ -82,13 +139,29 @@ func (a *api) openAPIDocument() map[string]any {
 			name, required := strings.CutSuffix(q, "*")
 			params = append(params, map[string]any{"name": name, "in": "query", "required": required, "schema": map[string]string{"type": "string"}})
 		}
+		responses := map[string]any{
+			"200":     map[string]any{"description": "success", "content": map[string]any{"application/json": map[string]any{}}},
+			"default": map[string]any{"description": `an error: {"error": "..."}`, "content": map[string]any{"application/json": map[string]any{}}},
+		}
+		if !rt.public {
+			responses["401"] = map[string]any{"description": "no valid token or client certificate"}
+		}
+		if rt.perm != "" {
+			responses["403"] = map[string]any{"description": "the caller's role lacks " + string(rt.perm)}
+		}
 		op := map[string]any{
 			"summary":     rt.summary,
 			"operationId": strings.ToLower(rt.method) + strings.NewReplacer("/", "_", "{", "", "}", "", ".", "_").Replace(rt.path),
-			"responses": map[string]any{
-				"200":     map[string]any{"description": "success", "content": map[string]any{"application/json": map[string]any{}}},
-				"default": map[string]any{"description": `an error: {"error": "..."}`, "content": map[string]any{"application/json": map[string]any{}}},
-			},
+			"responses":   responses,
+		}
+		if rt.public {
+			op["security"] = []any{}
+		}
+		if rt.perm != "" {
+			op["x-simdex-permission"] = string(rt.perm)
+			if role, ok := auth.MinRole(rt.perm); ok {
+				op["description"] = "Needs permission " + string(rt.perm) + " (role " + string(role) + " or above)."
+			}
 		}
 		if params != nil {
 			op["parameters"] = params
@@ -109,6 +182,10 @@ func (a *api) openAPIDocument() map[string]any {
 			"description": "Every copy and near-copy of a document, with retention rules and legal holds that follow the content.",
 		},
 		"paths": paths,
+		"components": map[string]any{"securitySchemes": map[string]any{
+			"token": map[string]any{"type": "http", "scheme": "bearer", "description": "An API token from `simdex token create`"},
+		}},
+		"security": []any{map[string]any{"token": []any{}}},
 	}
 }
 

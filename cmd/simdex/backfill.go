@@ -22,7 +22,7 @@ again is safe.`,
 			if err != nil {
 				return err
 			}
-			c := newDaemonClient(cfg, addr)
+			c := g.daemonClient(cfg, addr)
 			if err := c.do(cmd.Context(), "POST", "/api/v1/connectors/"+url.PathEscape(args[0])+"/backfill", nil, nil); err != nil {
 				return &exitError{code: 1, err: err}
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -19,14 +20,57 @@ type daemonClient struct {
 	hc   *http.Client
 }
 
-func newDaemonClient(cfg daemon.Config, addr string) *daemonClient {
+// newDaemonClient returns a client of the daemon at addr (default
+// http.addr, over https when http.tls is set) signing every request with
+// token.
+func newDaemonClient(cfg daemon.Config, addr, token string) *daemonClient {
 	if addr == "" {
 		addr = cfg.HTTP.Addr
 	}
 	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
+		scheme := "http://"
+		if cfg.HTTP.TLS.CertFile != "" {
+			scheme = "https://"
+		}
+		addr = scheme + addr
 	}
-	return &daemonClient{base: strings.TrimRight(addr, "/"), hc: &http.Client{Timeout: 10 * time.Minute}}
+	return &daemonClient{base: strings.TrimRight(addr, "/"), hc: &http.Client{
+		Timeout:   10 * time.Minute,
+		Transport: bearer{token: token, base: http.DefaultTransport},
+	}}
+}
+
+// bearer signs requests with an API token.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.base.RoundTrip(r)
+}
+
+// apiToken is the token the CLI calls the daemon with: --token, else
+// $SIMDEX_TOKEN, else the daemon's initial admin token when this user can
+// read it (the operator on the daemon's machine).
+func (g *globals) apiToken(cfg daemon.Config) string {
+	if g.token != "" {
+		return g.token
+	}
+	if t := strings.TrimSpace(os.Getenv("SIMDEX_TOKEN")); t != "" {
+		return t
+	}
+	t, _ := daemon.ReadTokenFile(cfg.InitialAdminTokenPath())
+	return t
+}
+
+// daemonClient returns a client of the daemon of cfg.
+func (g *globals) daemonClient(cfg daemon.Config, addr string) *daemonClient {
+	return newDaemonClient(cfg, addr, g.apiToken(cfg))
 }
 
 // do sends a request and decodes a JSON answer into out (when not nil).

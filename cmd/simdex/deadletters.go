@@ -34,7 +34,7 @@ DEADLETTER stream for review; nothing is dropped silently.`,
 			var out struct {
 				DeadLetters []daemon.DeadLetter `json:"deadletters"`
 			}
-			c := newDaemonClient(cfg, addr)
+			c := g.daemonClient(cfg, addr)
 			if err := c.do(cmd.Context(), "GET", "/api/v1/deadletters?limit="+strconv.Itoa(limit), nil, &out); err != nil {
 				return &exitError{code: 1, err: err}
 			}

@@ -32,7 +32,7 @@ The exit status is 1 when the export was cut short.`,
 			if err != nil {
 				return err
 			}
-			c := newDaemonClient(cfg, addr)
+			c := g.daemonClient(cfg, addr)
 			q := url.Values{"format": {format}}
 			if matter != "" {
 				q.Set("matter", matter)

@@ -52,7 +52,7 @@ func (f *remoteFlags) client(g *globals) (*policyClient, error) {
 			actor = "cli"
 		}
 	}
-	return &policyClient{daemonClient: newDaemonClient(cfg, f.addr), actor: actor}, nil
+	return &policyClient{daemonClient: g.daemonClient(cfg, f.addr), actor: actor}, nil
 }
 
 func (c *policyClient) call(ctx context.Context, method, path string, body, out any) error {

@@ -1,0 +1,204 @@
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/simdex/simdex/auth"
+	authsqlite "github.com/simdex/simdex/auth/sqlite"
+	"github.com/simdex/simdex/policy"
+	policysqlite "github.com/simdex/simdex/policy/sqlite"
+)
+
+// validate checks the TLS section; each error names its key.
+func (t *TLSConfig) validate() []error {
+	var errs []error
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		errs = append(errs, errors.New("http.tls: cert_file and key_file go together"))
+	}
+	if t.ClientCAFile != "" && t.CertFile == "" {
+		errs = append(errs, errors.New("http.tls.client_ca_file: mutual TLS needs cert_file and key_file"))
+	}
+	if len(t.ClientCerts) > 0 && t.ClientCAFile == "" {
+		errs = append(errs, errors.New("http.tls.client_certs: needs client_ca_file to verify the certificates"))
+	}
+	if _, err := t.certMap(); err != nil {
+		errs = append(errs, fmt.Errorf("http.tls.client_certs: %w", err))
+	}
+	return errs
+}
+
+func (t *TLSConfig) certMap() (*auth.CertMap, error) {
+	names := make(map[string]auth.CertIdentity, len(t.ClientCerts))
+	for _, c := range t.ClientCerts {
+		if _, dup := names[c.Name]; dup {
+			return nil, fmt.Errorf("%q is mapped twice", c.Name)
+		}
+		names[c.Name] = auth.CertIdentity{Role: auth.Role(c.Role), Matters: c.Matters}
+	}
+	return auth.NewCertMap(names)
+}
+
+// serverTLS returns the server's TLS configuration, or nil for plain HTTP.
+func (t *TLSConfig) serverTLS() (*tls.Config, error) {
+	if t.CertFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if t.ClientCAFile != "" {
+		var err error
+		if cfg, err = auth.MTLSConfig(t.ClientCAFile); err != nil {
+			return nil, fmt.Errorf("http.tls.client_ca_file: %w", err)
+		}
+		// Token clients need no certificate; a certificate that is given
+		// must verify.
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	}
+	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("http.tls: load certificate: %w", err)
+	}
+	cfg.Certificates = []tls.Certificate{cert}
+	return cfg, nil
+}
+
+// auditLog records token changes in the policy audit log, so that the one
+// tamper-evident log answers who could do what, and when.
+type auditLog struct {
+	log policy.AuditLog
+	now func() time.Time
+}
+
+// Record implements auth.Auditor.
+func (a auditLog) Record(ctx context.Context, actor, action, object, reason string, details map[string]any) error {
+	var raw json.RawMessage
+	if len(details) > 0 {
+		b, err := json.Marshal(details)
+		if err != nil {
+			return fmt.Errorf("audit %s: %w", action, err)
+		}
+		raw = b
+	}
+	return a.log.Append(ctx, policy.AuditEntry{Time: a.now().UTC(), Actor: actor, Action: action, Object: object, Reason: reason, Details: raw})
+}
+
+// tokenStores are the stores the token manager needs, opened together.
+type tokenStores struct {
+	tokens *authsqlite.Store
+	policy *policysqlite.Store // nil when the caller lent its own audit log
+}
+
+func (s *tokenStores) Close() error {
+	err := s.tokens.Close()
+	if s.policy != nil {
+		err = errors.Join(err, s.policy.Close())
+	}
+	return err
+}
+
+// openTokens opens the token store and a manager auditing to log, or, when
+// log is nil, to the policy store at cfg.PolicyPath (several processes may
+// write both: SQLite serialises them).
+func openTokens(ctx context.Context, cfg *Config, log policy.AuditLog) (*auth.Manager, *tokenStores, error) {
+	st := &tokenStores{}
+	var err error
+	if st.tokens, err = authsqlite.Open(ctx, cfg.TokensPath()); err != nil {
+		return nil, nil, fmt.Errorf("open token store %s: %w", cfg.TokensPath(), err)
+	}
+	if log == nil {
+		if st.policy, err = policysqlite.Open(ctx, cfg.PolicyPath()); err != nil {
+			st.tokens.Close()
+			return nil, nil, fmt.Errorf("open audit log %s: %w", cfg.PolicyPath(), err)
+		}
+		log = st.policy
+	}
+	m, err := auth.NewManager(st.tokens, auditLog{log: log, now: time.Now}, auth.ManagerOptions{})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return m, st, nil
+}
+
+// CreateToken creates an API token in the token store of cfg, auditing
+// the creation, and returns the token (shown once) with its record. It
+// works whether or not the daemon is running.
+func CreateToken(ctx context.Context, cfg Config, actor string, req auth.CreateRequest) (string, auth.Token, error) {
+	m, st, err := openTokens(ctx, &cfg, nil)
+	if err != nil {
+		return "", auth.Token{}, err
+	}
+	defer st.Close()
+	return m.Create(ctx, actor, req)
+}
+
+// RevokeToken revokes the token with id, auditing why.
+func RevokeToken(ctx context.Context, cfg Config, actor, id, reason string) error {
+	m, st, err := openTokens(ctx, &cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return m.Revoke(ctx, actor, id, reason)
+}
+
+// ListTokens returns every token, oldest first (hashes, never secrets).
+func ListTokens(ctx context.Context, cfg Config) ([]auth.Token, error) {
+	m, st, err := openTokens(ctx, &cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return m.Tokens(ctx)
+}
+
+// bootstrapToken creates the first admin token when no token exists yet,
+// writing it to a file only its owner can read.
+func bootstrapToken(ctx context.Context, cfg *Config, m *auth.Manager, log *slog.Logger) error {
+	ts, err := m.Tokens(ctx)
+	if err != nil {
+		return fmt.Errorf("list tokens: %w", err)
+	}
+	if len(ts) > 0 {
+		return nil
+	}
+	path := cfg.InitialAdminTokenPath()
+	// O_EXCL: never overwrite a token file an operator may still rely on.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create initial admin token: %s exists but the token store %s is empty; remove the file to make a new token", path, cfg.TokensPath())
+	}
+	if err != nil {
+		return fmt.Errorf("create initial admin token: %w", err)
+	}
+	secret, tok, err := m.Create(ctx, "simdex", auth.CreateRequest{Role: auth.RoleAdmin, Description: "initial admin token"})
+	if err == nil {
+		_, err = f.WriteString(secret + "\n")
+		err = errors.Join(err, f.Sync())
+	}
+	err = errors.Join(err, f.Close())
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("create initial admin token: %w", err)
+	}
+	log.Info("created the initial admin token; use it to create the others with `simdex token create`, then revoke it",
+		"file", path, "token_id", tok.ID)
+	return nil
+}
+
+// ReadTokenFile returns the token in a file such as the initial admin
+// token's.
+func ReadTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}

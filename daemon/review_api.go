@@ -1,0 +1,582 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/policy"
+)
+
+// tokenManager creates, lists and revokes API tokens; *auth.Manager is one.
+type tokenManager interface {
+	Create(ctx context.Context, actor string, req auth.CreateRequest) (string, auth.Token, error)
+	Revoke(ctx context.Context, actor, id, reason string) error
+	Tokens(ctx context.Context) ([]auth.Token, error)
+}
+
+// policyRecords reads what the policy store keeps besides flags and holds.
+type policyRecords interface {
+	Rules(ctx context.Context) ([]policy.RetentionRule, []policy.KeepRule, error)
+	Audit(ctx context.Context, from int64, fn func(policy.AuditEntry) error) error
+}
+
+// principal returns the authenticated caller of r.
+func principal(r *http.Request) auth.Principal {
+	p, _ := auth.FromContext(r.Context())
+	return p
+}
+
+// actor names the caller in the audit log: its token or certificate, and
+// the person the client says it acts for (X-Simdex-Actor), which is
+// recorded but never trusted for access.
+func actor(r *http.Request) string {
+	who := "anonymous"
+	if p, ok := auth.FromContext(r.Context()); ok {
+		who = p.Actor()
+	}
+	onBehalf := strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return -1
+		}
+		return c
+	}, strings.TrimSpace(r.Header.Get(HeaderActor)))
+	if onBehalf == "" {
+		return who
+	}
+	if len(onBehalf) > 128 {
+		onBehalf = onBehalf[:128]
+	}
+	return who + " (" + onBehalf + ")"
+}
+
+// flagVisible reports whether p may see f: flags of no matter are for every
+// reviewer, a matter's only for those on it.
+func flagVisible(p auth.Principal, f policy.Flag) bool {
+	return f.Matter == "" || p.CanSeeMatter(f.Matter)
+}
+
+// Whoami is the answer of GET /api/v1/whoami.
+type Whoami struct {
+	Actor       string   `json:"actor"`
+	Role        string   `json:"role"`
+	Matters     []string `json:"matters"`
+	AllMatters  bool     `json:"all_matters"`
+	Permissions []string `json:"permissions"`
+}
+
+func (a *api) whoami(w http.ResponseWriter, r *http.Request) {
+	p := principal(r)
+	out := Whoami{Actor: p.Actor(), Role: string(p.Role), Matters: nonNilStrings(p.Matters), AllMatters: p.AllMatters(), Permissions: []string{}}
+	for _, perm := range auth.Permissions {
+		if p.Can(perm) {
+			out.Permissions = append(out.Permissions, string(perm))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// pathDocID parses the {id} path parameter.
+func pathDocID(w http.ResponseWriter, r *http.Request) (index.DocID, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("document id %q: not a number", r.PathValue("id")))
+		return 0, false
+	}
+	return index.DocID(id), true
+}
+
+// getRecord loads a document, answering 404 or 500 itself on failure.
+func (a *api) getRecord(w http.ResponseWriter, r *http.Request, id index.DocID) (*index.Record, bool) {
+	rec, err := a.ix.Get(r.Context(), id)
+	switch {
+	case errors.Is(err, index.ErrNotFound):
+		writeError(w, http.StatusNotFound, err)
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err)
+		return nil, false
+	}
+	return rec, true
+}
+
+func documents(recs []*index.Record) []Document {
+	out := make([]Document, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, NewDocument(rec))
+	}
+	return out
+}
+
+// intParam parses an optional integer query parameter within [lo, hi].
+func intParam(w http.ResponseWriter, r *http.Request, name string, def, lo, hi int) (int, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%s %q: want %d to %d", name, v, lo, hi))
+		return 0, false
+	}
+	return n, true
+}
+
+// search answers GET /api/v1/search?q=TEXT: documents by name, key or id.
+func (a *api) search(w http.ResponseWriter, r *http.Request) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if q == "" {
+		writeError(w, http.StatusBadRequest, errors.New("query parameter q is required"))
+		return
+	}
+	limit, ok := intParam(w, r, "limit", 50, 1, 1000)
+	if !ok {
+		return
+	}
+	recs, err := a.ix.Store().Find(r.Context(), q, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(recs)})
+}
+
+// children answers GET /api/v1/documents/{id}/children.
+func (a *api) children(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathDocID(w, r)
+	if !ok {
+		return
+	}
+	if _, ok := a.getRecord(w, r, id); !ok {
+		return
+	}
+	recs, err := a.ix.Store().Children(r.Context(), id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(recs)})
+}
+
+// docText returns the kept text of rec, answering the error itself.
+func (a *api) docText(w http.ResponseWriter, r *http.Request, rec *index.Record) ([]byte, bool) {
+	if rec.Content == 0 {
+		writeError(w, http.StatusUnprocessableEntity, fmt.Errorf("document %d has no text: %s", rec.ID, rec.Error))
+		return nil, false
+	}
+	text, err := a.ix.Store().Text(r.Context(), rec.Content)
+	switch {
+	case errors.Is(err, index.ErrNoText):
+		writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w (index.keep_text is off, or it was indexed before it was on)", rec.ID, err))
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err)
+		return nil, false
+	}
+	return text, true
+}
+
+// text answers GET /api/v1/documents/{id}/text with the extracted text.
+func (a *api) text(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathDocID(w, r)
+	if !ok {
+		return
+	}
+	rec, ok := a.getRecord(w, r, id)
+	if !ok {
+		return
+	}
+	text, ok := a.docText(w, r, rec)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(text)
+}
+
+// DiffResponse is the answer of GET /api/v1/diff.
+type DiffResponse struct {
+	A   Document `json:"a"`
+	B   Document `json:"b"`
+	Ops []DiffOp `json:"ops"`
+	// Truncated reports texts longer than MaxDiffText, compared up to it.
+	Truncated bool `json:"truncated"`
+}
+
+// diff answers GET /api/v1/diff?a=ID&b=ID: what differs between two
+// documents' texts, word by word.
+func (a *api) diff(w http.ResponseWriter, r *http.Request) {
+	var recs [2]*index.Record
+	var texts [2]string
+	for i, name := range []string{"a", "b"} {
+		v := r.URL.Query().Get(name)
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id < 1 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("query parameter %s %q: want a document id", name, v))
+			return
+		}
+		rec, ok := a.getRecord(w, r, index.DocID(id))
+		if !ok {
+			return
+		}
+		text, ok := a.docText(w, r, rec)
+		if !ok {
+			return
+		}
+		recs[i], texts[i] = rec, string(text)
+	}
+	ops, truncated := DiffWords(texts[0], texts[1])
+	writeJSON(w, http.StatusOK, DiffResponse{A: NewDocument(recs[0]), B: NewDocument(recs[1]), Ops: ops, Truncated: truncated})
+}
+
+// FamilyEdge is a scored near-copy pair inside a family.
+type FamilyEdge struct {
+	A             index.DocID `json:"a"`
+	B             index.DocID `json:"b"`
+	Resemblance   float64     `json:"resemblance"`
+	ContainmentAB float64     `json:"containment_ab"`
+	ContainmentBA float64     `json:"containment_ba"`
+	BytesInCommon int64       `json:"bytes_in_common"`
+	Hamming       int         `json:"hamming"`
+	Exact         bool        `json:"exact"`
+}
+
+// FamilyResponse is the answer of GET /api/v1/documents/{id}/family.
+type FamilyResponse struct {
+	// Pivot is the member most like the others (the largest sum of
+	// resemblance over its pairs).
+	Pivot   index.DocID  `json:"pivot"`
+	Members []Document   `json:"members"`
+	Edges   []FamilyEdge `json:"edges"`
+	// Truncated reports that the family has more members than limit.
+	Truncated bool `json:"truncated"`
+}
+
+// family answers GET /api/v1/documents/{id}/family: the near-copy family
+// of a document (the transitive closure of its near-copies, as union-find
+// builds it for `scan`), up to limit members, with every scored pair.
+func (a *api) family(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathDocID(w, r)
+	if !ok {
+		return
+	}
+	limit, ok := intParam(w, r, "limit", 50, 1, 500)
+	if !ok {
+		return
+	}
+	th, err := a.thresholds(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	root, ok := a.getRecord(w, r, id)
+	if !ok {
+		return
+	}
+	fam, err := Family(r.Context(), a.ix, root, th, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fam)
+}
+
+// Family walks the near-copies of root breadth first up to limit members
+// and scores every pair found on the way.
+func Family(ctx context.Context, ix *index.Index, root *index.Record, th index.Thresholds, limit int) (FamilyResponse, error) {
+	members := map[index.DocID]*index.Record{root.ID: root}
+	order := []index.DocID{root.ID}
+	type pair struct{ a, b index.DocID }
+	edges := map[pair]FamilyEdge{}
+	out := FamilyResponse{Pivot: root.ID}
+	for next := 0; next < len(order); next++ {
+		id := order[next]
+		ms, err := ix.Similar(ctx, id, th)
+		if err != nil {
+			return out, fmt.Errorf("family of document %d: %w", root.ID, err)
+		}
+		for _, m := range ms {
+			if _, in := members[m.Record.ID]; !in {
+				if len(members) >= limit {
+					out.Truncated = true
+					continue
+				}
+				members[m.Record.ID] = m.Record
+				order = append(order, m.Record.ID)
+			}
+			e := FamilyEdge{A: id, B: m.Record.ID, Resemblance: round3(m.Resemblance), ContainmentAB: round3(m.ContainmentAB),
+				ContainmentBA: round3(m.ContainmentBA), BytesInCommon: m.BytesInCommon, Hamming: m.Hamming, Exact: m.Exact}
+			if e.A > e.B {
+				e.A, e.B, e.ContainmentAB, e.ContainmentBA = e.B, e.A, e.ContainmentBA, e.ContainmentAB
+			}
+			edges[pair{e.A, e.B}] = e
+		}
+	}
+	weight := map[index.DocID]float64{}
+	for _, e := range edges {
+		out.Edges = append(out.Edges, e)
+		weight[e.A] += e.Resemblance
+		weight[e.B] += e.Resemblance
+	}
+	slices.SortFunc(out.Edges, func(x, y FamilyEdge) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+	slices.Sort(order)
+	for _, id := range order {
+		out.Members = append(out.Members, NewDocument(members[id]))
+		if weight[id] > weight[out.Pivot] || (weight[id] == weight[out.Pivot] && id < out.Pivot) {
+			out.Pivot = id
+		}
+	}
+	if out.Edges == nil {
+		out.Edges = []FamilyEdge{}
+	}
+	return out, nil
+}
+
+// BulkRequest is the body of POST /api/v1/flags/bulk.
+type BulkRequest struct {
+	IDs    []int64 `json:"ids"`
+	Action string  `json:"action"` // approve or dismiss
+	Reason string  `json:"reason"`
+}
+
+// BulkResult is the outcome for one flag of a bulk action.
+type BulkResult struct {
+	ID     int64  `json:"id"`
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// maxBulk bounds one bulk request; a review queue page is far smaller.
+const maxBulk = 1000
+
+// bulkFlags answers POST /api/v1/flags/bulk: each flag is approved or
+// dismissed on its own (and audited on its own), so one that cannot be —
+// already settled, out of the caller's matters — fails alone.
+func (a *api) bulkFlags(w http.ResponseWriter, r *http.Request) {
+	if !a.needPolicy(w) {
+		return
+	}
+	var req BulkRequest
+	if !decodeBody(w, r, 1<<20, &req) {
+		return
+	}
+	if req.Action != "approve" && req.Action != "dismiss" {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("action %q: want approve or dismiss", req.Action))
+		return
+	}
+	if len(req.IDs) == 0 || len(req.IDs) > maxBulk {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("ids: want 1 to %d flag ids, got %d", maxBulk, len(req.IDs)))
+		return
+	}
+	p, who := principal(r), actor(r)
+	results := make([]BulkResult, 0, len(req.IDs))
+	for _, id := range req.IDs {
+		res := BulkResult{ID: id}
+		f, err := a.policy.Flag(r.Context(), id)
+		if err == nil && !flagVisible(p, f) {
+			err = fmt.Errorf("%w: flag %d", policy.ErrNotFound, id)
+		}
+		if err == nil {
+			if req.Action == "approve" {
+				f, err = a.policy.Approve(r.Context(), id, who, req.Reason)
+			} else {
+				f, err = a.policy.Dismiss(r.Context(), id, who, req.Reason)
+			}
+		}
+		if err != nil {
+			res.Error = err.Error()
+			if policyStatus(err) >= 500 {
+				a.logger.Error("bulk "+req.Action, "flag", id, "err", err)
+			}
+		} else {
+			res.Status = string(f.Status)
+		}
+		results = append(results, res)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": results})
+}
+
+// listRules answers GET /api/v1/rules.
+func (a *api) listRules(w http.ResponseWriter, r *http.Request) {
+	if a.records == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("the policy store is not open"))
+		return
+	}
+	rules, keeps, err := a.records.Rules(r.Context())
+	if err != nil {
+		a.policyError(w, "list rules", err)
+		return
+	}
+	if rules == nil {
+		rules = []policy.RetentionRule{}
+	}
+	if keeps == nil {
+		keeps = []policy.KeepRule{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"retention": rules, "keep_at_least": keeps})
+}
+
+var errPageFull = errors.New("page full")
+
+// listAudit answers GET /api/v1/audit?after=SEQ&limit=N, oldest first. The
+// log records every matter, so only a principal who sees every matter may
+// read it.
+func (a *api) listAudit(w http.ResponseWriter, r *http.Request) {
+	if a.records == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("the policy store is not open"))
+		return
+	}
+	if !principal(r).AllMatters() {
+		writeError(w, http.StatusForbidden, errors.New("the audit log covers every matter: a token limited to matters cannot read it"))
+		return
+	}
+	after, ok := intParam(w, r, "after", 0, 0, 1<<62)
+	if !ok {
+		return
+	}
+	limit, ok := intParam(w, r, "limit", 100, 1, 10000)
+	if !ok {
+		return
+	}
+	entries := []policy.AuditEntry{}
+	err := a.records.Audit(r.Context(), int64(after)+1, func(e policy.AuditEntry) error {
+		entries = append(entries, e)
+		if len(entries) == limit {
+			return errPageFull
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errPageFull) {
+		a.policyError(w, "read audit log", err)
+		return
+	}
+	next := int64(0)
+	if errors.Is(err, errPageFull) {
+		next = entries[len(entries)-1].Seq
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries, "next_after": next})
+}
+
+// TokenView is a token as the API shows it: never its secret or hash.
+type TokenView struct {
+	ID           string    `json:"id"`
+	Role         auth.Role `json:"role"`
+	Matters      []string  `json:"matters"`
+	Description  string    `json:"description,omitempty"`
+	Created      time.Time `json:"created"`
+	CreatedBy    string    `json:"created_by"`
+	Expires      time.Time `json:"expires,omitzero"`
+	Revoked      time.Time `json:"revoked,omitzero"`
+	RevokedBy    string    `json:"revoked_by,omitempty"`
+	RevokeReason string    `json:"revoke_reason,omitempty"`
+}
+
+// NewTokenView converts a stored token.
+func NewTokenView(t auth.Token) TokenView {
+	return TokenView{ID: t.ID, Role: t.Role, Matters: nonNilStrings(t.Matters), Description: t.Description, Created: t.Created,
+		CreatedBy: t.CreatedBy, Expires: t.Expires, Revoked: t.Revoked, RevokedBy: t.RevokedBy, RevokeReason: t.RevokeReason}
+}
+
+func (a *api) listTokens(w http.ResponseWriter, r *http.Request) {
+	ts, err := a.tokens.Tokens(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	out := make([]TokenView, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, NewTokenView(t))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+}
+
+// TokenRequest is the body of POST /api/v1/tokens.
+type TokenRequest struct {
+	Role        string   `json:"role"`
+	Matters     []string `json:"matters"`
+	Description string   `json:"description"`
+	// TTL is a Go duration ("720h"); empty never expires.
+	TTL string `json:"ttl"`
+}
+
+// createToken answers POST /api/v1/tokens with the new token, shown once.
+// A creator limited to matters can only give out those matters.
+func (a *api) createToken(w http.ResponseWriter, r *http.Request) {
+	var req TokenRequest
+	if !decodeBody(w, r, 1<<20, &req) {
+		return
+	}
+	role, err := auth.ParseRole(req.Role)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	cr := auth.CreateRequest{Role: role, Matters: req.Matters, Description: req.Description}
+	if req.TTL != "" {
+		if cr.TTL, err = time.ParseDuration(req.TTL); err != nil || cr.TTL <= 0 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("ttl %q: want a positive duration such as 720h", req.TTL))
+			return
+		}
+	}
+	if p := principal(r); !p.AllMatters() {
+		if len(req.Matters) == 0 {
+			writeError(w, http.StatusForbidden, errors.New("a token limited to matters can only create tokens limited to its matters: name them"))
+			return
+		}
+		for _, m := range req.Matters {
+			if !p.CanSeeMatter(m) {
+				writeError(w, http.StatusForbidden, fmt.Errorf("matter %q is not one of the caller's", m))
+				return
+			}
+		}
+	}
+	secret, t, err := a.tokens.Create(r.Context(), actor(r), cr)
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, auth.ErrUnknownRole) {
+			code = http.StatusBadRequest
+		}
+		writeError(w, code, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"token": secret, "info": NewTokenView(t)})
+}
+
+func (a *api) revokeToken(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Reason string `json:"reason"`
+	}
+	if !decodeBody(w, r, 1<<20, &req) {
+		return
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		writeError(w, http.StatusBadRequest, errors.New("reason: revoking a token needs a reason"))
+		return
+	}
+	err := a.tokens.Revoke(r.Context(), actor(r), r.PathValue("id"), req.Reason)
+	switch {
+	case errors.Is(err, auth.ErrTokenNotFound):
+		writeError(w, http.StatusNotFound, err)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"revoked": r.PathValue("id")})
+	}
+}
