@@ -9,7 +9,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 export SIMDEX_MINIO_BIN ?= $(TOOLS)/minio
 FUZZTIME ?= 10s
 
-.PHONY: all build test lint unit fuzz chart peers bench eval tools minio serve clean
+.PHONY: all build test lint unit fuzz chart peers browser bench eval tools minio serve clean
 
 all: build
 
@@ -37,7 +37,11 @@ lint: tools
 peers:
 	scripts/install-peers.sh
 
-unit: minio peers
+# Debian's Chromium, for the web UI's headless browser tests.
+browser:
+	scripts/install-chromium.sh
+
+unit: minio peers browser
 	go test -race -count=1 -timeout 60m ./...
 
 chart:

@@ -21,7 +21,8 @@ export function familyGraph(el, { members, edges, pivot, current }) {
   const cy = cytoscape({
     container: el,
     elements,
-    wheelSensitivity: 0.3,
+    minZoom: 0.2,
+    maxZoom: 1.5,
     style: [
       { selector: 'node', style: { 'background-color': '#7fa7cf', label: 'data(label)', 'font-size': 10, color: '#1b1f24', 'text-valign': 'bottom', 'text-margin-y': 4, width: 18, height: 18 } },
       { selector: 'node.pivot', style: { 'background-color': '#2f5d8a', 'border-width': 4, 'border-color': '#f0a500', width: 28, height: 28, 'font-weight': 'bold' } },
@@ -29,7 +30,7 @@ export function familyGraph(el, { members, edges, pivot, current }) {
       { selector: 'edge', style: { width: 'mapData(r, 0, 1, 1, 9)', opacity: 'mapData(r, 0, 1, 0.2, 0.95)', 'line-color': '#2f5d8a', 'curve-style': 'haystack' } },
       { selector: 'edge.exact', style: { 'line-style': 'solid', 'line-color': '#1d6b35' } },
     ],
-    layout: members.length > 2 ? { name: 'cose', animate: false, randomize: false, nodeRepulsion: () => 9000, idealEdgeLength: (e) => 40 + 140 * (1 - e.data('r')) } : { name: 'circle', animate: false },
+    layout: members.length > 2 ? { name: 'cose', animate: false, randomize: false, padding: 40, nodeRepulsion: () => 9000, idealEdgeLength: (e) => 40 + 140 * (1 - e.data('r')) } : { name: 'circle', animate: false, padding: 40 },
   });
   cy.on('tap', 'node', (ev) => { location.hash = `#/documents/${ev.target.data('doc')}`; });
   cy.on('mouseover', 'node', () => { el.style.cursor = 'pointer'; });

@@ -37,7 +37,7 @@ export async function diffView(ctx) {
         ? `${deleted} word${deleted === 1 ? '' : 's'} only in the left document, ${inserted} only in the right one.`
         : 'The two texts are the same, word for word.',
       ' ', link(`#/diff/${b}/${a}`, 'Swap sides')),
-    d.truncated ? h('p', { class: 'notice' }, 'The texts are long: the diff covers only their beginning.') : null,
+    d.truncated ? h('p', { class: 'notice' }, 'The texts are long: the diff covers only their beginning.') : '',
     h('div', { class: 'diff', id: 'diff' },
       side('left', nameA, a, ops, 'delete'),
       side('right', nameB, b, ops, 'insert')));
@@ -62,8 +62,13 @@ function side(which, name, id, ops, mine) {
 /** equalRun shows equal text, collapsing the middle of a long run. */
 function equalRun(text, first, last, run) {
   if (text.length <= COLLAPSE) return document.createTextNode(text);
-  const head = first ? '' : text.slice(0, CONTEXT);
-  const tail = last ? '' : text.slice(text.length - CONTEXT);
+  let head = first ? '' : text.slice(0, CONTEXT);
+  let tail = last ? '' : text.slice(text.length - CONTEXT);
+  // Cut at line ends when there are some in the context.
+  const nl = head.lastIndexOf('\n');
+  if (nl > CONTEXT / 4) head = head.slice(0, nl + 1);
+  const tl = tail.indexOf('\n');
+  if (tl >= 0 && tl < (CONTEXT * 3) / 4) tail = tail.slice(tl + 1);
   const hidden = text.slice(head.length, text.length - tail.length);
   const span = h('span', { class: 'equal' });
   const btn = h('button', { type: 'button', class: 'expand', dataset: { run: String(run) } }, `… ${hidden.length.toLocaleString()} characters the same in both …`);

@@ -38,7 +38,7 @@ export async function documentView(ctx) {
     head.replaceChildren(h('h1', {}, doc.name || doc.key || `Document ${id}`));
     meta.replaceChildren(metaList(doc));
     parentBox.replaceChildren(doc.parent
-      ? h('p', {}, 'Inside ', link(`#/documents/${doc.parent}`, `document ${doc.parent}`, { id: 'parent-link' }), doc.path && doc.path.length ? ` as ${doc.path.join(' / ')}` : '')
+      ? h('p', {}, 'Inside ', link(`#/documents/${doc.parent}`, `document ${doc.parent}`, { id: 'parent-link' }), doc.path && doc.path.length > 1 ? ` as ${doc.path.join(' / ')}` : '')
       : h('p', { class: 'muted' }, 'A top-level document (no parent).'));
     if (doc.parent) {
       call(`/documents/${doc.parent}`).then((p) => {
@@ -82,7 +82,7 @@ export async function documentView(ctx) {
 function metaList(d) {
   const rows = [
     ['Id', String(d.id)], ['Key', d.key], ['Version', d.version_id], ['Source', d.source],
-    ['Path', d.path && d.path.length ? d.path.join(' / ') : ''], ['Type', d.media_type],
+    ['Path', d.path && d.path.length > 1 ? d.path.join(' / ') : ''], ['Type', d.media_type],
     ['Size', d.raw_size != null ? `${bytes(d.raw_size)} (text ${bytes(d.text_size)})` : ''],
     ['Content', d.content ? String(d.content) : ''], ['Modified', when(d.mod_time)], ['Indexed', when(d.indexed_at)],
     ['Not extracted', d.error],
@@ -116,7 +116,7 @@ function renderFamily(section, fam, id) {
       h('td', { class: 'num' }, e ? score(e.resemblance) : ''));
   });
   section.replaceChildren(head,
-    fam.truncated ? h('p', { class: 'notice' }, 'The family is large: only part of it is shown.') : null,
+    fam.truncated ? h('p', { class: 'notice' }, 'The family is large: only part of it is shown.') : '',
     graph,
     h('p', { class: 'legend' }, 'Each node is a document; the pivot is outlined and larger. Thicker, darker links are more alike. Click a node to open it.'),
     h('details', {}, h('summary', {}, 'Members as a list'),

@@ -92,14 +92,14 @@ export async function flagsView(ctx) {
     return v;
   };
 
-  const act = async (ids, action) => {
+  const act = async (ids, action, bulk) => {
     const why = needReason();
     if (!why) return;
     summary.replaceChildren(h('p', { class: 'muted' }, `${action === 'approve' ? 'Approving' : 'Dismissing'} ${ids.length} flag${ids.length === 1 ? '' : 's'}…`));
     approveSel.disabled = dismissSel.disabled = true;
     try {
       let results;
-      if (ids.length === 1) {
+      if (!bulk) {
         try {
           const f = await call(`/flags/${ids[0]}/${action}`, { json: { reason: why } });
           results = [{ id: ids[0], status: f.status }];
@@ -172,8 +172,8 @@ export async function flagsView(ctx) {
     }
     refreshSelection();
   });
-  approveSel.addEventListener('click', () => act([...selected], 'approve'));
-  dismissSel.addEventListener('click', () => act([...selected], 'dismiss'));
+  approveSel.addEventListener('click', () => act([...selected], 'approve', true));
+  dismissSel.addEventListener('click', () => act([...selected], 'dismiss', true));
 
   const headers = [
     canReview ? h('th', { scope: 'col' }, selectAll) : null,
@@ -192,7 +192,7 @@ export async function flagsView(ctx) {
   body.append(
     canReview && flags.length ? h('div', { class: 'bulk', role: 'group', 'aria-label': 'Act on the selected flags' },
       h('div', { class: 'field' }, h('label', { for: 'bulk-reason' }, 'Reason'), reason),
-      approveSel, dismissSel, count) : null,
+      approveSel, dismissSel, count) : '',
     flags.length ? tbl : h('p', { class: 'notice', id: 'no-flags' }, after ? 'No more flags.' : 'No flags match these filters.'),
     pager);
   performance.measure('flags-render', 'flags-start');

@@ -21,7 +21,7 @@ export function matchesTable(matches, from) {
   if (from) headers.push('Diff');
   const rows = matches.map((m) => {
     const cells = [
-      h('td', { class: 'name' }, link(`#/documents/${m.id}`, m.name || `#${m.id}`), m.path && m.path.length ? h('div', { class: 'muted' }, m.path.join(' / ')) : null),
+      h('td', { class: 'name' }, link(`#/documents/${m.id}`, m.name || `#${m.id}`), m.path && m.path.length > 1 ? h('div', { class: 'muted' }, m.path.join(' / ')) : null),
       h('td', { class: 'name' }, m.key || ''),
       h('td', { class: 'num' }, score(m.resemblance), ' ', h('span', { class: 'bar', style: `width:${Math.round((m.resemblance || 0) * 40)}px`, 'aria-hidden': 'true' })),
       h('td', { class: 'num' }, pct(m.containment_ab)),
@@ -42,7 +42,7 @@ export function matchesTable(matches, from) {
 export function documentsTable(docs, cls = 'documents') {
   const rows = docs.map((d) => h('tr', { dataset: { id: String(d.id) } },
     h('td', { class: 'num' }, String(d.id)),
-    h('td', { class: 'name' }, link(`#/documents/${d.id}`, d.name || d.key || `#${d.id}`), d.path && d.path.length ? h('div', { class: 'muted' }, d.path.join(' / ')) : null),
+    h('td', { class: 'name' }, link(`#/documents/${d.id}`, d.name || d.key || `#${d.id}`), d.path && d.path.length > 1 ? h('div', { class: 'muted' }, d.path.join(' / ')) : null),
     h('td', { class: 'name' }, d.key || ''),
     h('td', {}, d.source || ''),
     h('td', {}, d.media_type || ''),
