@@ -1,0 +1,452 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/policy"
+)
+
+// roleRig is a running daemon on its embedded default holding two
+// near-copies and one other document, two matters (A and B) each holding
+// the first document, and a token per role.
+type roleRig struct {
+	addr   string
+	hc     *http.Client // never signs: each call names its token
+	tokens map[string]string
+	docs   []Document
+}
+
+func newRoleRig(t *testing.T) *roleRig {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	cfg.Connectors.FS.Interval = 100 * time.Millisecond
+	cfg.Connectors.FS.Settle = 100 * time.Millisecond
+	cfg.Connectors.NATS = nil
+	d := startDaemon(t, cfg, nil)
+	r := &roleRig{addr: d.Addr().String(), hc: &http.Client{Timeout: time.Minute}, tokens: map[string]string{}}
+	inbox := filepath.Join(cfg.DataDir, "inbox")
+	gpl, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "GPL-3.0-only.txt"))
+	if err != nil {
+		t.Fatalf("read corpus (shared/ must sit beside the checkout): %v", err)
+	}
+	files := map[string]string{
+		"contract.txt":       string(gpl),
+		"contract-v2.txt":    strings.Replace(string(gpl), "software", "programs", 5),
+		"unrelated-memo.txt": strings.Repeat("Quarterly figures for the north region were flat. ", 60),
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(inbox, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for role, matters := range map[string][]string{
+		"viewer": {"A"}, "reviewer-A": {"A"}, "reviewer-B": {"B"}, "legal-admin-A": {"A"},
+		"legal-admin": nil, "admin": nil,
+	} {
+		roleName, _, _ := strings.Cut(role, "-A")
+		roleName, _, _ = strings.Cut(roleName, "-B")
+		secret, _, err := CreateToken(context.Background(), cfg, "test", auth.CreateRequest{Role: auth.Role(roleName), Matters: matters, Description: role})
+		if err != nil {
+			t.Fatalf("create %s token: %v", role, err)
+		}
+		r.tokens[role] = secret
+	}
+	waitFor(t, 60*time.Second, "three documents indexed", func() bool {
+		var out struct{ Documents []Document }
+		r.call(t, "admin", "GET", "/api/v1/search?q=.txt", nil, &out)
+		r.docs = out.Documents
+		return len(out.Documents) == 3
+	})
+	slices.SortFunc(r.docs, func(a, b Document) int { return strings.Compare(a.Name, b.Name) })
+	for _, m := range []string{"A", "B"} {
+		body := map[string]any{"matter": m, "name": "Matter " + m, "reason": "litigation", "mode": "report", "seeds": []int64{int64(r.doc(t, "contract.txt").ID)}}
+		if code, out := r.call(t, "admin", "POST", "/api/v1/holds", body, nil); code != http.StatusCreated {
+			t.Fatalf("create hold %s: %d %s", m, code, out)
+		}
+	}
+	return r
+}
+
+func (r *roleRig) doc(t *testing.T, name string) Document {
+	t.Helper()
+	for _, d := range r.docs {
+		if d.Name == name {
+			return d
+		}
+	}
+	t.Fatalf("no document %s in %v", name, r.docs)
+	return Document{}
+}
+
+// call sends a request as who ("" for no token, or a literal token when
+// not a role name) and decodes a 2xx JSON answer into out.
+func (r *roleRig) call(t *testing.T, who, method, path string, body, out any) (int, string) {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string: // a raw body, such as a file to compare
+		rd = strings.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, "http://"+r.addr+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, ok := r.tokens[who]; ok {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	} else if who != "" {
+		req.Header.Set("Authorization", "Bearer "+who)
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decode: %v: %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode, string(data)
+}
+
+// TestEveryRoleAgainstEveryEndpoint calls every authenticated route of the
+// route table without a token, with a bad one, and as each role: a role
+// below the route's least role is refused with 403, every other passes
+// authentication and authorisation.
+func TestEveryRoleAgainstEveryEndpoint(t *testing.T) {
+	r := newRoleRig(t)
+	doc := r.doc(t, "contract.txt").ID
+	other := r.doc(t, "contract-v2.txt").ID
+	// Requests that reach each handler without changing much: where a
+	// handler acts, the body makes it refuse after authorisation.
+	reqs := map[string]struct {
+		path string
+		body any
+	}{
+		"GET /api/v1/openapi.json":                   {"/api/v1/openapi.json", nil},
+		"GET /api/v1/whoami":                         {"/api/v1/whoami", nil},
+		"GET /api/v1/documents/{id}/similar":         {fmt.Sprintf("/api/v1/documents/%d/similar", doc), nil},
+		"POST /api/v1/similar":                       {"/api/v1/similar", "some text to compare with the index"},
+		"POST /api/v1/connectors/{name}/backfill":    {"/api/v1/connectors/none/backfill", nil},
+		"GET /api/v1/documents/{id}":                 {fmt.Sprintf("/api/v1/documents/%d", doc), nil},
+		"GET /api/v1/documents/{id}/children":        {fmt.Sprintf("/api/v1/documents/%d/children", doc), nil},
+		"GET /api/v1/documents/{id}/text":            {fmt.Sprintf("/api/v1/documents/%d/text", doc), nil},
+		"GET /api/v1/documents/{id}/family":          {fmt.Sprintf("/api/v1/documents/%d/family", doc), nil},
+		"GET /api/v1/documents":                      {"/api/v1/documents?key=none", nil},
+		"GET /api/v1/search":                         {"/api/v1/search?q=contract", nil},
+		"GET /api/v1/diff":                           {fmt.Sprintf("/api/v1/diff?a=%d&b=%d", doc, other), nil},
+		"GET /api/v1/stats":                          {"/api/v1/stats", nil},
+		"GET /api/v1/deadletters":                    {"/api/v1/deadletters?limit=1", nil},
+		"GET /api/v1/deliveries":                     {"/api/v1/deliveries", nil},
+		"POST /api/v1/deliveries/requeue":            {"/api/v1/deliveries/requeue", map[string]any{"ids": []int{999999}}},
+		"GET /api/v1/holds":                          {"/api/v1/holds", nil},
+		"POST /api/v1/holds":                         {"/api/v1/holds", map[string]any{"matter": "A", "seeds": []int64{int64(doc)}}}, // exists: 409
+		"GET /api/v1/holds/{matter}":                 {"/api/v1/holds/A", nil},
+		"POST /api/v1/holds/{matter}/release":        {"/api/v1/holds/A/release", map[string]any{"reason": ""}}, // no reason: 400
+		"GET /api/v1/flags":                          {"/api/v1/flags", nil},
+		"POST /api/v1/flags/bulk":                    {"/api/v1/flags/bulk", map[string]any{"ids": []int{999999}, "action": "dismiss", "reason": "x"}},
+		"GET /api/v1/flags/{id}":                     {"/api/v1/flags/999999", nil},
+		"POST /api/v1/flags/{id}/{action}":           {"/api/v1/flags/999999/dismiss", map[string]any{"reason": "x"}},
+		"GET /api/v1/rules":                          {"/api/v1/rules", nil},
+		"POST /api/v1/policy/evaluate":               {"/api/v1/policy/evaluate?dry_run=true", nil},
+		"GET /api/v1/policy/runs":                    {"/api/v1/policy/runs", nil},
+		"GET /api/v1/audit":                          {"/api/v1/audit?limit=5", nil},
+		"POST /api/v1/audit/verify":                  {"/api/v1/audit/verify", map[string]any{"seq": 0}},
+		"GET /api/v1/export":                         {"/api/v1/export?format=jsonl&matter=A", nil},
+		"GET /api/v1/tokens":                         {"/api/v1/tokens", nil},
+		"POST /api/v1/tokens":                        {"/api/v1/tokens", map[string]any{"role": "emperor"}}, // bad role: 400
+		"POST /api/v1/tokens/{id}/revoke":            {"/api/v1/tokens/0000000000000000/revoke", map[string]any{"reason": "test"}},
+		"POST /api/v1/flags/{id}/{action} (execute)": {"/api/v1/flags/999999/execute", nil},
+	}
+	roles := []string{"viewer", "reviewer-A", "legal-admin", "admin"}
+	covered := map[string]bool{}
+	for _, rt := range (&api{}).routes() {
+		if rt.public {
+			continue
+		}
+		key := rt.method + " " + rt.path
+		covered[key] = true
+		req, ok := reqs[key]
+		if !ok {
+			t.Errorf("%s: no request in this test; add one", key)
+			continue
+		}
+		r.checkRoute(t, key, rt.method, req.path, req.body, rt.perm, roles)
+	}
+	// Executing a deletion needs more than reviewing.
+	req := reqs["POST /api/v1/flags/{id}/{action} (execute)"]
+	r.checkRoute(t, "execute", "POST", req.path, req.body, auth.PermDeletionsExecute, roles)
+	for key := range reqs {
+		if !covered[key] && !strings.HasSuffix(key, "(execute)") {
+			t.Errorf("%s: not a route any more; remove it from the test", key)
+		}
+	}
+	// Any other /api/v1 path: 401 first, 404 once signed in.
+	if code, _ := r.call(t, "", "GET", "/api/v1/nothing-here", nil, nil); code != http.StatusUnauthorized {
+		t.Errorf("unknown path without a token: %d, want 401", code)
+	}
+	if code, _ := r.call(t, "viewer", "GET", "/api/v1/nothing-here", nil, nil); code != http.StatusNotFound {
+		t.Errorf("unknown path with a token: %d, want 404", code)
+	}
+	// Health, readiness, metrics and the UI need no token.
+	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/"} {
+		if code, _ := r.call(t, "", "GET", p, nil, nil); code != http.StatusOK {
+			t.Errorf("GET %s without a token: %d, want 200", p, code)
+		}
+	}
+}
+
+func (r *roleRig) checkRoute(t *testing.T, name, method, path string, body any, perm auth.Permission, roles []string) {
+	t.Helper()
+	for _, who := range []string{"", "sdx_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not-a-token"} {
+		if code, out := r.call(t, who, method, path, body, nil); code != http.StatusUnauthorized {
+			t.Errorf("%s with token %q: %d %s, want 401", name, who, code, out)
+		}
+	}
+	for _, who := range roles {
+		role, _, _ := strings.Cut(who, "-")
+		if role == "legal" {
+			role = "legal-admin"
+		}
+		code, out := r.call(t, who, method, path, body, nil)
+		allowed := perm == "" || auth.Allowed(auth.Role(role), perm)
+		switch {
+		case allowed && (code == http.StatusUnauthorized || code == http.StatusForbidden):
+			t.Errorf("%s as %s: %d %s, want access", name, who, code, out)
+		case !allowed && code != http.StatusForbidden:
+			t.Errorf("%s as %s: %d %s, want 403", name, who, code, out)
+		case code >= 500:
+			t.Errorf("%s as %s: %d %s", name, who, code, out)
+		}
+	}
+}
+
+// TestNoCrossMatterLeak: a reviewer or legal-admin on matter A learns
+// nothing of matter B — not its hold, its flags, its export or its audit
+// entries — and cannot act on it.
+func TestNoCrossMatterLeak(t *testing.T) {
+	r := newRoleRig(t)
+	var all struct{ Flags []policy.FlagView }
+	r.call(t, "admin", "GET", "/api/v1/flags?limit=1000", nil, &all)
+	var flagA, flagB int64
+	for _, f := range all.Flags {
+		switch f.Matter {
+		case "A":
+			flagA = f.ID
+		case "B":
+			flagB = f.ID
+		}
+	}
+	if flagA == 0 || flagB == 0 {
+		t.Fatalf("want flags of both matters, got %+v", all.Flags)
+	}
+	for _, who := range []string{"reviewer-A", "legal-admin-A"} {
+		var fs struct{ Flags []policy.FlagView }
+		if code, out := r.call(t, who, "GET", "/api/v1/flags?limit=1000", nil, &fs); code != 200 {
+			t.Fatalf("%s lists flags: %d %s", who, code, out)
+		}
+		sawA := false
+		for _, f := range fs.Flags {
+			if f.Matter == "B" {
+				t.Errorf("%s sees flag %d of matter B", who, f.ID)
+			}
+			sawA = sawA || f.Matter == "A"
+		}
+		if !sawA {
+			t.Errorf("%s does not see the flags of its own matter", who)
+		}
+		var hs struct{ Holds []policy.Hold }
+		r.call(t, who, "GET", "/api/v1/holds", nil, &hs)
+		if len(hs.Holds) != 1 || hs.Holds[0].Matter != "A" {
+			t.Errorf("%s lists holds %+v, want A alone", who, hs.Holds)
+		}
+		for _, c := range []struct {
+			method, path string
+			body         any
+			want         int
+		}{
+			{"GET", "/api/v1/holds/B", nil, 404},
+			{"GET", fmt.Sprintf("/api/v1/flags/%d", flagB), nil, 404},
+			{"POST", fmt.Sprintf("/api/v1/flags/%d/dismiss", flagB), map[string]any{"reason": "not mine"}, 404},
+			{"GET", "/api/v1/flags?matter=B", nil, 403},
+		} {
+			if code, out := r.call(t, who, c.method, c.path, c.body, nil); code != c.want {
+				t.Errorf("%s %s %s: %d %s, want %d", who, c.method, c.path, code, out, c.want)
+			}
+		}
+		var bulk struct{ Results []BulkResult }
+		r.call(t, who, "POST", "/api/v1/flags/bulk", BulkRequest{IDs: []int64{flagB}, Action: "dismiss", Reason: "x"}, &bulk)
+		if len(bulk.Results) != 1 || bulk.Results[0].Error == "" {
+			t.Errorf("%s bulk-dismissed flag %d of matter B: %+v", who, flagB, bulk.Results)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		body any
+		want int
+	}{
+		{"/api/v1/holds/B/release", map[string]any{"reason": "not mine"}, 404},
+		{"/api/v1/holds", map[string]any{"matter": "C", "seeds": []int64{int64(r.doc(t, "unrelated-memo.txt").ID)}}, 403},
+	} {
+		if code, out := r.call(t, "legal-admin-A", "POST", c.path, c.body, nil); code != c.want {
+			t.Errorf("legal-admin-A POST %s: %d %s, want %d", c.path, code, out, c.want)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		want int
+	}{
+		{"/api/v1/export?format=csv&matter=B", 403},
+		{"/api/v1/export?format=csv", 403}, // everything includes B
+		{"/api/v1/export?format=csv&matter=A", 200},
+		{"/api/v1/audit", 403},
+	} {
+		if code, out := r.call(t, "legal-admin-A", "GET", c.path, nil, nil); code != c.want {
+			t.Errorf("legal-admin-A GET %s: %d %s, want %d", c.path, code, out, c.want)
+		}
+	}
+	// Nothing of B changed.
+	var fb struct {
+		Status string `json:"status"`
+	}
+	r.call(t, "admin", "GET", fmt.Sprintf("/api/v1/flags/%d", flagB), nil, &fb)
+	if fb.Status != "open" {
+		t.Errorf("flag %d of matter B is %s after other matters' attempts", flagB, fb.Status)
+	}
+}
+
+// TestReviewEndpoints checks what the review UI reads: whoami, search,
+// the kept text, the word diff of two near-copies, the family and bulk
+// actions.
+func TestReviewEndpoints(t *testing.T) {
+	r := newRoleRig(t)
+	v1, v2, memo := r.doc(t, "contract.txt"), r.doc(t, "contract-v2.txt"), r.doc(t, "unrelated-memo.txt")
+
+	var me Whoami
+	r.call(t, "reviewer-A", "GET", "/api/v1/whoami", nil, &me)
+	if me.Role != "reviewer" || !slices.Equal(me.Matters, []string{"A"}) || me.AllMatters ||
+		!slices.Contains(me.Permissions, "flags.review") || slices.Contains(me.Permissions, "holds.manage") {
+		t.Errorf("whoami: %+v", me)
+	}
+
+	var found struct{ Documents []Document }
+	r.call(t, "viewer", "GET", "/api/v1/search?q=CONTRACT-v2", nil, &found)
+	if len(found.Documents) != 1 || found.Documents[0].ID != v2.ID {
+		t.Errorf("search by name: %+v", found.Documents)
+	}
+	r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/search?q=%d", memo.ID), nil, &found)
+	if len(found.Documents) == 0 || found.Documents[0].ID != memo.ID {
+		t.Errorf("search by id: %+v", found.Documents)
+	}
+	if code, _ := r.call(t, "viewer", "GET", "/api/v1/search", nil, nil); code != 400 {
+		t.Errorf("search without q: %d, want 400", code)
+	}
+
+	code, text := r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/documents/%d/text", memo.ID), nil, nil)
+	if code != 200 || !strings.HasPrefix(text, "Quarterly figures") {
+		t.Errorf("text: %d %.60q", code, text)
+	}
+
+	var diff DiffResponse
+	r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/diff?a=%d&b=%d", v1.ID, v2.ID), nil, &diff)
+	var del, ins []string
+	for _, op := range diff.Ops {
+		switch op.Op {
+		case "delete":
+			del = append(del, op.Text)
+		case "insert":
+			ins = append(ins, op.Text)
+		}
+	}
+	if len(del) != 5 || len(ins) != 5 || slices.ContainsFunc(del, func(s string) bool { return s != "software" }) ||
+		slices.ContainsFunc(ins, func(s string) bool { return s != "programs" }) {
+		t.Errorf("diff of the two versions: deleted %q, inserted %q", del, ins)
+	}
+	for _, c := range []struct {
+		q    string
+		want int
+	}{{"a=x&b=1", 400}, {fmt.Sprintf("a=%d&b=999999", v1.ID), 404}, {fmt.Sprintf("a=%d", v1.ID), 400}} {
+		if code, out := r.call(t, "viewer", "GET", "/api/v1/diff?"+c.q, nil, nil); code != c.want {
+			t.Errorf("diff?%s: %d %s, want %d", c.q, code, out, c.want)
+		}
+	}
+
+	var fam FamilyResponse
+	r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/documents/%d/family", v2.ID), nil, &fam)
+	if len(fam.Members) != 2 || len(fam.Edges) != 1 || fam.Edges[0].A != min(v1.ID, v2.ID) || fam.Edges[0].B != max(v1.ID, v2.ID) ||
+		fam.Edges[0].Resemblance < 0.5 || fam.Truncated {
+		t.Errorf("family: %+v", fam)
+	}
+	r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/documents/%d/family", memo.ID), nil, &fam)
+	if len(fam.Members) != 1 || len(fam.Edges) != 0 || fam.Pivot != memo.ID {
+		t.Errorf("family of a document alone: %+v", fam)
+	}
+	r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/documents/%d/family?limit=1", v1.ID), nil, &fam)
+	if len(fam.Members) != 1 || !fam.Truncated {
+		t.Errorf("family limited to 1: %+v", fam)
+	}
+
+	// Bulk: the reviewer dismisses every open flag of its matter at once;
+	// a flag already settled fails alone.
+	var fs struct {
+		Flags     []policy.FlagView
+		NextAfter int64 `json:"next_after"`
+	}
+	r.call(t, "reviewer-A", "GET", "/api/v1/flags?status=open&limit=1", nil, &fs)
+	if len(fs.Flags) != 1 || fs.NextAfter != fs.Flags[0].ID {
+		t.Fatalf("first page of one: %+v", fs)
+	}
+	r.call(t, "reviewer-A", "GET", "/api/v1/flags?status=open&matter=A", nil, &fs)
+	var ids []int64
+	for _, f := range fs.Flags {
+		ids = append(ids, f.ID)
+	}
+	if len(ids) == 0 || fs.NextAfter != 0 {
+		t.Fatalf("open flags of A: %+v", fs)
+	}
+	var bulk struct{ Results []BulkResult }
+	r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", BulkRequest{IDs: ids, Action: "dismiss", Reason: "reviewed: not relevant"}, &bulk)
+	for _, res := range bulk.Results {
+		if res.Error != "" || res.Status != "dismissed" {
+			t.Errorf("bulk dismiss: %+v", res)
+		}
+	}
+	r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", BulkRequest{IDs: ids[:1], Action: "approve", Reason: "x"}, &bulk)
+	if len(bulk.Results) != 1 || bulk.Results[0].Error == "" {
+		t.Errorf("approving a dismissed flag: %+v", bulk.Results)
+	}
+	if code, _ := r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", BulkRequest{IDs: ids, Action: "delete"}, nil); code != 400 {
+		t.Errorf("bulk with a bad action: %d, want 400", code)
+	}
+	// Every dismissal is audited under the reviewer's token.
+	var audit struct{ Entries []policy.AuditEntry }
+	r.call(t, "admin", "GET", "/api/v1/audit?limit=10000", nil, &audit)
+	n := 0
+	for _, e := range audit.Entries {
+		if e.Action == policy.AuditFlagDismiss && strings.HasPrefix(e.Actor, "token:") {
+			n++
+		}
+	}
+	if n != len(ids) {
+		t.Errorf("%d dismissals audited, want %d", n, len(ids))
+	}
+}
