@@ -555,6 +555,36 @@ func TestBrowserReview(t *testing.T) {
 		}
 	})
 
+	step(t, "versions of a dropped file", func(t *testing.T) {
+		b.t = t
+		// A file that is not stored (a fourth edit) finds all three.
+		f := filepath.Join(t.TempDir(), "draft for counsel.txt")
+		if err := os.WriteFile(f, []byte(agreement("steering committee", "supervisory board")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b.goTo("#/search")
+		b.wait("the search page", `!!document.querySelector('#file')`)
+		b.do("choose the file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{f}))
+		b.wait("its versions", `document.querySelectorAll('#upload-results table.matches tbody tr').length === 3`)
+		got := eval[[]string](b, `[...document.querySelectorAll('#upload-results table.matches tbody tr')].map(r => r.dataset.id)`)
+		for _, want := range []int64{orig, v2, v3} {
+			if !slices.Contains(got, fmt.Sprint(want)) {
+				t.Errorf("versions of the dropped file = %v, want %d among them", got, want)
+			}
+		}
+		if title := eval[string](b, `document.querySelector('#upload-results h2').textContent`); !strings.Contains(title, "draft for counsel.txt") {
+			t.Errorf("upload results titled %q", title)
+		}
+		// The same by dropping a file on the drop zone.
+		text, _ := json.Marshal(agreement("ninety days", "thirty days"))
+		eval[chromedp.Void](b, `void (() => {
+			const dt = new DataTransfer();
+			dt.items.add(new File([`+string(text)+`], 'dropped.txt', { type: 'text/plain' }));
+			document.querySelector('#drop').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+		})()`)
+		b.wait("the dropped file's versions", `/dropped\.txt/.test(document.querySelector('#upload-results h2').textContent) && document.querySelectorAll('#upload-results table.matches tbody tr').length === 3`)
+	})
+
 	step(t, "review queue", func(t *testing.T) {
 		b.t = t
 		b.goTo("#/flags?status=open&matter=M-1")
@@ -606,6 +636,30 @@ func TestBrowserReview(t *testing.T) {
 		}
 		if eval[bool](b, `window.__xss === 1 || !!document.querySelector('main img')`) {
 			t.Error("a document name was parsed as markup")
+		}
+	})
+
+	step(t, "place and release a hold", func(t *testing.T) {
+		b.t = t
+		b.goTo("#/holds")
+		b.wait("the form to place a hold", `!!document.querySelector('#hold-form')`)
+		b.do("place hold M-2",
+			chromedp.SendKeys(chromedp.CSS("#h-matter"), "M-2"),
+			chromedp.SendKeys(chromedp.CSS("#h-name"), "Audit 2026"),
+			chromedp.SendKeys(chromedp.CSS("#h-reason"), "regulator's request"),
+			chromedp.SendKeys(chromedp.CSS("#h-seeds"), fmt.Sprint(v3)),
+			chromedp.Click(chromedp.CSS("#hold-form button[type=submit]")))
+		b.wait("the new hold's page", `location.hash === '#/holds/M-2' && !!document.querySelector('#release-form')`)
+		var h policy.Hold
+		if code, body := s.call(t, admin, "GET", "/api/v1/holds/M-2", nil, &h); code != http.StatusOK || h.Status != policy.HoldActive || len(h.Seeds) != 1 || int64(h.Seeds[0]) != v3 || h.Reason != "regulator's request" {
+			t.Fatalf("hold placed in the UI, the API says %d %+v %s", code, h, body)
+		}
+		b.do("release it",
+			chromedp.SendKeys(chromedp.CSS("#release-reason"), "audit closed"),
+			chromedp.Click(chromedp.CSS("#release-form button[type=submit]")))
+		b.wait("the release shown", `!document.querySelector('#release-form') && /released/.test(document.querySelector('#hold').textContent)`)
+		if code, body := s.call(t, admin, "GET", "/api/v1/holds/M-2", nil, &h); code != http.StatusOK || h.Status != policy.HoldReleased || h.ReleaseReason != "audit closed" {
+			t.Errorf("hold released in the UI, the API says %d %+v %s", code, h, body)
 		}
 	})
 
