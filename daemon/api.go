@@ -8,6 +8,7 @@ import (
 
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -193,7 +194,7 @@ func (a *api) similarByUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	body := http.MaxBytesReader(w, r.Body, a.maxBody)
 	ms, err := SimilarToObject(r.Context(), a.ix, a.ex, extract.Object{
-		Name: r.URL.Query().Get("name"), ContentType: r.Header.Get("Content-Type"), Reader: body,
+		Name: uploadName(r), ContentType: r.Header.Get("Content-Type"), Reader: body,
 	}, th)
 	var tooBig *http.MaxBytesError
 	switch {
@@ -406,4 +407,19 @@ func (a *api) requeueDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"requeued": len(body.IDs)})
+}
+
+// HeaderName names an uploaded file, percent-encoded (browsers send only
+// ASCII header values); the name query parameter wins over it.
+const HeaderName = "X-Simdex-Name"
+
+func uploadName(r *http.Request) string {
+	if n := r.URL.Query().Get("name"); n != "" {
+		return n
+	}
+	h := r.Header.Get(HeaderName)
+	if n, err := url.PathUnescape(h); err == nil {
+		return n
+	}
+	return h
 }

@@ -15,9 +15,12 @@ import (
 	"github.com/simdex/simdex/ingest"
 )
 
-// ledger is what the pipeline needs to skip events already indexed.
+// ledger is what the pipeline needs to skip events already indexed, and
+// to find what they committed.
 type ledger interface {
 	Seen(ctx context.Context, idempotencyKey string) (bool, error)
+	Lookup(ctx context.Context, key string) ([]*index.Record, error)
+	Children(ctx context.Context, id index.DocID) ([]*index.Record, error)
 }
 
 // remover is what the pipeline needs to apply deletions.
@@ -30,10 +33,14 @@ type ingester interface {
 	Ingest(ctx context.Context, obj ingest.Object) (*ingest.Outcome, error)
 }
 
-// Observer is told about every committed object, after its event is
-// settled: policy evaluation and duplicate-upload alerts hang here.
+// Observer is told about every committed object before its event is
+// settled: the legal-hold check and duplicate-upload alerts hang here.
+// Indexed is called again, with the same documents, when an event already
+// indexed is delivered again (a crash may have come between the commit and
+// the check), so it must be idempotent; an error leaves the event
+// unsettled, to be delivered and checked again.
 type Observer interface {
-	Indexed(ctx context.Context, ev connectors.Event, out *ingest.Outcome)
+	Indexed(ctx context.Context, ev connectors.Event, ids []index.DocID) error
 	Removed(ctx context.Context, ev connectors.Event, ids []index.DocID)
 }
 
@@ -177,8 +184,12 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		return &connectors.Error{Op: "check ledger", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 	} else if seen {
 		p.m.duplicates.WithLabelValues(ev.Source).Inc()
-		log.Debug("already indexed, settling duplicate")
-		return nil
+		log.Debug("already indexed, checking again and settling the duplicate")
+		ids, err := p.committed(ctx, idem)
+		if err != nil {
+			return &connectors.Error{Op: "look up indexed documents", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+		}
+		return p.observe(ctx, ev, ids)
 	}
 	if ev.Open == nil {
 		return &connectors.Error{Op: "open", Source: ev.Source, Key: ev.Key, Kind: connectors.Invalid, Err: errors.New("created event has no body")}
@@ -218,10 +229,56 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		p.m.extractErr.WithLabelValues(ev.Source).Inc()
 		log.Warn("indexed with an extraction error, recorded for manual review", "err", out.Err)
 	}
+	ids := make([]index.DocID, 0, len(out.Results))
+	for _, r := range out.Results {
+		if r.ID != 0 {
+			ids = append(ids, r.ID)
+		}
+	}
+	return p.observe(ctx, ev, ids)
+}
+
+// observe tells the observers about committed documents; a failure leaves
+// the event to be delivered again.
+func (p *pipeline) observe(ctx context.Context, ev connectors.Event, ids []index.DocID) error {
 	for _, o := range p.obs {
-		o.Indexed(ctx, ev, out)
+		if err := o.Indexed(ctx, ev, ids); err != nil {
+			return &connectors.Error{Op: "check indexed documents", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+		}
 	}
 	return nil
+}
+
+// committed returns the documents an event committed: the object stored
+// under its idempotency key and everything inside it.
+func (p *pipeline) committed(ctx context.Context, idem string) ([]index.DocID, error) {
+	if len(p.obs) == 0 {
+		return nil, nil
+	}
+	recs, err := p.led.Lookup(ctx, idem)
+	if err != nil {
+		return nil, err
+	}
+	var ids []index.DocID
+	for _, r := range recs {
+		if r.Idempotency != idem {
+			continue // Lookup answers a key's versions first; idem names one
+		}
+		frontier := []index.DocID{r.ID}
+		for len(frontier) > 0 {
+			id := frontier[0]
+			frontier = frontier[1:]
+			ids = append(ids, id)
+			kids, err := p.led.Children(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range kids {
+				frontier = append(frontier, k.ID)
+			}
+		}
+	}
+	return ids, nil
 }
 
 func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.Logger) error {

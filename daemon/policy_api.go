@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/policy"
@@ -220,6 +222,15 @@ func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.
 	name := strings.TrimSpace(f.Name)
 	if name == "" || len(f.Data) == 0 {
 		return 0, fmt.Errorf("seed file %q: name and content are required", f.Name)
+	}
+	// A seed with no text could match nothing: refuse it before anything
+	// is stored, rather than leave a failed document in the index.
+	doc, err := a.ex.Extract(ctx, extract.Object{Name: name, Reader: bytes.NewReader(f.Data)})
+	if doc == nil || !hasText(doc) {
+		if err == nil {
+			err = index.ErrEmpty
+		}
+		return 0, fmt.Errorf("seed file %s has no text to compare: %w", name, err)
 	}
 	sum := sha256.Sum256(f.Data)
 	key := "hold-seed:" + matter + "/" + name
@@ -483,4 +494,12 @@ func (a *api) visibleFlag(w http.ResponseWriter, r *http.Request, id int64) (pol
 		return policy.Flag{}, false
 	}
 	return f, true
+}
+
+// hasText reports whether d or a document inside it has text to compare.
+func hasText(d *extract.Document) bool {
+	if d.Err == nil && strings.TrimSpace(d.Text) != "" {
+		return true
+	}
+	return slices.ContainsFunc(d.Children, hasText)
 }

@@ -450,3 +450,26 @@ func TestReviewEndpoints(t *testing.T) {
 		t.Errorf("%d dismissals audited, want %d", n, len(ids))
 	}
 }
+
+// TestSeedFileWithoutTextIsRefusedAndNotStored: a hold's seed file with
+// nothing to compare is refused with a clear error, and the index keeps
+// no trace of it.
+func TestSeedFileWithoutTextIsRefusedAndNotStored(t *testing.T) {
+	r := newRoleRig(t)
+	var before, after struct{ Documents int64 }
+	r.call(t, "admin", "GET", "/api/v1/stats", nil, &before)
+	for _, data := range [][]byte{{0, 1, 2, 0xff}, []byte("   \n\t  "), {}} {
+		body := map[string]any{"matter": "C", "reason": "x", "seed_files": []SeedFile{{Name: "blank.txt", Data: data}}}
+		code, out := r.call(t, "legal-admin", "POST", "/api/v1/holds", body, nil)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(out, "no text") && !strings.Contains(out, "required") {
+			t.Errorf("seed %q: %d %s, want 422 naming the problem", data, code, out)
+		}
+	}
+	r.call(t, "admin", "GET", "/api/v1/stats", nil, &after)
+	if after.Documents != before.Documents {
+		t.Errorf("documents %d -> %d: a refused seed was stored", before.Documents, after.Documents)
+	}
+	if code, _ := r.call(t, "admin", "GET", "/api/v1/holds/C", nil, nil); code != http.StatusNotFound {
+		t.Errorf("hold C exists after its seeds were refused: %d", code)
+	}
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
-	"github.com/simdex/simdex/ingest"
 )
 
 // holdCache is the in-memory view of active holds the ingest check
@@ -241,21 +240,17 @@ func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
 }
 
 // Indexed is the daemon pipeline's Observer hook: it runs CheckIngested
-// over the documents an event committed. Errors are logged: the nightly
-// RefreshHolds (run by Evaluate) repairs what a failed check missed.
-func (e *Engine) Indexed(ctx context.Context, ev connectors.Event, out *ingest.Outcome) {
-	if out == nil {
-		return
-	}
-	ids := make([]index.DocID, 0, len(out.Results))
-	for _, r := range out.Results {
-		if r.ID != 0 {
-			ids = append(ids, r.ID)
-		}
+// over the documents an event committed, before the event is settled. It
+// is idempotent (a flag is never raised twice), so a redelivered event is
+// simply checked again; an error leaves the event to be redelivered.
+func (e *Engine) Indexed(ctx context.Context, ev connectors.Event, ids []index.DocID) error {
+	if len(ids) == 0 {
+		return nil
 	}
 	if _, err := e.CheckIngested(ctx, ids); err != nil {
-		e.logger.Error("ingest check incomplete, the next sweep will repair it", "source", ev.Source, "key", ev.Key, "err", err)
+		return fmt.Errorf("check %s %s against holds and duplicates: %w", ev.Source, ev.Key, err)
 	}
+	return nil
 }
 
 // Removed is the daemon pipeline's Observer hook for removals. Flags and
