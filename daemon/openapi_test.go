@@ -43,6 +43,14 @@ func TestOpenAPIDocument(t *testing.T) {
 			continue
 		}
 		op := item.GetOperation(rt.method)
+		if rt.resp != nil {
+			if ok := op.Responses.Value("200"); ok == nil || ok.Value.Content.Get("application/json") == nil || ok.Value.Content.Get("application/json").Schema == nil {
+				t.Errorf("%s %s: no schema for its answer", rt.method, rt.path)
+			}
+		}
+		if !rt.public && op.Responses.Value("401") == nil {
+			t.Errorf("%s %s: 401 not described", rt.method, rt.path)
+		}
 		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
 			if op.Parameters.GetByInAndName("path", m[1]) == nil {
 				t.Errorf("%s %s: path parameter %s not described", rt.method, rt.path, m[1])

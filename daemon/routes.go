@@ -7,9 +7,14 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3gen"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/notifier"
+	"github.com/simdex/simdex/policy"
 )
 
 // route is one HTTP endpoint: the mux registers it and the OpenAPI
@@ -24,7 +29,38 @@ type route struct {
 	public  bool
 	perm    auth.Permission
 	handler http.HandlerFunc
+	// req and resp are values of the JSON request body and success answer,
+	// from which the OpenAPI document's schemas are generated.
+	req, resp any
 }
+
+// Shapes of answers that are not a named type, for the OpenAPI schemas.
+type (
+	matchesAnswer struct {
+		Matches []Match `json:"matches"`
+	}
+	documentsAnswer struct {
+		Documents []Document `json:"documents"`
+	}
+	flagsAnswer struct {
+		Flags     []policy.FlagView `json:"flags"`
+		NextAfter int64             `json:"next_after"`
+	}
+	auditAnswer struct {
+		Entries   []policy.AuditEntry `json:"entries"`
+		NextAfter int64               `json:"next_after"`
+	}
+	rulesAnswer struct {
+		Retention   []policy.RetentionRule `json:"retention"`
+		KeepAtLeast []policy.KeepRule      `json:"keep_at_least"`
+	}
+	reasonBody struct {
+		Reason string `json:"reason"`
+	}
+	idsBody struct {
+		IDs []int64 `json:"ids"`
+	}
+)
 
 func (a *api) routes() []route {
 	metrics := promhttp.HandlerFor(a.gather, promhttp.HandlerOpts{})
@@ -41,45 +77,60 @@ func (a *api) routes() []route {
 		}},
 		{method: "GET", path: "/metrics", summary: "Prometheus metrics", public: true, handler: metrics.ServeHTTP},
 		{method: "GET", path: "/api/v1/openapi.json", summary: "This OpenAPI document", handler: a.openAPI},
-		{method: "GET", path: "/api/v1/whoami", summary: "The caller: role, matters and permissions", handler: a.whoami},
+		{method: "GET", path: "/api/v1/whoami", summary: "The caller: role, matters and permissions", handler: a.whoami, resp: Whoami{}},
 		{method: "GET", path: "/api/v1/documents/{id}/similar", summary: "All versions of a stored document: every copy and near-copy with its scores",
-			query: []string{"resemblance", "containment"}, perm: auth.PermSimilarRead, handler: a.similarByID},
+			query: []string{"resemblance", "containment"}, perm: auth.PermSimilarRead, handler: a.similarByID, resp: matchesAnswer{}},
 		{method: "POST", path: "/api/v1/similar", summary: "All versions of an uploaded file (not stored), and of each attachment or member in it",
-			query: []string{"resemblance", "containment"}, body: "application/octet-stream", perm: auth.PermSimilarRead, handler: a.similarByUpload},
+			query: []string{"resemblance", "containment"}, body: "application/octet-stream", perm: auth.PermSimilarRead, handler: a.similarByUpload, resp: matchesAnswer{}},
 		{method: "POST", path: "/api/v1/connectors/{name}/backfill", summary: "Queue every object version of an S3 connector", perm: auth.PermConnectorsBackfill, handler: a.backfillConnector},
-		{method: "GET", path: "/api/v1/documents/{id}", summary: "A stored document version", perm: auth.PermDocumentsRead, handler: a.document},
-		{method: "GET", path: "/api/v1/documents/{id}/children", summary: "The attachments and archive members directly inside a document", perm: auth.PermDocumentsRead, handler: a.children},
+		{method: "GET", path: "/api/v1/documents/{id}", summary: "A stored document version", perm: auth.PermDocumentsRead, handler: a.document, resp: Document{}},
+		{method: "GET", path: "/api/v1/documents/{id}/children", summary: "The attachments and archive members directly inside a document", perm: auth.PermDocumentsRead, handler: a.children, resp: documentsAnswer{}},
 		{method: "GET", path: "/api/v1/documents/{id}/text", summary: "A document's extracted text (text/plain)", perm: auth.PermDocumentsRead, handler: a.text},
 		{method: "GET", path: "/api/v1/documents/{id}/family", summary: "A document's near-copy family: members, pivot and the scored pairs between them",
-			query: []string{"limit", "resemblance", "containment"}, perm: auth.PermFamiliesRead, handler: a.family},
-		{method: "GET", path: "/api/v1/documents", summary: "The stored versions of an index key, newest first", query: []string{"key*"}, perm: auth.PermDocumentsRead, handler: a.documentsByKey},
+			query: []string{"limit", "resemblance", "containment"}, perm: auth.PermFamiliesRead, handler: a.family, resp: FamilyResponse{}},
+		{method: "GET", path: "/api/v1/documents", summary: "The stored versions of an index key, newest first", query: []string{"key*"}, perm: auth.PermDocumentsRead, handler: a.documentsByKey, resp: documentsAnswer{}},
 		{method: "GET", path: "/api/v1/search", summary: "Documents whose name or key contains q, or whose id is q, newest first",
-			query: []string{"q*", "limit"}, perm: auth.PermDocumentsRead, handler: a.search},
+			query: []string{"q*", "limit"}, perm: auth.PermDocumentsRead, handler: a.search, resp: documentsAnswer{}},
 		{method: "GET", path: "/api/v1/diff", summary: "What differs between two documents' texts, word by word",
-			query: []string{"a*", "b*"}, perm: auth.PermDocumentsRead, handler: a.diff},
-		{method: "GET", path: "/api/v1/stats", summary: "Documents, distinct contents and failed extractions", perm: auth.PermDocumentsRead, handler: a.stats},
-		{method: "GET", path: "/api/v1/deadletters", summary: "Events that exhausted their deliveries, oldest first", query: []string{"limit"}, perm: auth.PermOperationsRead, handler: a.listDeadLetters},
-		{method: "GET", path: "/api/v1/deliveries", summary: "The notifier's outbox: alerts sent, retried and failed, newest first", query: []string{"status", "limit"}, perm: auth.PermOperationsRead, handler: a.listDeliveries},
-		{method: "POST", path: "/api/v1/deliveries/requeue", summary: "Retry failed alert deliveries now", body: "application/json", perm: auth.PermDeliveriesRequeue, handler: a.requeueDeliveries},
-		{method: "GET", path: "/api/v1/holds", summary: "Legal holds (matters) the caller may see", query: []string{"status"}, perm: auth.PermMattersRead, handler: a.listHolds},
-		{method: "POST", path: "/api/v1/holds", summary: "Place a legal hold: every near-copy of its seeds is held and flagged", body: "application/json", perm: auth.PermHoldsManage, handler: a.createHold},
-		{method: "GET", path: "/api/v1/holds/{matter}", summary: "One legal hold", perm: auth.PermMattersRead, handler: a.getHold},
-		{method: "POST", path: "/api/v1/holds/{matter}/release", summary: "Release a legal hold, with a reason", body: "application/json", perm: auth.PermHoldsManage, handler: a.releaseHold},
+			query: []string{"a*", "b*"}, perm: auth.PermDocumentsRead, handler: a.diff, resp: DiffResponse{}},
+		{method: "GET", path: "/api/v1/stats", summary: "Documents, distinct contents and failed extractions", perm: auth.PermDocumentsRead, handler: a.stats, resp: index.Stats{}},
+		{method: "GET", path: "/api/v1/deadletters", summary: "Events that exhausted their deliveries, oldest first", query: []string{"limit"}, perm: auth.PermOperationsRead, handler: a.listDeadLetters, resp: struct {
+			DeadLetters []DeadLetter `json:"deadletters"`
+		}{}},
+		{method: "GET", path: "/api/v1/deliveries", summary: "The notifier's outbox: alerts sent, retried and failed, newest first", query: []string{"status", "limit"}, perm: auth.PermOperationsRead, handler: a.listDeliveries, resp: struct {
+			Deliveries []notifier.Delivery `json:"deliveries"`
+		}{}},
+		{method: "POST", path: "/api/v1/deliveries/requeue", summary: "Retry failed alert deliveries now", body: "application/json", perm: auth.PermDeliveriesRequeue, handler: a.requeueDeliveries, req: idsBody{}},
+		{method: "GET", path: "/api/v1/holds", summary: "Legal holds (matters) the caller may see", query: []string{"status"}, perm: auth.PermMattersRead, handler: a.listHolds, resp: struct {
+			Holds []policy.Hold `json:"holds"`
+		}{}},
+		{method: "POST", path: "/api/v1/holds", summary: "Place a legal hold: every near-copy of its seeds is held and flagged", body: "application/json", perm: auth.PermHoldsManage, handler: a.createHold, req: HoldRequest{}, resp: HoldResponse{}},
+		{method: "GET", path: "/api/v1/holds/{matter}", summary: "One legal hold", perm: auth.PermMattersRead, handler: a.getHold, resp: policy.Hold{}},
+		{method: "POST", path: "/api/v1/holds/{matter}/release", summary: "Release a legal hold, with a reason", body: "application/json", perm: auth.PermHoldsManage, handler: a.releaseHold, req: reasonBody{}, resp: policy.Hold{}},
 		{method: "GET", path: "/api/v1/flags", summary: "Review flags the caller may see, filtered and paged by id",
-			query: []string{"kind", "status", "matter", "rule", "document", "after", "limit"}, perm: auth.PermFlagsRead, handler: a.listFlags},
-		{method: "POST", path: "/api/v1/flags/bulk", summary: "Approve or dismiss many flags, each on its own", body: "application/json", perm: auth.PermFlagsReview, handler: a.bulkFlags},
-		{method: "GET", path: "/api/v1/flags/{id}", summary: "One review flag", perm: auth.PermFlagsRead, handler: a.getFlag},
+			query: []string{"kind", "status", "matter", "rule", "document", "after", "limit"}, perm: auth.PermFlagsRead, handler: a.listFlags, resp: flagsAnswer{}},
+		{method: "POST", path: "/api/v1/flags/bulk", summary: "Approve or dismiss many flags, each on its own", body: "application/json", perm: auth.PermFlagsReview, handler: a.bulkFlags, req: BulkRequest{}, resp: struct {
+			Results []BulkResult `json:"results"`
+		}{}},
+		{method: "GET", path: "/api/v1/flags/{id}", summary: "One review flag", perm: auth.PermFlagsRead, handler: a.getFlag, resp: policy.FlagView{}},
 		{method: "POST", path: "/api/v1/flags/{id}/{action}", summary: "approve or dismiss a flag (with a reason), or execute an approved deletion",
-			body: "application/json", perm: auth.PermFlagsReview, handler: a.actOnFlag},
-		{method: "GET", path: "/api/v1/rules", summary: "Retention and keep-at-least rules in force", perm: auth.PermRulesRead, handler: a.listRules},
-		{method: "POST", path: "/api/v1/policy/evaluate", summary: "Evaluate retention now; with dry_run, what would be flagged and why", query: []string{"dry_run"}, perm: auth.PermRulesDryRun, handler: a.evaluate},
-		{method: "GET", path: "/api/v1/policy/runs", summary: "Recorded evaluations, newest first", query: []string{"limit"}, perm: auth.PermRulesRead, handler: a.listRuns},
-		{method: "GET", path: "/api/v1/audit", summary: "Audit log entries from seq after on, oldest first", query: []string{"after", "limit"}, perm: auth.PermAuditRead, handler: a.listAudit},
-		{method: "POST", path: "/api/v1/audit/verify", summary: "Verify the audit log's hash chain against a saved checkpoint", body: "application/json", perm: auth.PermAuditRead, handler: a.verifyAudit},
+			body: "application/json", perm: auth.PermFlagsReview, handler: a.actOnFlag, req: reasonBody{}, resp: policy.FlagView{}},
+		{method: "GET", path: "/api/v1/rules", summary: "Retention and keep-at-least rules in force", perm: auth.PermRulesRead, handler: a.listRules, resp: rulesAnswer{}},
+		{method: "POST", path: "/api/v1/policy/evaluate", summary: "Evaluate retention now; with dry_run, what would be flagged and why", query: []string{"dry_run"}, perm: auth.PermRulesDryRun, handler: a.evaluate, resp: policy.Run{}},
+		{method: "GET", path: "/api/v1/policy/runs", summary: "Recorded evaluations, newest first", query: []string{"limit"}, perm: auth.PermRulesRead, handler: a.listRuns, resp: struct {
+			Runs []policy.Run `json:"runs"`
+		}{}},
+		{method: "GET", path: "/api/v1/audit", summary: "Audit log entries from seq after on, oldest first", query: []string{"after", "limit"}, perm: auth.PermAuditRead, handler: a.listAudit, resp: auditAnswer{}},
+		{method: "POST", path: "/api/v1/audit/verify", summary: "Verify the audit log's hash chain against a saved checkpoint", body: "application/json", perm: auth.PermAuditRead, handler: a.verifyAudit, req: policy.Checkpoint{}, resp: AuditVerifyResponse{}},
 		{method: "GET", path: "/api/v1/export", summary: "A load file (csv, jsonl or Concordance dat) with near-duplicate fields", query: []string{"format*", "matter"}, perm: auth.PermExport, handler: a.exportDocuments},
-		{method: "GET", path: "/api/v1/tokens", summary: "API tokens (never their secrets)", perm: auth.PermTokensManage, handler: a.listTokens},
-		{method: "POST", path: "/api/v1/tokens", summary: "Create an API token; its secret is shown once", body: "application/json", perm: auth.PermTokensManage, handler: a.createToken},
-		{method: "POST", path: "/api/v1/tokens/{id}/revoke", summary: "Revoke an API token, with a reason", body: "application/json", perm: auth.PermTokensManage, handler: a.revokeToken},
+		{method: "GET", path: "/api/v1/tokens", summary: "API tokens (never their secrets)", perm: auth.PermTokensManage, handler: a.listTokens, resp: struct {
+			Tokens []TokenView `json:"tokens"`
+		}{}},
+		{method: "POST", path: "/api/v1/tokens", summary: "Create an API token; its secret is shown once", body: "application/json", perm: auth.PermTokensManage, handler: a.createToken, req: TokenRequest{}, resp: struct {
+			Token string    `json:"token"`
+			Info  TokenView `json:"info"`
+		}{}},
+		{method: "POST", path: "/api/v1/tokens/{id}/revoke", summary: "Revoke an API token, with a reason", body: "application/json", perm: auth.PermTokensManage, handler: a.revokeToken, req: reasonBody{}},
 	}
 	if a.ui != nil {
 		rs = append(rs,
@@ -127,6 +178,15 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 // openAPIDocument describes every route in OpenAPI 3.0.
 func (a *api) openAPIDocument() map[string]any {
 	paths := map[string]map[string]any{}
+	schemas := openapi3.Schemas{}
+	gen := openapi3gen.NewGenerator(openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true}))
+	schema := func(v any) any {
+		ref, err := gen.NewSchemaRefForValue(v, schemas)
+		if err != nil {
+			return map[string]any{} // described by its summary alone
+		}
+		return ref
+	}
 	for _, rt := range a.routes() {
 		if rt.path == "/{$}" || rt.path == "/ui/" {
 			continue // the UI, not the API
@@ -139,8 +199,12 @@ func (a *api) openAPIDocument() map[string]any {
 			name, required := strings.CutSuffix(q, "*")
 			params = append(params, map[string]any{"name": name, "in": "query", "required": required, "schema": map[string]string{"type": "string"}})
 		}
+		ok := map[string]any{}
+		if rt.resp != nil {
+			ok["schema"] = schema(rt.resp)
+		}
 		responses := map[string]any{
-			"200":     map[string]any{"description": "success", "content": map[string]any{"application/json": map[string]any{}}},
+			"200":     map[string]any{"description": "success", "content": map[string]any{"application/json": ok}},
 			"default": map[string]any{"description": `an error: {"error": "..."}`, "content": map[string]any{"application/json": map[string]any{}}},
 		}
 		if !rt.public {
@@ -167,7 +231,11 @@ func (a *api) openAPIDocument() map[string]any {
 			op["parameters"] = params
 		}
 		if rt.body != "" {
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{rt.body: map[string]any{}}}
+			media := map[string]any{}
+			if rt.req != nil {
+				media["schema"] = schema(rt.req)
+			}
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{rt.body: media}}
 		}
 		if paths[rt.path] == nil {
 			paths[rt.path] = map[string]any{}
@@ -182,7 +250,7 @@ func (a *api) openAPIDocument() map[string]any {
 			"description": "Every copy and near-copy of a document, with retention rules and legal holds that follow the content.",
 		},
 		"paths": paths,
-		"components": map[string]any{"securitySchemes": map[string]any{
+		"components": map[string]any{"schemas": schemas, "securitySchemes": map[string]any{
 			"token": map[string]any{"type": "http", "scheme": "bearer", "description": "An API token from `simdex token create`"},
 		}},
 		"security": []any{map[string]any{"token": []any{}}},
