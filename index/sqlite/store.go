@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -620,70 +621,44 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
 	}
 	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil) // one read lock for every lookup
+	if err != nil {
+		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
+	}
+	defer tx.Rollback()
 	seen := make(map[index.ContentID]struct{})
 	var out []index.ContentID
-	add := func(rows *sql.Rows) error {
-		defer rows.Close()
-		for rows.Next() {
-			var c int64
-			if err := rows.Scan(&c); err != nil {
-				return err
-			}
+	add := func(cs []int64) {
+		for _, c := range cs {
 			if _, ok := seen[index.ContentID(c)]; !ok {
 				seen[index.ContentID(c)] = struct{}{}
 				out = append(out, index.ContentID(c))
 			}
 		}
-		return rows.Err()
 	}
-	bandStmt, err := conn.PrepareContext(ctx, "SELECT c FROM band_postings WHERE h = ?")
+	keys := make([]int64, len(bands))
+	for i, b := range bands {
+		keys[i] = postingKey(b)
+	}
+	lists, err := postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
 	if err != nil {
-		return nil, fmt.Errorf("find candidates: %w", err)
+		return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
 	}
-	defer bandStmt.Close()
-	for _, b := range bands {
-		rows, err := bandStmt.QueryContext(ctx, postingKey(b))
-		if err == nil {
-			err = add(rows)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
-		}
+	for _, k := range keys {
+		add(lists[k])
 	}
-	chunkStmt, err := conn.PrepareContext(ctx, "SELECT c FROM chunk_postings WHERE h = ? LIMIT ?")
-	if err != nil {
-		return nil, fmt.Errorf("find candidates: %w", err)
-	}
-	defer chunkStmt.Close()
-	var batch []int64
+	keys = keys[:0]
 	for _, h := range chunks {
-		// Fetch one more than allowed: a chunk held by more contents than
-		// maxChunkDocs is boilerplate and contributes no candidates.
-		rows, err := chunkStmt.QueryContext(ctx, postingKey(h), maxChunkDocs+1)
-		if err != nil {
-			return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
-		}
-		batch = batch[:0]
-		for rows.Next() {
-			var c int64
-			if err := rows.Scan(&c); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find candidates by chunk: %w", err)
-			}
-			batch = append(batch, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("find candidates by chunk: %w", err)
-		}
-		if len(batch) > maxChunkDocs {
-			continue
-		}
-		for _, c := range batch {
-			if _, ok := seen[index.ContentID(c)]; !ok {
-				seen[index.ContentID(c)] = struct{}{}
-				out = append(out, index.ContentID(c))
-			}
+		keys = append(keys, postingKey(h))
+	}
+	// One more than allowed is fetched: a chunk held by more contents than
+	// maxChunkDocs is boilerplate and contributes no candidates.
+	if lists, err = postingLists(ctx, tx, "chunk_postings", keys, maxChunkDocs); err != nil {
+		return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
+	}
+	for _, k := range keys {
+		if cs := lists[k]; len(cs) <= maxChunkDocs {
+			add(cs)
 		}
 	}
 	return out, nil
@@ -1029,43 +1004,33 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
 	defer conn.Close()
-	stmt, err := conn.PrepareContext(ctx, "SELECT c FROM sample_postings WHERE h = ? LIMIT ?")
+	// One read transaction for every lookup: each statement on its own
+	// would take and release the WAL read lock (system calls) again.
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("find anchor candidates: %w", err)
+		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
-	defer stmt.Close()
+	defer tx.Rollback()
 	shared := make(map[int64]int)
-	var batch []int64
+	keys := make([]int64, 0, len(anchors))
 	seen := make(map[int64]struct{}, len(anchors))
-	queried := 0
 	for _, a := range anchors {
 		k := postingKey(a)
-		if _, dup := seen[k]; dup {
-			continue
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			keys = append(keys, k)
 		}
-		seen[k] = struct{}{}
-		queried++
-		rows, err := stmt.QueryContext(ctx, k, maxDocs+1)
-		if err != nil {
-			return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
-		}
-		batch = batch[:0]
-		for rows.Next() {
-			var c int64
-			if err := rows.Scan(&c); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find anchor candidates: %w", err)
-			}
-			batch = append(batch, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("find anchor candidates: %w", err)
-		}
-		if len(batch) > maxDocs {
+	}
+	queried := len(keys)
+	lists, err := postingLists(ctx, tx, "sample_postings", keys, maxDocs)
+	if err != nil {
+		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
+	}
+	for _, cs := range lists {
+		if len(cs) > maxDocs {
 			continue // boilerplate: held by too many contents to tell anything
 		}
-		for _, c := range batch {
+		for _, c := range cs {
 			shared[c]++
 		}
 	}
@@ -1074,28 +1039,39 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		share float64
 	}
 	var cands []cand
-	countStmt, err := conn.PrepareContext(ctx, "SELECT anchors FROM contents WHERE id = ?")
-	if err != nil {
-		return nil, fmt.Errorf("find anchor candidates: %w", err)
-	}
-	defer countStmt.Close()
+	// Anchor counts of every content sharing two anchors or more, in one
+	// query: a count per content would cost a statement each.
+	var ids []int64
 	for c, n := range shared {
-		if n < 2 {
-			continue
+		if n >= 2 {
+			ids = append(ids, c)
 		}
-		var theirs int
-		if err := countStmt.QueryRowContext(ctx, c).Scan(&theirs); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // deleted meanwhile
-			}
+	}
+	if len(ids) > 0 {
+		list, _ := json.Marshal(ids)
+		rows, err := tx.QueryContext(ctx, "SELECT id, anchors FROM contents WHERE id IN (SELECT value FROM json_each(?))", string(list))
+		if err != nil {
 			return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 		}
-		smaller := min(queried, theirs)
-		if smaller == 0 {
-			continue
+		for rows.Next() {
+			var c int64
+			var theirs int
+			if err := rows.Scan(&c, &theirs); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find anchor candidates: %w", err)
+			}
+			// A content deleted meanwhile is simply not found.
+			smaller := min(queried, theirs)
+			if smaller == 0 {
+				continue
+			}
+			if share := float64(shared[c]) / float64(smaller); share >= minShare {
+				cands = append(cands, cand{c, share})
+			}
 		}
-		if share := float64(n) / float64(smaller); share >= minShare {
-			cands = append(cands, cand{c, share})
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 		}
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
@@ -1159,4 +1135,45 @@ func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.C
 		return fmt.Errorf("group anchors: %w", err)
 	}
 	return flush()
+}
+
+// postingLists returns, for each key, the contents posted under it in
+// table, at most limit+1 of them (so that a caller can tell a key held by
+// more than limit contents), in one statement: a statement per key costs
+// more in the driver than the lookups themselves.
+func postingLists(ctx context.Context, q querier, table string, keys []int64, limit int) (map[int64][]int64, error) {
+	out := make(map[int64][]int64, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT j.value, (SELECT group_concat(c) FROM (SELECT c FROM `+table+` WHERE h = j.value LIMIT ?))
+		FROM (SELECT DISTINCT value FROM json_each(?)) j`, limit+1, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k int64
+		var cs sql.NullString
+		if err := rows.Scan(&k, &cs); err != nil {
+			return nil, err
+		}
+		if !cs.Valid || cs.String == "" {
+			continue
+		}
+		var ids []int64
+		for f := range strings.SplitSeq(cs.String, ",") {
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("posting list of %d: %w", k, err)
+			}
+			ids = append(ids, id)
+		}
+		out[k] = ids
+	}
+	return out, rows.Err()
 }
