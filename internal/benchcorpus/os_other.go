@@ -1,0 +1,12 @@
+//go:build !unix
+
+package benchcorpus
+
+import "time"
+
+// lockFile does not lock where flock is missing: concurrent builds of one
+// fixture are then the caller's to avoid.
+func lockFile(string) (func(), error) { return func() {}, nil }
+
+// cpuTime is not measured where getrusage is missing.
+func cpuTime() time.Duration { return 0 }
