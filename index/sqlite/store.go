@@ -220,6 +220,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 	out := make([]index.Committed, len(entries))
 	now := s.now().UnixNano()
 	var body []byte
+	var posts postings
 	for i := range entries {
 		e := &entries[i]
 		d := &e.Doc
@@ -234,6 +235,11 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 			return nil, fmt.Errorf("look up %q: %w", d.Key, err)
 		}
 		if !d.KeepVersions && e.Parent < 0 {
+			// Removal deletes the postings of released contents: those
+			// of this transaction's contents must be in place first.
+			if err := posts.flush(ctx, tx); err != nil {
+				return nil, err
+			}
 			replaced, err := s.removeTx(ctx, tx, d.Key, "")
 			if err != nil {
 				return nil, err
@@ -252,7 +258,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 		var rawSize int64
 		if fp := e.Fingerprint; fp != nil {
 			rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
-			c, err := s.putContent(ctx, tx, fp, e.Bands, &body)
+			c, err := s.putContent(ctx, tx, fp, e.Bands, &body, &posts)
 			if err != nil {
 				return nil, fmt.Errorf("store content of %q: %w", d.Key, err)
 			}
@@ -279,6 +285,9 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 		}
 		out[i].ID, out[i].Content = index.DocID(id), index.ContentID(content.Int64)
 	}
+	if err := posts.flush(ctx, tx); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -296,8 +305,9 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// putContent stores fp's content once and counts a reference to it.
-func (s *Store) putContent(ctx context.Context, tx *sql.Tx, fp *index.Fingerprint, bands []uint64, buf *[]byte) (index.ContentID, error) {
+// putContent stores fp's content once and counts a reference to it; the
+// postings of a new content are added to posts.
+func (s *Store) putContent(ctx context.Context, tx *sql.Tx, fp *index.Fingerprint, bands []uint64, buf *[]byte, posts *postings) (index.ContentID, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx, "UPDATE contents SET refs = refs + 1 WHERE text_sha256 = ? RETURNING id", fp.TextSHA256[:]).Scan(&id)
 	if err == nil {
@@ -317,15 +327,9 @@ func (s *Store) putContent(ctx context.Context, tx *sql.Tx, fp *index.Fingerprin
 	if err != nil {
 		return 0, err
 	}
-	if err := insertPostings(ctx, tx, "sample_postings", id, anchors); err != nil {
-		return 0, err
-	}
-	if err := insertPostings(ctx, tx, "chunk_postings", id, chunkHashes(fp)); err != nil {
-		return 0, err
-	}
-	if err := insertPostings(ctx, tx, "band_postings", id, bands); err != nil {
-		return 0, err
-	}
+	posts.add(samplePostings, id, anchors)
+	posts.add(chunkPostings, id, chunkHashes(fp))
+	posts.add(bandPostings, id, bands)
 	return index.ContentID(id), nil
 }
 
@@ -335,6 +339,77 @@ func chunkHashes(fp *index.Fingerprint) []uint64 {
 		hs[i] = c.Hash
 	}
 	return hs
+}
+
+// postings collects the postings of the contents a transaction stores, to
+// be inserted together, in key order, several rows per statement. Keys
+// are hashes: inserted as each content comes, every row lands on a random
+// page of a large B-tree; in order, consecutive rows share pages, and a
+// statement's execution is paid once for many rows. With the index cached,
+// this halved the writer's CPU per document in a bulk load (514 -> 272 µs
+// at 120,000 documents in 20,000-document transactions). The rows and the
+// transaction are the same.
+type postings [3][]posting
+
+type posting struct{ h, c int64 }
+
+// Posting tables, as indexes of postings.
+const (
+	samplePostings = iota
+	chunkPostings
+	bandPostings
+)
+
+var postingTables = [...]string{samplePostings: "sample_postings", chunkPostings: "chunk_postings", bandPostings: "band_postings"}
+
+// postingRows is the most postings one INSERT statement carries.
+const postingRows = 64
+
+func (p *postings) add(table int, content int64, hashes []uint64) {
+	for _, h := range hashes {
+		p[table] = append(p[table], posting{postingKey(h), content})
+	}
+}
+
+// flush inserts the collected postings and forgets them.
+func (p *postings) flush(ctx context.Context, tx *sql.Tx) error {
+	var args []any
+	for t, rows := range p {
+		if len(rows) == 0 {
+			continue
+		}
+		slices.SortFunc(rows, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.c, b.c)) })
+		var full *sql.Stmt // postingRows rows at a time
+		for len(rows) > 0 {
+			n := min(len(rows), postingRows)
+			args = args[:0]
+			for _, r := range rows[:n] {
+				args = append(args, r.h, r.c)
+			}
+			var err error
+			if n < postingRows {
+				_, err = tx.ExecContext(ctx, insertPostingsSQL(postingTables[t], n), args...)
+			} else {
+				if full == nil {
+					if full, err = tx.PrepareContext(ctx, insertPostingsSQL(postingTables[t], n)); err != nil {
+						return fmt.Errorf("insert %s: %w", postingTables[t], err)
+					}
+					defer full.Close()
+				}
+				_, err = full.ExecContext(ctx, args...)
+			}
+			if err != nil {
+				return fmt.Errorf("insert %s: %w", postingTables[t], err)
+			}
+			rows = rows[n:]
+		}
+		p[t] = p[t][:0]
+	}
+	return nil
+}
+
+func insertPostingsSQL(table string, rows int) string {
+	return "INSERT OR IGNORE INTO " + table + " (h, c) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ")
 }
 
 func insertPostings(ctx context.Context, tx *sql.Tx, table string, content int64, hashes []uint64) error {

@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/simdex/simdex/index"
@@ -75,5 +77,56 @@ func TestCheckFindsDamage(t *testing.T) {
 	}
 	if err := s.Check(ctx); !errors.Is(err, ErrInconsistent) {
 		t.Fatalf("damaged store: %v", err)
+	}
+}
+
+// TestPostingsOfOneTransaction puts many contents in one transaction, one
+// of them replaced by a later entry of the same transaction: postings are
+// inserted at the end of the transaction, so the replaced content's must
+// still be deleted with it, and every other content must find its own.
+func TestPostingsOfOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+	var entries []index.Entry
+	for i := range 300 {
+		key, version := fmt.Sprintf("doc-%d", i), "v1"
+		if i == 299 {
+			key, version = "doc-7", "v2" // replaces entry 7, in the same transaction
+		}
+		h := uint64(i+1) * 0x9e3779b97f4a7c15
+		fp := storetest.Fingerprint(fmt.Sprintf("text %d", i), []uint64{h, h ^ 1}, []uint32{uint32(i+1) * index.AnchorEvery, uint32(i+1000) * index.AnchorEvery})
+		entries = append(entries, index.Entry{Doc: index.Doc{Key: key, VersionID: version}, Fingerprint: fp, Bands: []uint64{h ^ 2, h ^ 3}, Parent: -1})
+	}
+	c, err := s.Put(ctx, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c[299].Replaced) != 1 || c[299].Replaced[0] != c[7].ID {
+		t.Fatalf("entry 299 replaced %v, want [%d]", c[299].Replaced, c[7].ID)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"chunk_postings", "band_postings", "sample_postings"} {
+		var n int
+		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE c NOT IN (SELECT id FROM contents)").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %d postings of removed contents", table, n)
+		}
+	}
+	for i, e := range entries {
+		got, err := s.Candidates(ctx, e.Bands[:1], nil, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []index.ContentID{c[i].Content}
+		if i == 7 {
+			want = nil
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("entry %d: candidates by band %v, want %v", i, got, want)
+		}
 	}
 }
