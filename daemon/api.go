@@ -307,11 +307,7 @@ func (a *api) documentsByKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	out := make([]Document, 0, len(recs))
-	for _, rec := range recs {
-		out = append(out, NewDocument(rec))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": out})
+	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(recs)})
 }
 
 func (a *api) stats(w http.ResponseWriter, r *http.Request) {

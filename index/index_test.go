@@ -29,7 +29,12 @@ func corpus(t testing.TB, rel string) string {
 
 func openIndex(t testing.TB, path string) (*index.Index, *sqlite.Store) {
 	t.Helper()
-	opts := index.DefaultOptions()
+	return openIndexWith(t, path, index.DefaultOptions())
+}
+
+// openIndexWith opens an index at path with opts until the test ends.
+func openIndexWith(t testing.TB, path string, opts index.Options) (*index.Index, *sqlite.Store) {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), path, sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
 	if err != nil {
 		t.Fatal(err)
@@ -308,15 +313,7 @@ func TestUbiquitousChunksNeedAPopulation(t *testing.T) {
 	open := func(minContents int) *index.Index {
 		opts := index.DefaultOptions()
 		opts.TemplateMinContents = minContents
-		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := index.New(ctx, st, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close(); st.Close() })
+		ix, _ := openIndexWith(t, filepath.Join(t.TempDir(), "index.db"), opts)
 		return ix
 	}
 
@@ -409,14 +406,7 @@ func TestKeepText(t *testing.T) {
 	for _, keep := range []bool{true, false} {
 		opts := index.DefaultOptions()
 		opts.KeepText = keep
-		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := index.New(ctx, st, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ix, st := openIndexWith(t, filepath.Join(t.TempDir(), "index.db"), opts)
 		text := "The  Licensor GRANTS you a licence.\n" + strings.Repeat("word ", 200)
 		res := add(t, ix, input("a", text), input("b", text))
 		got, err := st.Text(ctx, res[0].Content)
@@ -426,7 +416,5 @@ func TestKeepText(t *testing.T) {
 		case !keep && !errors.Is(err, index.ErrNoText):
 			t.Errorf("without KeepText: Text err = %v", err)
 		}
-		ix.Close()
-		st.Close()
 	}
 }
