@@ -43,6 +43,14 @@ func (a indexAdapter) Lookup(ctx context.Context, key string) ([]*index.Record, 
 func (a indexAdapter) Documents(ctx context.Context, fn func(*index.Record) error) error {
 	return a.ix.Store().Documents(ctx, fn)
 }
+func (a indexAdapter) Watch(ctx context.Context, contents []index.ContentID) (*index.Watchlist, error) {
+	return a.ix.Watch(ctx, contents)
+}
+func (a indexAdapter) FingerprintOf(ctx context.Context, id index.DocID) (*index.Record, *index.Fingerprint, error) {
+	return a.ix.FingerprintOf(ctx, id)
+}
+
+var _ watcher = indexAdapter{}
 
 // Options configure an Engine.
 type Options struct {
