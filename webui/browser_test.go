@@ -24,6 +24,7 @@ import (
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/daemontest"
 	"github.com/simdex/simdex/policy"
 	policysqlite "github.com/simdex/simdex/policy/sqlite"
 )
@@ -242,35 +243,7 @@ func startStack(t *testing.T) *stack {
 	if err := os.MkdirAll(inbox, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("daemon: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Error("daemon did not stop within 60s")
-		}
-	})
-	waitFor(t, 60*time.Second, "daemon ready", func() bool {
-		if d.Addr() == nil {
-			return false
-		}
-		resp, err := http.Get("http://" + d.Addr().String() + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	d := daemontest.Start(t, cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	s := &stack{cfg: cfg, api: "http://" + d.Addr().String(), inbox: inbox}
 	// The UI is served by the daemon itself, on the API's origin, with no
 	// token needed for its files.

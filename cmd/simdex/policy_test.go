@@ -2,12 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/internal/daemontest"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -34,35 +32,7 @@ func startServe(t *testing.T, edit func(*daemon.Config)) *daemon.Daemon {
 	cfg.Connectors.FS.Settle = 100 * time.Millisecond
 	cfg.Connectors.NATS = nil
 	edit(&cfg)
-	d, err := daemon.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("daemon: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Error("daemon did not stop")
-		}
-	})
-	waitUntil(t, "daemon ready", func() bool {
-		if d.Addr() == nil {
-			return false
-		}
-		resp, err := http.Get("http://" + d.Addr().String() + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	d := daemontest.Start(t, cfg, nil)
 	// The CLI and the test's own calls use the daemon's initial admin token.
 	tok, err := daemon.ReadTokenFile(cfg.InitialAdminTokenPath())
 	if err != nil {
