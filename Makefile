@@ -31,6 +31,8 @@ $(SIMDEX_MINIO_BIN):
 
 lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	go mod tidy -diff
+	cd charts/simdex/tests && go mod tidy -diff
 	go vet ./...
 	$(TOOLS)/staticcheck ./...
 
