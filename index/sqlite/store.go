@@ -62,6 +62,7 @@ type Store struct {
 	now   func() time.Time
 	mu    sync.Mutex // serialises writers in this process
 	close sync.Once
+	over  overfull // posting keys known to be boilerplate
 }
 
 var _ index.Store = (*Store)(nil)
@@ -202,6 +203,12 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	if err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
+	}
+	for _, c := range out {
+		if len(c.Replaced) > 0 {
+			defer s.over.forget() // postings may be gone once committed
+			break
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
@@ -486,6 +493,9 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 		tx.Rollback()
 		return nil, fmt.Errorf("remove %q: %w", key, s.mapErr(err))
 	}
+	if len(ids) > 0 {
+		defer s.over.forget() // postings may be gone once committed
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
 	}
@@ -758,7 +768,7 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 	for i, b := range bands {
 		keys[i] = postingKey(b)
 	}
-	lists, err := postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
+	lists, err := s.postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
 	if err != nil {
 		return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
 	}
@@ -771,7 +781,7 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 	}
 	// One more than allowed is fetched: a chunk held by more contents than
 	// maxChunkDocs is boilerplate and contributes no candidates.
-	if lists, err = postingLists(ctx, tx, "chunk_postings", keys, maxChunkDocs); err != nil {
+	if lists, err = s.postingLists(ctx, tx, "chunk_postings", keys, maxChunkDocs); err != nil {
 		return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
 	}
 	for _, k := range keys {
@@ -1140,7 +1150,7 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		}
 	}
 	queried := len(keys)
-	lists, err := postingLists(ctx, tx, "sample_postings", keys, maxDocs)
+	lists, err := s.postingLists(ctx, tx, "sample_postings", keys, maxDocs)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}

@@ -130,3 +130,30 @@ func TestPostingsOfOneTransaction(t *testing.T) {
 		}
 	}
 }
+
+// TestOverfullKeysForgottenOnRemove checks that a chunk found too common
+// to propose candidates is looked up again once removals make it rare.
+func TestOverfullKeysForgottenOnRemove(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+	const shared = 0x5eed << 40
+	for i := range 12 {
+		fp := storetest.Fingerprint(fmt.Sprintf("text %d", i), []uint64{shared, uint64(i+1) << 40}, nil)
+		if _, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: fmt.Sprintf("doc-%d", i)}, Fingerprint: fp, Parent: -1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // the second lookup is answered from memory
+		if got, err := s.Candidates(ctx, nil, []uint64{shared}, 10); err != nil || len(got) != 0 {
+			t.Fatalf("chunk held by 12 contents, limit 10: candidates %v, %v", got, err)
+		}
+	}
+	for i := range 3 {
+		if _, err := s.Remove(ctx, fmt.Sprintf("doc-%d", i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.Candidates(ctx, nil, []uint64{shared}, 10); err != nil || len(got) != 9 {
+		t.Fatalf("chunk held by 9 contents after removals, limit 10: candidates %v, %v", got, err)
+	}
+}

@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// overfull remembers posting keys found held by more contents than a
+// lookup allowed (boilerplate chunks and anchors), so that later lookups
+// skip them instead of reading the same thousand rows again. At 1,000,000
+// synthetic documents a fifth of a query's anchors are such keys, and
+// reading them was most of the query's store time.
+//
+// Adding postings only lengthens a list, so "more than n" stays true until
+// postings are deleted: a write that removes a content forgets every key
+// (and lookups that began before it record nothing). Entries also expire
+// after overfullTTL, which bounds staleness when another process deletes
+// from the same database file.
+type overfull struct {
+	mu    sync.Mutex
+	gen   uint64              // bumped whenever entries are forgotten
+	since time.Time           // when the entries were started
+	over  map[overfullKey]int // key → a limit its list is known to exceed
+}
+
+type overfullKey struct {
+	table string
+	h     int64
+}
+
+const (
+	overfullTTL = 5 * time.Minute
+	overfullMax = 1 << 20 // entries; beyond, nothing more is recorded
+)
+
+// forget drops every entry: postings may have been deleted.
+func (o *overfull) forget() {
+	o.mu.Lock()
+	o.gen++
+	o.over = nil
+	o.mu.Unlock()
+}
+
+// start returns the generation a lookup records its findings under, after
+// expiring old entries.
+func (o *overfull) start(now time.Time) uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.over != nil && now.Sub(o.since) > overfullTTL {
+		o.gen++
+		o.over = nil
+	}
+	return o.gen
+}
+
+// skip reports whether table's list under h is known to exceed limit.
+func (o *overfull) skip(table string, h int64, limit int) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n, ok := o.over[overfullKey{table, h}]
+	return ok && n >= limit
+}
+
+// record notes lists found longer than limit, unless entries were
+// forgotten since gen (the lookup may have read deleted postings).
+func (o *overfull) record(gen uint64, now time.Time, table string, lists map[int64][]int64, limit int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if gen != o.gen {
+		return
+	}
+	for h, cs := range lists {
+		if len(cs) <= limit || len(o.over) >= overfullMax {
+			continue
+		}
+		if o.over == nil {
+			o.over, o.since = make(map[overfullKey]int), now
+		}
+		k := overfullKey{table, h}
+		o.over[k] = max(o.over[k], limit)
+	}
+}
+
+// postingLists is postingLists without the keys known to hold more than
+// limit contents: they are left out of the result, as if they held none
+// (callers ignore such lists either way).
+func (s *Store) postingLists(ctx context.Context, q querier, table string, keys []int64, limit int) (map[int64][]int64, error) {
+	gen := s.over.start(s.now())
+	kept := make([]int64, 0, len(keys))
+	for _, k := range keys {
+		if !s.over.skip(table, k, limit) {
+			kept = append(kept, k)
+		}
+	}
+	lists, err := postingLists(ctx, q, table, kept, limit)
+	if err != nil {
+		return nil, err
+	}
+	s.over.record(gen, s.now(), table, lists, limit)
+	return lists, nil
+}
