@@ -3,21 +3,19 @@ package index_test
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/simdex/simdex/index"
-	"github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/benchcorpus"
 )
 
 const buildEnv = "SIMDEX_TEST_BUILD_INDEX"
@@ -32,157 +30,125 @@ func benchText(tb testing.TB) string {
 	return b.String()
 }
 
-// synthDoc makes document i: an excerpt of text with a few edits, so the
-// collection has families of near-copies like a real repository.
-func synthDoc(text string, i int) string {
-	r := rand.New(rand.NewPCG(uint64(i), 7))
-	size := 1000 + r.IntN(6000)
-	start := r.IntN(len(text) - size)
-	doc := text[start : start+size]
-	return fmt.Sprintf("Document %d, reference %x.\n%s\nEnd of document %d.", i, r.Uint64(), doc, i)
+// buildBenchIndex builds (or finds cached) the benchmark fixture of n
+// documents; the test binary runs it as a child process (see TestMain),
+// so that the benchmark process's peak RSS is that of serving queries.
+// The fixture lives in the benchcorpus cache; path is not used.
+func buildBenchIndex(_ string, n int) error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	_, err := benchcorpus.Ensure(context.Background(), benchcorpus.Spec{Docs: n}, &benchcorpus.BuildOptions{Logger: logger})
+	return err
 }
 
-func benchIndexPath(tb testing.TB, n int) string {
-	dir := os.Getenv("SIMDEX_CACHE")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "simdex")
-	}
-	return filepath.Join(dir, "bench", fmt.Sprintf("similar-%d-%08x.db", n, index.DefaultOptions().Scheme()))
-}
-
-// buildBenchIndex fills path with n synthetic documents (run in a child
-// process so that the benchmark's peak RSS is the serving process's).
-func buildBenchIndex(path string, n int) error {
-	ctx := context.Background()
-	opts := index.DefaultOptions()
-	st, err := sqlite.Open(ctx, path+".tmp", sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
-	if err != nil {
-		return err
-	}
-	ix, err := index.New(ctx, st, opts)
-	if err != nil {
-		return err
-	}
-	text := benchText(&testing.T{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	const batch = 64
-	next := 0
-	for w := 0; w < runtime.GOMAXPROCS(0)*2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				lo := next
-				next += batch
-				mu.Unlock()
-				if lo >= n || firstErr != nil {
-					return
-				}
-				var ins []index.Input
-				for i := lo; i < min(lo+batch, n); i++ {
-					ins = append(ins, input("bench/"+strconv.Itoa(i), synthDoc(text, i)))
-				}
-				for k := range ins {
-					if _, err := ix.Add(ctx, ins[k:k+1]); err != nil {
-						mu.Lock()
-						firstErr = err
-						mu.Unlock()
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	ix.Close()
-	if err := st.Close(); err != nil {
-		return err
-	}
-	if firstErr != nil {
-		return firstErr
-	}
-	return os.Rename(path+".tmp", path)
-}
-
-func ensureBenchIndex(b *testing.B, n int) string {
-	path := benchIndexPath(b, n)
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	os.Remove(path + ".tmp")
+// benchFixture returns the fixture of n documents, building it first in a
+// child process when it is missing or stale.
+func benchFixture(b *testing.B, n int) *benchcorpus.Fixture {
+	b.Helper()
 	start := time.Now()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), buildEnv+"="+path, "SIMDEX_TEST_BUILD_N="+strconv.Itoa(n))
+	cmd.Env = append(os.Environ(), buildEnv+"=fixture", "SIMDEX_TEST_BUILD_N="+strconv.Itoa(n))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		b.Fatalf("build benchmark index: %v", err)
+		b.Fatalf("build benchmark fixture: %v", err)
 	}
-	b.Logf("built %d-document index in %v", n, time.Since(start))
-	return path
-}
-
-func peakRSS() float64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-			return kb / 1024
-		}
+	f, err := benchcorpus.Ensure(context.Background(), benchcorpus.Spec{Docs: n}, nil)
+	if err != nil {
+		b.Fatal(err)
 	}
-	return 0
+	if d := time.Since(start); d > time.Minute {
+		b.Logf("fixture of %d documents ready in %v (%.0f documents/s when built)", n, d.Round(time.Second), f.Marker.DocsPerSecond)
+	}
+	return f
 }
 
 // BenchmarkSimilar measures "all versions of this file" by stored id on
-// indexes of 10,000 and 1,000,000 documents, reporting latency percentiles
-// and the process's peak RSS.
+// the benchcorpus fixtures of 10,000 and (with SIMDEX_BENCH_LARGE set)
+// 1,000,000 documents, one query at a time, reporting latency percentiles,
+// the serving process's peak RSS (setup excluded, index load included)
+// and matches per query:
+//
+//   - random: documents drawn uniformly, as a reviewer opens any
+//     document; most have no near-copy;
+//   - seeds: the seeds of the planted groups in turn, each with 1 to 8
+//     planted near-copies that must all be found (the op fails
+//     otherwise): recall is reported, and must be 1.
 func BenchmarkSimilar(b *testing.B) {
 	for _, n := range []int{10_000, 1_000_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			if n > 10_000 && os.Getenv("SIMDEX_BENCH_LARGE") == "" {
 				b.Skip("set SIMDEX_BENCH_LARGE=1 (make bench does) to build and query the 1,000,000-document index")
 			}
-			path := ensureBenchIndex(b, n)
-			ctx := context.Background()
-			opts := index.DefaultOptions()
-			st, err := sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme()})
-			if err != nil {
-				b.Fatal(err)
+			f := benchFixture(b, n)
+			for _, mode := range []string{"random", "seeds"} {
+				b.Run(mode, func(b *testing.B) { benchSimilar(b, f, mode == "seeds") })
 			}
-			defer st.Close()
-			ix, err := index.New(ctx, st, opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ix.Close()
-			stats, _ := st.Stats(ctx)
-			r := rand.New(rand.NewPCG(1, 2))
-			lat := make([]time.Duration, 0, b.N)
-			matches := 0
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				id := index.DocID(1 + r.Int64N(stats.Documents))
-				t := time.Now()
-				ms, err := ix.Similar(ctx, id, index.DefaultThresholds())
-				lat = append(lat, time.Since(t))
-				if err != nil {
-					b.Fatal(err)
-				}
-				matches += len(ms)
-			}
-			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-			b.ReportMetric(peakRSS(), "peak-RSS-MiB")
-			b.ReportMetric(float64(matches)/float64(b.N), "matches/op")
 		})
+	}
+}
+
+func benchSimilar(b *testing.B, f *benchcorpus.Fixture, seeds bool) {
+	ctx := context.Background()
+	if err := benchcorpus.ResetPeakRSS(); err != nil {
+		b.Log(err)
+	}
+	ix, st, err := f.Open(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	defer ix.Close()
+	groups := f.Corpus.Groups()
+	r := rand.New(rand.NewPCG(1, 2))
+	query := func(i int) (index.DocID, *benchcorpus.Group) {
+		if seeds {
+			g := &groups[i%len(groups)]
+			return f.ID(g.Seed), g
+		}
+		return f.ID(r.IntN(f.Corpus.Len())), nil
+	}
+	// Warm the caches (the OS's and SQLite's) with queries not measured.
+	for i := range 100 {
+		id, _ := query(len(groups) - 1 - i)
+		if _, err := ix.Similar(ctx, id, index.DefaultThresholds()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	matches, planted, found := 0, 0, 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id, g := query(i)
+		t := time.Now()
+		ms, err := ix.Similar(ctx, id, index.DefaultThresholds())
+		lat = append(lat, time.Since(t))
+		if err != nil {
+			b.Fatal(err)
+		}
+		matches += len(ms)
+		if g == nil {
+			continue
+		}
+		got := make(map[index.DocID]bool, len(ms))
+		for _, m := range ms {
+			got[m.Record.ID] = true
+		}
+		for _, m := range g.Members {
+			planted++
+			if got[f.ID(m.Doc)] {
+				found++
+			} else {
+				b.Errorf("seed %d: planted %v copy %d not found", g.Seed, m.Kind, m.Doc)
+			}
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(benchcorpus.PeakRSS(), "peak-RSS-MiB")
+	b.ReportMetric(float64(matches)/float64(b.N), "matches/op")
+	if planted > 0 {
+		b.ReportMetric(float64(found)/float64(planted), "recall")
 	}
 }
 
