@@ -326,7 +326,7 @@ func Build(ctx context.Context, c *Corpus, path string, opts *BuildOptions) (Mar
 	fail := func(err error) {
 		errOnce.Do(func() { buildErr = err; cancel() })
 	}
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), CPUTime()
 	for range o.Workers {
 		wg.Add(1)
 		go func() {
@@ -374,7 +374,7 @@ func Build(ctx context.Context, c *Corpus, path string, opts *BuildOptions) (Mar
 	}
 	el := time.Since(start)
 	return Marker{Spec: c.Spec(), Built: start.UTC().Round(time.Second), BuildSeconds: el.Seconds(),
-		DocsPerSecond: float64(n) / el.Seconds(), CPUSeconds: (cpuTime() - cpu0).Seconds(), Workers: o.Workers, Batch: o.Batch, CacheMiB: o.CacheMiB, GoMaxProcs: runtime.GOMAXPROCS(0)}, ids, nil
+		DocsPerSecond: float64(n) / el.Seconds(), CPUSeconds: (CPUTime() - cpu0).Seconds(), Workers: o.Workers, Batch: o.Batch, CacheMiB: o.CacheMiB, GoMaxProcs: runtime.GOMAXPROCS(0)}, ids, nil
 }
 
 // ID returns the index id of document i.

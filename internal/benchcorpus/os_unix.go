@@ -26,8 +26,10 @@ func lockFile(path string) (func(), error) {
 	}, nil
 }
 
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
+// CPUTime returns the CPU time (user and system, every thread) the process
+// has used: on a shared machine, work per CPU-second is steadier than per
+// wall-clock second.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
