@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
@@ -26,6 +27,14 @@ type holdCache struct {
 	// scope over the holds.
 	watch     *index.Watchlist
 	holdScope Scope
+}
+
+// heldFlagger is a Store that records held documents and raises flags in
+// one transaction (policy/sqlite's is): a document that matches a hold is
+// then committed, and waits for the disk, once instead of twice before its
+// event may be settled.
+type heldFlagger interface {
+	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, actor string, at time.Time) (int, []Flag, error)
 }
 
 // watcher is an Index that can compare a document with a fixed set of
@@ -261,22 +270,30 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 	if f, ok := e.duplicate(r, ms); ok {
 		flags = append(flags, f)
 	}
-	if len(held) > 0 {
-		n, err := e.st.AddHeld(ctx, held)
-		if err != nil {
-			return ch, fmt.Errorf("record held: %w", err)
+	n := 0
+	if hf, ok := e.st.(heldFlagger); ok && len(held) > 0 {
+		// One commit for the held records and the flags.
+		if n, ch.Flags, err = hf.AddHeldAndFlags(ctx, held, flags, "ingest", e.now()); err != nil {
+			return ch, fmt.Errorf("record held and flags: %w", err)
 		}
-		if n == 0 {
-			// Held before (a redelivery): it was enforced then, and the
-			// sweep retries what failed.
-			enforce = nil
+		e.publish(ctx, ch.Flags)
+	} else {
+		if len(held) > 0 {
+			if n, err = e.st.AddHeld(ctx, held); err != nil {
+				return ch, fmt.Errorf("record held: %w", err)
+			}
 		}
-		if n > 0 && held[0].Seed {
-			e.invalidate()
+		if ch.Flags, err = e.raise(ctx, flags, "ingest"); err != nil {
+			return ch, err
 		}
 	}
-	if ch.Flags, err = e.raise(ctx, flags, "ingest"); err != nil {
-		return ch, err
+	if len(held) > 0 && n == 0 {
+		// Held before (a redelivery): it was enforced then, and the sweep
+		// retries what failed.
+		enforce = nil
+	}
+	if n > 0 && held[0].Seed {
+		e.invalidate()
 	}
 	for _, h := range enforce {
 		var p Placement

@@ -90,6 +90,12 @@ type Store struct {
 
 var _ policy.Store = (*Store)(nil)
 
+// The ingest check commits a matching document once through this method
+// when the store has it (policy's heldFlagger).
+var _ interface {
+	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, actor string, at time.Time) (int, []policy.Flag, error)
+} = (*Store)(nil)
+
 // Open opens or creates the store at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Store, error) {
 	db, err := sqlitedb.Open(ctx, path, migrations)
@@ -438,37 +444,72 @@ func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string,
 	}
 	var added []policy.Flag
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		added = added[:0]
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO flag(kind, doc, rule, matter, status, created, updated, body)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(kind, doc, rule, matter) DO NOTHING RETURNING id`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, f := range flags {
-			f.Status, f.Created, f.Updated, f.Published, f.Actor, f.Reason = policy.StatusOpen, at.UTC(), at.UTC(), false, "", ""
-			b, err := json.Marshal(f)
-			if err != nil {
-				return err
-			}
-			err = stmt.QueryRowContext(ctx, f.Kind, f.Document.ID, f.Rule, f.Matter, f.Status, ns(at), ns(at), string(b)).Scan(&f.ID)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // raised before
-			}
-			if err != nil {
-				return fmt.Errorf("store flag %s on %d: %w", f.Kind, f.Document.ID, err)
-			}
-			added = append(added, f)
-			d, _ := json.Marshal(map[string]any{"document": f.Document, "object": f.Object, "source_document": f.Source, "evidence": f.Evidence})
-			if err := appendAudit(ctx, tx, policy.AuditEntry{Time: at, Actor: actor, Action: policy.AuditFlagRaise,
-				Object: fmt.Sprintf("flag:%d", f.ID), Reason: string(f.Kind) + " " + f.Rule + f.Matter, Details: d}); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		added, err = addFlags(ctx, tx, flags, actor, at)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return added, nil
+}
+
+// AddHeldAndFlags records held documents (as AddHeld) and inserts flags
+// (as AddFlags) in one transaction: the ingest check of a document that
+// matches a hold then commits, and waits for the disk, once instead of
+// twice.
+func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, actor string, at time.Time) (int, []policy.Flag, error) {
+	var (
+		n     int
+		added []policy.Flag
+	)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if len(held) > 0 {
+			if n, err = addHeld(ctx, tx, held); err != nil {
+				return err
+			}
+		}
+		if len(flags) > 0 {
+			added, err = addFlags(ctx, tx, flags, actor, at)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return n, added, nil
+}
+
+// addFlags inserts the flags not stored yet, each with its audit entry,
+// and returns them.
+func addFlags(ctx context.Context, tx *sql.Tx, flags []policy.Flag, actor string, at time.Time) ([]policy.Flag, error) {
+	var added []policy.Flag
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO flag(kind, doc, rule, matter, status, created, updated, body)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(kind, doc, rule, matter) DO NOTHING RETURNING id`)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	for _, f := range flags {
+		f.Status, f.Created, f.Updated, f.Published, f.Actor, f.Reason = policy.StatusOpen, at.UTC(), at.UTC(), false, "", ""
+		b, err := json.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		err = stmt.QueryRowContext(ctx, f.Kind, f.Document.ID, f.Rule, f.Matter, f.Status, ns(at), ns(at), string(b)).Scan(&f.ID)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // raised before
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store flag %s on %d: %w", f.Kind, f.Document.ID, err)
+		}
+		added = append(added, f)
+		d, _ := json.Marshal(map[string]any{"document": f.Document, "object": f.Object, "source_document": f.Source, "evidence": f.Evidence})
+		if err := appendAudit(ctx, tx, policy.AuditEntry{Time: at, Actor: actor, Action: policy.AuditFlagRaise,
+			Object: fmt.Sprintf("flag:%d", f.ID), Reason: string(f.Kind) + " " + f.Rule + f.Matter, Details: d}); err != nil {
+			return nil, err
+		}
 	}
 	return added, nil
 }
