@@ -17,16 +17,20 @@ import (
 //
 // Match finds every listed content that Similar would report for the same
 // document (and possibly more): a listed content is a candidate when it
-// shares any LSH band key, chunk or anchor with the document, or is within
-// CandidateHamming bits of its SimHash — a superset of the candidates a
-// search of the store proposes — and candidates are scored by the same
-// code as Similar, templates and ubiquitous chunks included.
+// shares any LSH band key or chunk with the document, at least two anchors
+// making AnchorShare of the smaller one's, or is within CandidateHamming
+// bits of its SimHash — the rules of a search of the store without its
+// limits on common keys, so a superset of its candidates (up to
+// collisions of the store's 31-bit posting keys) — and candidates are
+// scored by the same code as Similar, templates and ubiquitous chunks
+// included.
 type Watchlist struct {
-	ix   *Index
-	fps  map[ContentID]*Fingerprint
-	keys map[watchKey][]ContentID
-	sims []uint64
-	ids  []ContentID
+	ix      *Index
+	fps     map[ContentID]*Fingerprint
+	keys    map[watchKey][]ContentID
+	sims    []uint64
+	ids     []ContentID
+	anchors map[ContentID]int // how many anchors each content has
 }
 
 // watchKey is a candidate key of one kind: a band key, a chunk hash or an
@@ -45,7 +49,8 @@ const (
 // Watch loads the fingerprints of contents into a Watchlist. Contents not
 // in the store (removed) are left out.
 func (ix *Index) Watch(ctx context.Context, contents []ContentID) (*Watchlist, error) {
-	w := &Watchlist{ix: ix, fps: make(map[ContentID]*Fingerprint, len(contents)), keys: make(map[watchKey][]ContentID)}
+	w := &Watchlist{ix: ix, fps: make(map[ContentID]*Fingerprint, len(contents)), keys: make(map[watchKey][]ContentID),
+		anchors: make(map[ContentID]int, len(contents))}
 	ids := slices.Clone(contents)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
@@ -73,9 +78,11 @@ func (ix *Index) Watch(ctx context.Context, contents []ContentID) (*Watchlist, e
 		for _, c := range fp.Chunks {
 			add(watchChunk, c.Hash, id)
 		}
-		for _, a := range fp.Anchors() {
+		anchors := fp.Anchors()
+		for _, a := range anchors {
 			add(watchAnchor, a, id)
 		}
+		w.anchors[id] = len(anchors)
 		w.sims = append(w.sims, fp.SimHash)
 		w.ids = append(w.ids, id)
 	}
@@ -117,8 +124,32 @@ func (w *Watchlist) Match(ctx context.Context, fp *Fingerprint, th Thresholds) (
 	for _, c := range fp.Chunks {
 		look(watchChunk, c.Hash)
 	}
+	// Anchors propose a content sharing at least two of them, making at
+	// least AnchorShare of the smaller document's (template samples left
+	// out of the query's, as SimilarTo does): common phrases alone propose
+	// nothing.
+	w.ix.templates.mu.RLock()
+	tmpl := w.ix.templates.samples
+	var sharedAnchors map[ContentID]int
+	queried := 0
 	for _, a := range fp.Anchors() {
-		look(watchAnchor, a)
+		if _, ok := tmpl[uint32(a>>32)]; ok {
+			continue
+		}
+		queried++
+		for _, id := range w.keys[watchKey{watchAnchor, a}] {
+			if sharedAnchors == nil {
+				sharedAnchors = make(map[ContentID]int)
+			}
+			sharedAnchors[id]++
+		}
+	}
+	w.ix.templates.mu.RUnlock()
+	for id, n := range sharedAnchors {
+		if smaller := min(queried, w.anchors[id]); n >= 2 && smaller > 0 && float64(n)/float64(smaller) >= w.ix.opts.AnchorShare && !seen[id] {
+			seen[id] = true
+			cands = append(cands, id)
+		}
 	}
 	if w.ix.opts.CandidateHamming >= 0 {
 		for _, i := range sketch.Near(w.sims, fp.SimHash, w.ix.opts.CandidateHamming, nil) {
