@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -500,5 +501,80 @@ func TestSchedulerErrors(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIngestEnforcementFailureIsRetried: when the legal hold of a new
+// near-copy cannot be turned on, the document is still recorded held (so
+// nothing deletes it) and flagged, the failure is audited, and the check
+// fails so that the event is redelivered; the redelivery turns the hold on
+// and audits it, without raising the flag again.
+func TestIngestEnforcementFailureIsRetried(t *testing.T) {
+	tx := texts(t)
+	apache := tx["Apache-2.0"]
+	en := newEnv(t, policy.DefaultConfig())
+	ids := en.add(doc{key: "seed.txt", text: apache})
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-9", Reason: "litigation",
+		Seeds: ids, Scope: policy.DefaultScope()}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	enforced := func() (ok, failed int) {
+		t.Helper()
+		err := en.st.Audit(ctx, 1, func(a policy.AuditEntry) error {
+			if a.Action == policy.AuditEnforceHold && a.Actor == "ingest" {
+				if strings.Contains(string(a.Details), "connection refused") {
+					failed++
+				} else {
+					ok++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok, failed
+	}
+
+	en.enf.mu.Lock()
+	en.enf.failHold = true
+	en.enf.mu.Unlock()
+	later := en.add(doc{bucket: "uploads", key: "later.txt", text: edit(apache, 5, 3)})
+	checks, err := en.e.CheckIngested(ctx, later)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("check with S3 unreachable: %v, want the enforcement error", err)
+	}
+	if en.enf.held["s3:main/uploads/later.txt@v1"] {
+		t.Fatal("legal hold on although S3 failed")
+	}
+	held, err := en.e.HeldDocuments(ctx, "M-9")
+	if err != nil || !slices.Contains(held, later[0]) {
+		t.Fatalf("held documents %v, %v: the failed copy must be recorded held", held, err)
+	}
+	if len(checks) != 0 {
+		t.Errorf("checks = %+v for a failed check", checks)
+	}
+	if ok, failed := enforced(); ok != 0 || failed != 1 {
+		t.Errorf("audited %d enforcements and %d failures, want 0 and 1", ok, failed)
+	}
+
+	en.enf.mu.Lock()
+	en.enf.failHold = false
+	en.enf.mu.Unlock()
+	again, err := en.e.CheckIngested(ctx, later)
+	if err != nil {
+		t.Fatalf("redelivery: %v", err)
+	}
+	if !en.enf.held["s3:main/uploads/later.txt@v1"] {
+		t.Error("redelivery did not turn the legal hold on")
+	}
+	if len(again) != 1 || len(again[0].Flags) != 0 {
+		t.Errorf("redelivery raised %+v", again)
+	}
+	if n := len(en.flags(policy.FlagFilter{Kind: policy.KindHoldMatch, Matter: "M-9"})); n != 1 {
+		t.Errorf("%d hold-match flags, want 1", n)
+	}
+	if ok, failed := enforced(); ok != 1 || failed != 1 {
+		t.Errorf("audited %d enforcements and %d failures, want 1 and 1", ok, failed)
 	}
 }

@@ -75,6 +75,7 @@ type fakeEnforcer struct {
 	held     map[string]bool     // index key@version
 	deleted  map[string]bool
 	failRead bool
+	failHold bool // HoldAll fails, as S3 does when unreachable
 }
 
 func newFakeEnforcer() *fakeEnforcer {
@@ -84,6 +85,9 @@ func newFakeEnforcer() *fakeEnforcer {
 func (f *fakeEnforcer) HoldAll(_ context.Context, o policy.Object) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failHold {
+		return nil, fmt.Errorf("connection refused")
+	}
 	vs := f.versions[o.IndexKey]
 	if len(vs) == 0 {
 		vs = []string{o.VersionID}

@@ -197,8 +197,21 @@ func (e *Engine) holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores
 // enforce turns on the S3 legal hold of every version of each distinct
 // object and audits the outcome.
 func (e *Engine) enforce(ctx context.Context, matter string, objs []Object, actor string, p *Placement) {
-	if e.enf == nil || len(objs) == 0 {
+	a, ok := e.turnOn(ctx, matter, objs, actor, p)
+	if !ok {
 		return
+	}
+	if err := e.st.Append(ctx, a); err != nil {
+		e.logger.Error("auditing legal holds turned on", "hold_id", matter, "err", err)
+	}
+}
+
+// turnOn turns the legal hold of matter on for every version of objs,
+// counting what it did in p, and returns the audit entry saying so, for
+// the caller to commit; ok is false when there is nothing to audit.
+func (e *Engine) turnOn(ctx context.Context, matter string, objs []Object, actor string, p *Placement) (a AuditEntry, ok bool) {
+	if e.enf == nil || len(objs) == 0 {
+		return AuditEntry{}, false
 	}
 	seen := map[string]bool{}
 	var distinct []Object
@@ -229,13 +242,10 @@ func (e *Engine) enforce(ctx context.Context, matter string, objs []Object, acto
 		return nil
 	})
 	if p.Enforced == 0 && len(p.EnforceErrors) == 0 {
-		return
+		return AuditEntry{}, false
 	}
-	a := AuditEntry{Time: e.now(), Actor: actor, Action: AuditEnforceHold, Object: "hold:" + matter,
-		Details: details(map[string]any{"versions": versions, "errors": p.EnforceErrors})}
-	if err := e.st.Append(ctx, a); err != nil {
-		e.logger.Error("auditing legal holds turned on", "hold_id", matter, "err", err)
-	}
+	return AuditEntry{Time: e.now(), Actor: actor, Action: AuditEnforceHold, Object: "hold:" + matter,
+		Details: details(map[string]any{"versions": versions, "errors": p.EnforceErrors})}, true
 }
 
 // ReleaseHold releases an active hold. reason and actor are required

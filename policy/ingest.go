@@ -29,12 +29,12 @@ type holdCache struct {
 	holdScope Scope
 }
 
-// heldFlagger is a Store that records held documents and raises flags in
-// one transaction (policy/sqlite's is): a document that matches a hold is
-// then committed, and waits for the disk, once instead of twice before its
-// event may be settled.
+// heldFlagger is a Store that records held documents, raises flags and
+// appends audit entries in one transaction (policy/sqlite's is): a
+// document that matches a hold is then committed, and waits for the disk,
+// once instead of three times before its event may be settled.
 type heldFlagger interface {
-	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, actor string, at time.Time) (int, []Flag, error)
+	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, audit []AuditEntry, actor string, at time.Time) (int, []Flag, error)
 }
 
 // watcher is an Index that can compare a document with a fixed set of
@@ -270,22 +270,48 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 	if f, ok := e.duplicate(r, ms); ok {
 		flags = append(flags, f)
 	}
-	n := 0
 	if hf, ok := e.st.(heldFlagger); ok && len(held) > 0 {
-		// One commit for the held records and the flags.
-		if n, ch.Flags, err = hf.AddHeldAndFlags(ctx, held, flags, "ingest", e.now()); err != nil {
-			return ch, fmt.Errorf("record held and flags: %w", err)
-		}
-		e.publish(ctx, ch.Flags)
-	} else {
-		if len(held) > 0 {
-			if n, err = e.st.AddHeld(ctx, held); err != nil {
-				return ch, fmt.Errorf("record held: %w", err)
+		// Legal holds first, so that their audit entries join the one
+		// commit of the held records and the flags. A crash before that
+		// commit leaves the event unsettled: it is checked again, and the
+		// holds, already on, are turned on again (S3 accepts that).
+		var (
+			audit    []AuditEntry
+			failures []string
+		)
+		for _, h := range enforce {
+			var p Placement
+			if a, ok := e.turnOn(ctx, h.Matter, []Object{obj}, "ingest", &p); ok {
+				audit = append(audit, a)
+			}
+			for _, f := range p.EnforceErrors {
+				failures = append(failures, fmt.Sprintf("hold %s: turn legal hold on: %s", h.Matter, f))
 			}
 		}
-		if ch.Flags, err = e.raise(ctx, flags, "ingest"); err != nil {
-			return ch, err
+		n, added, err := hf.AddHeldAndFlags(ctx, held, flags, audit, "ingest", e.now())
+		if err != nil {
+			return ch, fmt.Errorf("record held and flags: %w", err)
 		}
+		ch.Flags = added
+		e.publish(ctx, ch.Flags)
+		if n > 0 && held[0].Seed {
+			e.invalidate()
+		}
+		if len(failures) > 0 {
+			// Recorded held, so nothing deletes it meanwhile; the event
+			// is redelivered and the legal hold tried again.
+			return ch, errors.New(failures[0])
+		}
+		return ch, nil
+	}
+	n := 0
+	if len(held) > 0 {
+		if n, err = e.st.AddHeld(ctx, held); err != nil {
+			return ch, fmt.Errorf("record held: %w", err)
+		}
+	}
+	if ch.Flags, err = e.raise(ctx, flags, "ingest"); err != nil {
+		return ch, err
 	}
 	if len(held) > 0 && n == 0 {
 		// Held before (a redelivery): it was enforced then, and the sweep

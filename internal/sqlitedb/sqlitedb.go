@@ -7,6 +7,7 @@ package sqlitedb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -66,6 +67,33 @@ func step(ctx context.Context, db *sql.DB, to int, ddl string) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// ExecUnsynced runs one statement committed without waiting for the disk
+// (synchronous=NORMAL for its transaction alone), for writes whose loss
+// costs only repeated, idempotent work, such as marking notifications
+// sent. In WAL mode such a commit survives a crash of the process; a power
+// loss may undo it (never reorder it), and the next synced commit makes it
+// durable too. The connection is back to full sync when it returns, or
+// is discarded.
+func ExecUnsynced(ctx context.Context, db *sql.DB, query string, args ...any) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return err
+	}
+	defer func() {
+		// Never leave a connection that skips fsync in the pool.
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous = FULL"); rerr != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			err = errors.Join(err, fmt.Errorf("restore synchronous = FULL: %w", rerr))
+		}
+	}()
+	_, err = conn.ExecContext(ctx, query, args...)
+	return err
 }
 
 // Millis stores a time as Unix milliseconds; the zero time is 0.

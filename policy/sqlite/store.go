@@ -93,7 +93,7 @@ var _ policy.Store = (*Store)(nil)
 // The ingest check commits a matching document once through this method
 // when the store has it (policy's heldFlagger).
 var _ interface {
-	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, actor string, at time.Time) (int, []policy.Flag, error)
+	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, []policy.Flag, error)
 } = (*Store)(nil)
 
 // Open opens or creates the store at path and migrates its schema.
@@ -454,11 +454,11 @@ func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string,
 	return added, nil
 }
 
-// AddHeldAndFlags records held documents (as AddHeld) and inserts flags
-// (as AddFlags) in one transaction: the ingest check of a document that
-// matches a hold then commits, and waits for the disk, once instead of
-// twice.
-func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, actor string, at time.Time) (int, []policy.Flag, error) {
+// AddHeldAndFlags records held documents (as AddHeld), inserts flags (as
+// AddFlags) and appends audit entries (as Append) in one transaction: the
+// ingest check of a document that matches a hold then commits, and waits
+// for the disk, once.
+func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, []policy.Flag, error) {
 	var (
 		n     int
 		added []policy.Flag
@@ -471,9 +471,16 @@ func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flag
 			}
 		}
 		if len(flags) > 0 {
-			added, err = addFlags(ctx, tx, flags, actor, at)
+			if added, err = addFlags(ctx, tx, flags, actor, at); err != nil {
+				return err
+			}
 		}
-		return err
+		for _, a := range audit {
+			if err := appendAudit(ctx, tx, a); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, nil, err
@@ -671,8 +678,9 @@ func (s *Store) MarkPublished(ctx context.Context, ids []int64) error {
 	for i, id := range ids {
 		args[i] = id
 	}
-	_, err := s.db.ExecContext(ctx, `UPDATE flag SET published = 1 WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)`, args...)
-	return err
+	// Losing the mark only publishes the flags again, which subscribers
+	// must accept anyway: it need not wait for the disk.
+	return sqlitedb.ExecUnsynced(ctx, s.db, `UPDATE flag SET published = 1 WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)`, args...)
 }
 
 // StartRun implements policy.RunStore.
