@@ -24,19 +24,14 @@ import (
 // Match is one near-copy in the JSON answers of the API and the CLI.
 // ContainmentAB is the share of the queried document found in the match.
 type Match struct {
-	ID            index.DocID `json:"id"`
-	Name          string      `json:"name"`
-	Key           string      `json:"key"`
-	Path          []string    `json:"path,omitempty"`
-	Parent        index.DocID `json:"parent,omitempty"`
-	Query         string      `json:"query,omitempty"`
-	Resemblance   float64     `json:"resemblance"`
-	ContainmentAB float64     `json:"containment_ab"`
-	ContainmentBA float64     `json:"containment_ba"`
-	BytesInCommon int64       `json:"bytes_in_common"`
-	Hamming       int         `json:"hamming"`
-	Exact         bool        `json:"exact"`
-	SameBytes     bool        `json:"same_bytes"`
+	ID     index.DocID `json:"id"`
+	Name   string      `json:"name"`
+	Key    string      `json:"key"`
+	Path   []string    `json:"path,omitempty"`
+	Parent index.DocID `json:"parent,omitempty"`
+	Query  string      `json:"query,omitempty"`
+	index.Scores
+	SameBytes bool `json:"same_bytes"`
 }
 
 // Matches converts index matches; query names the part of an uploaded file
@@ -46,11 +41,17 @@ func Matches(ms []index.Match, query string) []Match {
 	for _, m := range ms {
 		out = append(out, Match{
 			ID: m.Record.ID, Name: m.Record.Name, Key: m.Record.Key, Path: m.Record.Path, Parent: m.Record.Parent, Query: query,
-			Resemblance: round3(m.Resemblance), ContainmentAB: round3(m.ContainmentAB), ContainmentBA: round3(m.ContainmentBA),
-			BytesInCommon: m.BytesInCommon, Hamming: m.Hamming, Exact: m.Exact, SameBytes: m.SameBytes,
+			Scores: rounded(m.Scores), SameBytes: m.SameBytes,
 		})
 	}
 	return out
+}
+
+// rounded returns s with its shares rounded to three decimals, as the
+// API shows them.
+func rounded(s index.Scores) index.Scores {
+	s.Resemblance, s.ContainmentAB, s.ContainmentBA = round3(s.Resemblance), round3(s.ContainmentAB), round3(s.ContainmentBA)
+	return s
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

@@ -248,14 +248,9 @@ func (a *api) diff(w http.ResponseWriter, r *http.Request) {
 
 // FamilyEdge is a scored near-copy pair inside a family.
 type FamilyEdge struct {
-	A             index.DocID `json:"a"`
-	B             index.DocID `json:"b"`
-	Resemblance   float64     `json:"resemblance"`
-	ContainmentAB float64     `json:"containment_ab"`
-	ContainmentBA float64     `json:"containment_ba"`
-	BytesInCommon int64       `json:"bytes_in_common"`
-	Hamming       int         `json:"hamming"`
-	Exact         bool        `json:"exact"`
+	A index.DocID `json:"a"`
+	B index.DocID `json:"b"`
+	index.Scores
 }
 
 // FamilyResponse is the answer of GET /api/v1/documents/{id}/family.
@@ -321,8 +316,7 @@ func Family(ctx context.Context, ix *index.Index, root *index.Record, th index.T
 				members[m.Record.ID] = m.Record
 				order = append(order, m.Record.ID)
 			}
-			e := FamilyEdge{A: id, B: m.Record.ID, Resemblance: round3(m.Resemblance), ContainmentAB: round3(m.ContainmentAB),
-				ContainmentBA: round3(m.ContainmentBA), BytesInCommon: m.BytesInCommon, Hamming: m.Hamming, Exact: m.Exact}
+			e := FamilyEdge{A: id, B: m.Record.ID, Scores: rounded(m.Scores)}
 			if e.A > e.B {
 				e.A, e.B, e.ContainmentAB, e.ContainmentBA = e.B, e.A, e.ContainmentBA, e.ContainmentAB
 			}
