@@ -38,34 +38,8 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 	// Contained documents share few bands and often no whole chunk: pairs
 	// sharing at least AnchorShare of the smaller one's anchors (and two
 	// anchors) are candidates too.
-	type shared struct{ n, small int }
-	byAnchor := make(map[[2]ContentID]shared)
-	err = ix.store.AnchorGroups(ctx, limit, func(ids []ContentID, counts []int) error {
-		for i := 0; i < len(ids); i++ {
-			for j := i + 1; j < len(ids); j++ {
-				a, b, small := ids[i], ids[j], min(counts[i], counts[j])
-				if a > b {
-					a, b = b, a
-				}
-				k := [2]ContentID{a, b}
-				if _, ok := cand[k]; ok {
-					continue
-				}
-				sh := byAnchor[k]
-				sh.n++
-				sh.small = small
-				byAnchor[k] = sh
-			}
-		}
-		return ctx.Err()
-	})
-	if err != nil {
-		return fmt.Errorf("find candidate pairs by anchor: %w", err)
-	}
-	for k, sh := range byAnchor {
-		if sh.n >= 2 && float64(sh.n) >= ix.opts.AnchorShare*float64(sh.small) {
-			cand[k] = struct{}{}
-		}
+	if err := ix.anchorPairs(ctx, limit, func(a, b ContentID) { cand[[2]ContentID{a, b}] = struct{}{} }); err != nil {
+		return err
 	}
 	pairs := make([][2]ContentID, 0, len(cand))
 	need := make(map[ContentID]struct{})
@@ -112,6 +86,108 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 		if err := fn(Pair{A: p[0], B: p[1], Scores: s}); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// anchorPairs calls add(a, b), a < b, with every pair of contents that
+// share at least two anchors held by at most limit contents, and at least
+// AnchorShare of the anchors of the one with fewer.
+//
+// It counts shared anchors content by content with a dense counter rather
+// than per pair in a map: the work is the same (every pair inside every
+// anchor group is visited once), but a map operation per visit cost three
+// quarters of a 50,000-file scan's analysis on a corpus of overlapping
+// excerpts, where anchor groups hold hundreds of contents.
+func (ix *Index) anchorPairs(ctx context.Context, limit int, add func(a, b ContentID)) error {
+	var (
+		dense   = make(map[ContentID]int32)
+		ids     []ContentID // dense index → content
+		anchors []int       // dense index → the content's anchor count
+		members []int32     // every group's members, group after group
+		starts  = []int{0}  // group g is members[starts[g]:starts[g+1]]
+	)
+	err := ix.store.AnchorGroups(ctx, limit, func(group []ContentID, counts []int) error {
+		for i, id := range group {
+			d, ok := dense[id]
+			if !ok {
+				d = int32(len(ids))
+				dense[id] = d
+				ids = append(ids, id)
+				anchors = append(anchors, counts[i])
+			}
+			members = append(members, d)
+		}
+		starts = append(starts, len(members))
+		return ctx.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("find candidate pairs by anchor: %w", err)
+	}
+	// Renumber in content order, and sort each group, so that the members
+	// after a content in a group are exactly its pairs a < b there.
+	order := make([]int32, len(ids))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(ids[x], ids[y]) })
+	rank := make([]int32, len(ids))
+	sortedIDs := make([]ContentID, len(ids))
+	sortedAnchors := make([]int, len(ids))
+	for r, d := range order {
+		rank[d] = int32(r)
+		sortedIDs[r], sortedAnchors[r] = ids[d], anchors[d]
+	}
+	ids, anchors = sortedIDs, sortedAnchors
+	for i, d := range members {
+		members[i] = rank[d]
+	}
+	// end[i] is where the group of members[i] ends; at[c] lists the
+	// positions in members of content c (compressed rows).
+	end := make([]int32, len(members))
+	at := make([]int32, len(members))
+	first := make([]int32, len(ids)+1)
+	for g := 0; g+1 < len(starts); g++ {
+		m := members[starts[g]:starts[g+1]]
+		slices.Sort(m)
+		for i := starts[g]; i < starts[g+1]; i++ {
+			end[i] = int32(starts[g+1])
+			first[members[i]+1]++
+		}
+	}
+	for c := range ids {
+		first[c+1] += first[c]
+	}
+	fill := slices.Clone(first[:len(ids)])
+	for i, c := range members {
+		at[fill[c]] = int32(i)
+		fill[c]++
+	}
+	shared := make([]int32, len(ids))
+	var touched []int32
+	for a := range ids {
+		if a%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, i := range at[first[a]:first[a+1]] {
+			for _, b := range members[i+1 : end[i]] {
+				if int(b) == a {
+					continue // listed twice in one group
+				}
+				if shared[b] == 0 {
+					touched = append(touched, b)
+				}
+				shared[b]++
+			}
+		}
+		for _, b := range touched {
+			n := shared[b]
+			shared[b] = 0
+			if n >= 2 && float64(n) >= ix.opts.AnchorShare*float64(min(anchors[a], anchors[b])) {
+				add(ids[a], ids[b])
+			}
+		}
+		touched = touched[:0]
 	}
 	return nil
 }
