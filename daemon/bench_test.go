@@ -113,6 +113,9 @@ func (r *rig) benchConfig(dataDir string) Config {
 	if v, err := strconv.Atoi(os.Getenv("SIMDEX_BENCH_WORKERS")); err == nil && v > 0 {
 		cfg.Pipeline.Workers = v
 	}
+	if os.Getenv("SIMDEX_BENCH_DUPLICATES") == "off" {
+		cfg.Policy.Duplicates.Enabled = false
+	}
 	return cfg
 }
 
