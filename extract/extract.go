@@ -39,9 +39,10 @@ type Document struct {
 	Text string
 	// Meta is the document's metadata.
 	Meta Metadata
-	// SHA256 is the hash of this document's raw bytes.
+	// SHA256 is the hash of this document's raw bytes; zero when they
+	// could not all be read.
 	SHA256 [32]byte
-	// Size is the raw size in bytes.
+	// Size is the raw size in bytes (what was read, when the read failed).
 	Size int64
 	// Children are the attachments, archive members and embedded objects,
 	// in the order they appear.
@@ -106,7 +107,10 @@ func (x *Extractor) Extract(ctx context.Context, obj Object) (*Document, error) 
 	data, rerr := readAll(ctx, obj.Reader, x.lim.MaxObjectSize)
 	j := newJob(ctx, x.lim)
 	if rerr != nil {
-		d := &Document{Name: obj.Name, Path: path, Size: int64(len(data)), SHA256: sha256.Sum256(data)}
+		// Only part of the object was read: Size counts what was read (the
+		// "truncated" extra says so), and no hash is given, since a hash of
+		// the part would pass for the object's.
+		d := &Document{Name: obj.Name, Path: path, Size: int64(len(data))}
 		d.MediaType = sniff(data, obj.Name, obj.ContentType).media
 		switch {
 		case errors.Is(rerr, ErrTooLarge):

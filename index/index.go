@@ -162,7 +162,7 @@ func (ix *Index) Add(ctx context.Context, inputs []Input) ([]Result, error) {
 	results := make([]Result, len(inputs))
 	for i := range inputs {
 		in := &inputs[i]
-		e := Entry{Doc: in.Doc, Parent: in.Parent}
+		e := Entry{Doc: in.Doc, Parent: in.Parent, RawSHA256: in.RawSHA256, RawSize: in.RawSize}
 		if in.Doc.Error == "" {
 			fp, err := ix.Fingerprint(in.RawSHA256, in.RawSize, in.Text)
 			if err != nil {

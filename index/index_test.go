@@ -137,6 +137,7 @@ func TestBadText(t *testing.T) {
 	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
 	failed := input("failed", "")
 	failed.Doc.Error = "extract: encrypted PDF"
+	failed.RawSHA256, failed.RawSize = sha256.Sum256([]byte("%PDF-1.7 encrypted")), 18
 	res := add(t, ix, input("empty", " \n\t "), input("invalid", "ok \xff\xfe bad"), failed, input("fine", "some fine text here"))
 	if !errors.Is(res[0].Err, index.ErrEmpty) || res[0].ID == 0 {
 		t.Errorf("empty: %+v", res[0])
@@ -153,6 +154,11 @@ func TestBadText(t *testing.T) {
 	r, err := ix.Get(context.Background(), res[2].ID)
 	if err != nil || r.Error != "extract: encrypted PDF" {
 		t.Errorf("recorded error: %+v %v", r, err)
+	}
+	// A document without text keeps its raw hash and size, for review and
+	// load files.
+	if err == nil && (r.RawSHA256 != failed.RawSHA256 || r.RawSize != 18) {
+		t.Errorf("failed document's raw hash and size not recorded: %x, %d", r.RawSHA256, r.RawSize)
 	}
 }
 

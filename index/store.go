@@ -98,6 +98,11 @@ type Entry struct {
 	Parent int
 	// Text is the extracted text, kept for reviewers (diffs) when not nil.
 	Text []byte
+	// RawSHA256 and RawSize describe the raw object, recorded even when it
+	// has no fingerprint (a file that could not be extracted still needs
+	// its hash and size in a review or a load file). Zero when unknown.
+	RawSHA256 [32]byte
+	RawSize   int64
 }
 
 // Committed reports what a Put did for one entry.

@@ -267,7 +267,10 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 		}
 		var content sql.NullInt64
 		var rawSHA []byte
-		var rawSize int64
+		rawSize := e.RawSize
+		if e.RawSHA256 != ([32]byte{}) {
+			rawSHA = e.RawSHA256[:]
+		}
 		if fp := e.Fingerprint; fp != nil {
 			rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
 			c, err := s.putContent(ctx, &stmts, fp, e.Bands, &body, &posts)
