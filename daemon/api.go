@@ -165,9 +165,11 @@ func (a *api) thresholds(r *http.Request) (index.Thresholds, error) {
 }
 
 func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("document id %q: not a number", r.PathValue("id")))
+	id, ok := pathDocID(w, r)
+	if !ok {
+		return
+	}
+	if _, ok := a.getRecord(w, r, id); !ok {
 		return
 	}
 	th, err := a.thresholds(r)
@@ -175,7 +177,7 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	ms, err := a.ix.Similar(r.Context(), index.DocID(id), th)
+	ms, err := a.ix.Similar(r.Context(), id, th)
 	switch {
 	case errors.Is(err, index.ErrNotFound):
 		writeError(w, http.StatusNotFound, err)
@@ -183,7 +185,7 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 		a.logger.Error("similar by id", "doc_id", id, "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"matches": Matches(ms, "")})
+		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), Matches(ms, ""))})
 	}
 }
 
@@ -207,7 +209,7 @@ func (a *api) similarByUpload(w http.ResponseWriter, r *http.Request) {
 		a.logger.Error("similar by upload", "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"matches": ms})
+		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), ms)})
 	}
 }
 
@@ -279,18 +281,11 @@ func NewDocument(r *index.Record) Document {
 }
 
 func (a *api) document(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("document id %q: not a number", r.PathValue("id")))
+	id, ok := pathDocID(w, r)
+	if !ok {
 		return
 	}
-	rec, err := a.ix.Get(r.Context(), index.DocID(id))
-	switch {
-	case errors.Is(err, index.ErrNotFound):
-		writeError(w, http.StatusNotFound, err)
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err)
-	default:
+	if rec, ok := a.getRecord(w, r, id); ok {
 		writeJSON(w, http.StatusOK, NewDocument(rec))
 	}
 }
@@ -308,7 +303,7 @@ func (a *api) documentsByKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(recs)})
+	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
 }
 
 func (a *api) stats(w http.ResponseWriter, r *http.Request) {

@@ -233,7 +233,7 @@ func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.
 		return 0, fmt.Errorf("seed file %s has no text to compare: %w", name, err)
 	}
 	sum := sha256.Sum256(f.Data)
-	key := "hold-seed:" + matter + "/" + name
+	key := holdSeedPrefix + matter + "/" + name
 	out, err := a.ingester.Ingest(ctx, ingest.Object{
 		Key: key, VersionID: hex.EncodeToString(sum[:8]), Name: name, Source: "hold-seed",
 		Idempotency: key + "\x00" + hex.EncodeToString(sum[:]), KeepVersions: true,

@@ -102,12 +102,29 @@ func pathDocID(w http.ResponseWriter, r *http.Request) (index.DocID, bool) {
 	return index.DocID(id), true
 }
 
-// getRecord loads a document, answering 404 or 500 itself on failure.
+// holdSeedPrefix begins the key of a seed file uploaded with a hold:
+// "hold-seed:MATTER/NAME".
+const holdSeedPrefix = "hold-seed:"
+
+// keyVisible reports whether p may see the document stored under key:
+// every document, except seed files uploaded for a matter p cannot see
+// (they are that matter's evidence, and their key names it).
+func keyVisible(p auth.Principal, key string) bool {
+	rest, ok := strings.CutPrefix(key, holdSeedPrefix)
+	if !ok || p.AllMatters() {
+		return true
+	}
+	matter, _, _ := strings.Cut(rest, "/")
+	return p.CanSeeMatter(matter)
+}
+
+// getRecord loads a document the caller may see, answering 404 (also for
+// one it may not see) or 500 itself on failure.
 func (a *api) getRecord(w http.ResponseWriter, r *http.Request, id index.DocID) (*index.Record, bool) {
 	rec, err := a.ix.Get(r.Context(), id)
 	switch {
-	case errors.Is(err, index.ErrNotFound):
-		writeError(w, http.StatusNotFound, err)
+	case errors.Is(err, index.ErrNotFound) || (err == nil && !keyVisible(principal(r), rec.Key)):
+		writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w", id, index.ErrNotFound))
 		return nil, false
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err)
@@ -116,12 +133,20 @@ func (a *api) getRecord(w http.ResponseWriter, r *http.Request, id index.DocID) 
 	return rec, true
 }
 
-func documents(recs []*index.Record) []Document {
+// documents converts the records p may see.
+func documents(p auth.Principal, recs []*index.Record) []Document {
 	out := make([]Document, 0, len(recs))
 	for _, rec := range recs {
-		out = append(out, NewDocument(rec))
+		if keyVisible(p, rec.Key) {
+			out = append(out, NewDocument(rec))
+		}
 	}
 	return out
+}
+
+// visibleMatches keeps the matches p may see.
+func visibleMatches(p auth.Principal, ms []Match) []Match {
+	return slices.DeleteFunc(ms, func(m Match) bool { return !keyVisible(p, m.Key) })
 }
 
 // intParam parses an optional integer query parameter within [lo, hi].
@@ -154,7 +179,7 @@ func (a *api) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(recs)})
+	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
 }
 
 // children answers GET /api/v1/documents/{id}/children.
@@ -171,7 +196,7 @@ func (a *api) children(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(recs)})
+	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
 }
 
 // docText returns the kept text of rec, answering the error itself.
@@ -285,7 +310,8 @@ func (a *api) family(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fam, err := Family(r.Context(), a.ix, root, th, limit)
+	p := principal(r)
+	fam, err := Family(r.Context(), a.ix, root, th, limit, func(rec *index.Record) bool { return keyVisible(p, rec.Key) })
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -294,8 +320,9 @@ func (a *api) family(w http.ResponseWriter, r *http.Request) {
 }
 
 // Family walks the near-copies of root breadth first up to limit members
-// and scores every pair found on the way.
-func Family(ctx context.Context, ix *index.Index, root *index.Record, th index.Thresholds, limit int) (FamilyResponse, error) {
+// and scores every pair found on the way, leaving out the documents
+// visible rejects.
+func Family(ctx context.Context, ix *index.Index, root *index.Record, th index.Thresholds, limit int, visible func(*index.Record) bool) (FamilyResponse, error) {
 	members := map[index.DocID]*index.Record{root.ID: root}
 	order := []index.DocID{root.ID}
 	type pair struct{ a, b index.DocID }
@@ -308,6 +335,9 @@ func Family(ctx context.Context, ix *index.Index, root *index.Record, th index.T
 			return out, fmt.Errorf("family of document %d: %w", root.ID, err)
 		}
 		for _, m := range ms {
+			if !visible(m.Record) {
+				continue
+			}
 			if _, in := members[m.Record.ID]; !in {
 				if len(members) >= limit {
 					out.Truncated = true
@@ -488,15 +518,36 @@ func NewTokenView(t auth.Token) TokenView {
 		CreatedBy: t.CreatedBy, Expires: t.Expires, Revoked: t.Revoked, RevokedBy: t.RevokedBy, RevokeReason: t.RevokeReason}
 }
 
+// tokenVisible reports whether p may see and revoke t: a principal
+// limited to matters manages only tokens limited to matters of its own,
+// as it may only create those.
+func tokenVisible(p auth.Principal, t auth.Token) bool {
+	if p.AllMatters() {
+		return true
+	}
+	if len(t.Matters) == 0 {
+		return false
+	}
+	for _, m := range t.Matters {
+		if !p.CanSeeMatter(m) {
+			return false
+		}
+	}
+	return true
+}
+
 func (a *api) listTokens(w http.ResponseWriter, r *http.Request) {
 	ts, err := a.tokens.Tokens(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
+	p := principal(r)
 	out := make([]TokenView, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, NewTokenView(t))
+		if tokenVisible(p, t) {
+			out = append(out, NewTokenView(t))
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
 }
@@ -564,13 +615,24 @@ func (a *api) revokeToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errors.New("reason: revoking a token needs a reason"))
 		return
 	}
-	err := a.tokens.Revoke(r.Context(), actor(r), r.PathValue("id"), req.Reason)
+	id := r.PathValue("id")
+	ts, err := a.tokens.Tokens(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	if i := slices.IndexFunc(ts, func(t auth.Token) bool { return t.ID == id }); i < 0 || !tokenVisible(principal(r), ts[i]) {
+		// Another matter's token is answered as if it did not exist.
+		writeError(w, http.StatusNotFound, fmt.Errorf("token %s: %w", id, auth.ErrTokenNotFound))
+		return
+	}
+	err = a.tokens.Revoke(r.Context(), actor(r), id, req.Reason)
 	switch {
 	case errors.Is(err, auth.ErrTokenNotFound):
 		writeError(w, http.StatusNotFound, err)
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"revoked": r.PathValue("id")})
+		writeJSON(w, http.StatusOK, map[string]any{"revoked": id})
 	}
 }

@@ -473,3 +473,74 @@ func TestSeedFileWithoutTextIsRefusedAndNotStored(t *testing.T) {
 		t.Errorf("hold C exists after its seeds were refused: %d", code)
 	}
 }
+
+// TestMatterLimitsCoverTokensAndSeedFiles: a principal limited to matter
+// A neither sees nor revokes tokens beyond A, and never sees the seed files
+// uploaded for matter B (their key names B; their text is B's evidence):
+// not by search, by id, by its text or among near-copies.
+func TestMatterLimitsCoverTokensAndSeedFiles(t *testing.T) {
+	r := newRoleRig(t)
+	var created struct {
+		Token string    `json:"token"`
+		Info  TokenView `json:"info"`
+	}
+	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", TokenRequest{Role: "admin", Matters: []string{"A"}}, &created); code != http.StatusCreated {
+		t.Fatalf("create admin-A: %d %s", code, out)
+	}
+	r.tokens["admin-A"] = created.Token
+	var all, mine struct{ Tokens []TokenView }
+	r.call(t, "admin", "GET", "/api/v1/tokens", nil, &all)
+	r.call(t, "admin-A", "GET", "/api/v1/tokens", nil, &mine)
+	var unlimited string
+	for _, tv := range all.Tokens {
+		if len(tv.Matters) == 0 && tv.Revoked.IsZero() {
+			unlimited = tv.ID
+		}
+	}
+	for _, tv := range mine.Tokens {
+		if len(tv.Matters) == 0 || slices.ContainsFunc(tv.Matters, func(m string) bool { return m != "A" }) {
+			t.Errorf("admin-A lists token %s of matters %v", tv.ID, tv.Matters)
+		}
+	}
+	if len(mine.Tokens) == 0 || len(mine.Tokens) >= len(all.Tokens) || unlimited == "" {
+		t.Fatalf("admin-A lists %d of %d tokens; want its matter's alone (unlimited: %q)", len(mine.Tokens), len(all.Tokens), unlimited)
+	}
+	if code, out := r.call(t, "admin-A", "POST", "/api/v1/tokens/"+unlimited+"/revoke", map[string]any{"reason": "takeover"}, nil); code != http.StatusNotFound {
+		t.Errorf("admin-A revokes an unlimited token: %d %s, want 404", code, out)
+	}
+	if code, out := r.call(t, "admin", "GET", "/api/v1/whoami", nil, nil); code != http.StatusOK {
+		t.Fatalf("the unlimited admin token stopped working: %d %s", code, out)
+	}
+
+	seed := strings.Repeat("The parties agree that the supplier shall deliver the confidential prototype to the buyer by the first of March. ", 20)
+	body := map[string]any{"matter": "B2", "reason": "litigation", "seed_files": []SeedFile{{Name: "secret-memo.txt", Data: []byte(seed)}}}
+	if code, out := r.call(t, "legal-admin", "POST", "/api/v1/holds", body, nil); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("hold B2 with a seed file: %d %s", code, out)
+	}
+	var found struct{ Documents []Document }
+	r.call(t, "admin", "GET", "/api/v1/search?q=secret-memo", nil, &found)
+	if len(found.Documents) != 1 {
+		t.Fatalf("the seed file is not stored: %+v", found.Documents)
+	}
+	id := found.Documents[0].ID
+	for _, who := range []string{"viewer", "reviewer-A", "legal-admin-A", "admin-A"} {
+		var docs struct{ Documents []Document }
+		if code, out := r.call(t, who, "GET", "/api/v1/search?q=hold-seed", nil, &docs); code != http.StatusOK || len(docs.Documents) != 0 {
+			t.Errorf("%s searches hold-seed: %d, %d documents %s", who, code, len(docs.Documents), out)
+		}
+		for _, p := range []string{"/api/v1/documents/%d", "/api/v1/documents/%d/text", "/api/v1/documents/%d/similar", "/api/v1/documents/%d/family"} {
+			path := fmt.Sprintf(p, id)
+			if code, out := r.call(t, who, "GET", path, nil, nil); code != http.StatusNotFound {
+				t.Errorf("%s GET %s: %d %s, want 404", who, path, code, out)
+			}
+		}
+		var ms struct{ Matches []Match }
+		if code, out := r.call(t, who, "POST", "/api/v1/similar", seed, &ms); code != http.StatusOK || len(ms.Matches) != 0 {
+			t.Errorf("%s compares a copy of the seed: %d, matches %+v %s", who, code, ms.Matches, out)
+		}
+	}
+	var ms struct{ Matches []Match }
+	if r.call(t, "legal-admin", "POST", "/api/v1/similar", seed, &ms); len(ms.Matches) == 0 {
+		t.Error("legal-admin, who sees every matter, does not find the seed file")
+	}
+}
