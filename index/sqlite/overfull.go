@@ -54,12 +54,18 @@ func (o *overfull) start(now time.Time) uint64 {
 	return o.gen
 }
 
-// skip reports whether table's list under h is known to exceed limit.
-func (o *overfull) skip(table string, h int64, limit int) bool {
+// filter returns keys without those whose list in table is known to
+// exceed limit.
+func (o *overfull) filter(table string, keys []int64, limit int) []int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n, ok := o.over[overfullKey{table, h}]
-	return ok && n >= limit
+	kept := make([]int64, 0, len(keys))
+	for _, h := range keys {
+		if n, ok := o.over[overfullKey{table, h}]; !ok || n < limit {
+			kept = append(kept, h)
+		}
+	}
+	return kept
 }
 
 // record notes lists found longer than limit, unless entries were
@@ -84,16 +90,11 @@ func (o *overfull) record(gen uint64, now time.Time, table string, lists map[int
 
 // postingLists is postingLists without the keys known to hold more than
 // limit contents: they are left out of the result, as if they held none
-// (callers ignore such lists either way).
-func (s *Store) postingLists(ctx context.Context, q querier, table string, keys []int64, limit int) (map[int64][]int64, error) {
-	gen := s.over.start(s.now())
-	kept := make([]int64, 0, len(keys))
-	for _, k := range keys {
-		if !s.over.skip(table, k, limit) {
-			kept = append(kept, k)
-		}
-	}
-	lists, err := postingLists(ctx, q, table, kept, limit)
+// (callers ignore such lists either way). gen is s.over.start's answer,
+// taken before the read transaction q began, so that what a snapshot
+// older than a deletion saw is not recorded.
+func (s *Store) postingLists(ctx context.Context, q querier, gen uint64, table string, keys []int64, limit int) (map[int64][]int64, error) {
+	lists, err := postingLists(ctx, q, table, s.over.filter(table, keys, limit), limit)
 	if err != nil {
 		return nil, err
 	}

@@ -199,16 +199,13 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	if err != nil {
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
 	}
-	out, err := s.put(ctx, tx, entries)
+	out, released, err := s.put(ctx, tx, entries)
 	if err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
 	}
-	for _, c := range out {
-		if len(c.Replaced) > 0 {
-			defer s.over.forget() // postings may be gone once committed
-			break
-		}
+	if released {
+		defer s.over.forget() // postings are gone once committed
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
@@ -223,8 +220,10 @@ func (s *Store) mapErr(err error) error {
 	return err
 }
 
-func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]index.Committed, error) {
-	out := make([]index.Committed, len(entries))
+// put stores entries in tx; released reports that replacing older
+// versions deleted postings.
+func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) (out []index.Committed, released bool, err error) {
+	out = make([]index.Committed, len(entries))
 	now := s.now().UnixNano()
 	var body []byte
 	var posts postings
@@ -237,31 +236,32 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 		var cid sql.NullInt64
 		lookup, err := stmts.prepare(ctx, "SELECT id, content_id FROM documents WHERE idem = ?")
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		err = lookup.QueryRowContext(ctx, idem).Scan(&existing, &cid)
 		if err == nil {
 			out[i] = index.Committed{ID: index.DocID(existing), Content: index.ContentID(cid.Int64), Duplicate: true}
 			continue
 		} else if !errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("look up %q: %w", d.Key, err)
+			return nil, false, fmt.Errorf("look up %q: %w", d.Key, err)
 		}
 		if !d.KeepVersions && e.Parent < 0 {
 			// Removal deletes the postings of released contents: those
-			// of this transaction's contents must be in place first.
-			if err := posts.flush(ctx, tx); err != nil {
-				return nil, err
-			}
-			replaced, err := s.removeTx(ctx, tx, d.Key, "")
+			// of this transaction's contents must be in place first, but
+			// only when there is something to remove, so that postings
+			// stay batched in the usual case of a new key.
+			flush := func() error { return posts.flush(ctx, tx) }
+			replaced, rel, err := s.removeTx(ctx, tx, d.Key, "", flush)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			out[i].Replaced = replaced
+			released = released || rel
 		}
 		parent := sql.NullInt64{Int64: int64(d.Parent), Valid: d.Parent != 0}
 		if e.Parent >= 0 {
 			if e.Parent >= i {
-				return nil, fmt.Errorf("entry %d: parent %d must come before it", i, e.Parent)
+				return nil, false, fmt.Errorf("entry %d: parent %d must come before it", i, e.Parent)
 			}
 			parent = sql.NullInt64{Int64: int64(out[e.Parent].ID), Valid: true}
 		}
@@ -275,11 +275,11 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 			rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
 			c, err := s.putContent(ctx, &stmts, fp, e.Bands, &body, &posts)
 			if err != nil {
-				return nil, fmt.Errorf("store content of %q: %w", d.Key, err)
+				return nil, false, fmt.Errorf("store content of %q: %w", d.Key, err)
 			}
 			if e.Text != nil {
 				if err := putText(ctx, tx, c, e.Text); err != nil {
-					return nil, fmt.Errorf("store text of %q: %w", d.Key, err)
+					return nil, false, fmt.Errorf("store text of %q: %w", d.Key, err)
 				}
 			}
 			content = sql.NullInt64{Int64: int64(c), Valid: true}
@@ -290,24 +290,24 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) ([]i
 			(key, version_id, idem, name, source, parent_id, path, media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		res, err := insert.ExecContext(ctx,
 			d.Key, d.VersionID, idem, d.Name, d.Source, parent, string(path), d.MediaType, string(meta),
 			unixNano(d.ModTime), now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
 		if err != nil {
-			return nil, fmt.Errorf("insert %q: %w", d.Key, err)
+			return nil, false, fmt.Errorf("insert %q: %w", d.Key, err)
 		}
 		id, err := res.LastInsertId()
 		if err != nil {
-			return nil, fmt.Errorf("insert %q: %w", d.Key, err)
+			return nil, false, fmt.Errorf("insert %q: %w", d.Key, err)
 		}
 		out[i].ID, out[i].Content = index.DocID(id), index.ContentID(content.Int64)
 	}
 	if err := posts.flush(ctx, tx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	return out, released, nil
 }
 
 // txStmts prepares each statement a transaction runs once, on first use:
@@ -491,13 +491,13 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 	if err != nil {
 		return nil, fmt.Errorf("remove %q: %w", key, s.mapErr(err))
 	}
-	ids, err := s.removeTx(ctx, tx, key, versionID)
+	ids, released, err := s.removeTx(ctx, tx, key, versionID, nil)
 	if err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("remove %q: %w", key, s.mapErr(err))
 	}
-	if len(ids) > 0 {
-		defer s.over.forget() // postings may be gone once committed
+	if released {
+		defer s.over.forget() // postings are gone once committed
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
@@ -505,7 +505,10 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 	return ids, nil
 }
 
-func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string) ([]index.DocID, error) {
+// removeTx deletes the versions of key (or versionID alone) and their
+// children; released reports that contents, and so postings, were
+// deleted. before, if not nil, runs once there is something to remove.
+func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string, before func() error) (removed []index.DocID, released bool, err error) {
 	q := "SELECT id FROM documents WHERE key = ? AND parent_id IS NULL"
 	args := []any{key}
 	if versionID != "" {
@@ -514,10 +517,15 @@ func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string)
 	}
 	roots, err := queryIDs(ctx, tx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("find versions of %q: %w", key, err)
+		return nil, false, fmt.Errorf("find versions of %q: %w", key, err)
 	}
 	if len(roots) == 0 {
-		return nil, nil
+		return nil, false, nil
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			return nil, false, err
+		}
 	}
 	// The whole family: roots and every descendant.
 	var all []int64
@@ -528,69 +536,69 @@ func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string)
 		for _, id := range frontier {
 			kids, err := queryIDs(ctx, tx, "SELECT id FROM documents WHERE parent_id = ?", id)
 			if err != nil {
-				return nil, fmt.Errorf("find children of %d: %w", id, err)
+				return nil, false, fmt.Errorf("find children of %d: %w", id, err)
 			}
 			next = append(next, kids...)
 		}
 		frontier = next
 	}
-	removed := make([]index.DocID, 0, len(all))
+	removed = make([]index.DocID, 0, len(all))
 	for i := len(all) - 1; i >= 0; i-- { // children first
 		id := all[i]
 		var cid sql.NullInt64
 		if err := tx.QueryRowContext(ctx, "DELETE FROM documents WHERE id = ? RETURNING content_id", id).Scan(&cid); err != nil {
-			return nil, fmt.Errorf("delete document %d: %w", id, err)
+			return nil, false, fmt.Errorf("delete document %d: %w", id, err)
 		}
 		removed = append(removed, index.DocID(id))
 		if cid.Valid {
-			if err := releaseContent(ctx, tx, cid.Int64); err != nil {
-				return nil, err
+			gone, err := releaseContent(ctx, tx, cid.Int64)
+			if err != nil {
+				return nil, false, err
 			}
+			released = released || gone
 		}
 	}
-	return removed, nil
+	return removed, released, nil
 }
 
 // releaseContent drops one reference and deletes the content with its
-// postings when none is left.
-func releaseContent(ctx context.Context, tx *sql.Tx, cid int64) error {
+// text and postings when none is left, which it reports.
+func releaseContent(ctx context.Context, tx *sql.Tx, cid int64) (deleted bool, err error) {
 	var refs int64
 	var body, bands []byte
 	if err := tx.QueryRowContext(ctx, "UPDATE contents SET refs = refs - 1 WHERE id = ? RETURNING refs, body, bands", cid).Scan(&refs, &body, &bands); err != nil {
-		return fmt.Errorf("release content %d: %w", cid, err)
+		return false, fmt.Errorf("release content %d: %w", cid, err)
 	}
 	if refs > 0 {
-		return nil
+		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM texts WHERE content_id = ?", cid); err != nil {
-		return fmt.Errorf("delete text of content %d: %w", cid, err)
-	}
+	// Its text goes with it (ON DELETE CASCADE).
 	if _, err := tx.ExecContext(ctx, "DELETE FROM contents WHERE id = ?", cid); err != nil {
-		return fmt.Errorf("delete content %d: %w", cid, err)
+		return false, fmt.Errorf("delete content %d: %w", cid, err)
 	}
 	var fp index.Fingerprint
 	if err := fp.DecodeBody(body); err != nil {
-		return fmt.Errorf("release content %d: %w", cid, err)
+		return false, fmt.Errorf("release content %d: %w", cid, err)
 	}
 	var keys []int64
 	for _, c := range fp.Chunks {
 		keys = append(keys, postingKey(c.Hash))
 	}
 	if err := deletePostings(ctx, tx, "chunk_postings", cid, keys); err != nil {
-		return err
+		return false, err
 	}
 	keys = keys[:0]
 	for _, a := range fp.Anchors() {
 		keys = append(keys, postingKey(a))
 	}
 	if err := deletePostings(ctx, tx, "sample_postings", cid, keys); err != nil {
-		return err
+		return false, err
 	}
 	keys = keys[:0]
 	for ; len(bands) >= 4; bands = bands[4:] {
 		keys = append(keys, int64(binary.LittleEndian.Uint32(bands)))
 	}
-	return deletePostings(ctx, tx, "band_postings", cid, keys)
+	return true, deletePostings(ctx, tx, "band_postings", cid, keys)
 }
 
 func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, keys []int64) error {
@@ -747,6 +755,7 @@ func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) err
 
 // Candidates returns contents that share a band key or a chunk.
 func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunkDocs int) ([]index.ContentID, error) {
+	gen := s.over.start(s.now())
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
@@ -771,7 +780,7 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 	for i, b := range bands {
 		keys[i] = postingKey(b)
 	}
-	lists, err := s.postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
+	lists, err := postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
 	if err != nil {
 		return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
 	}
@@ -784,7 +793,7 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 	}
 	// One more than allowed is fetched: a chunk held by more contents than
 	// maxChunkDocs is boilerplate and contributes no candidates.
-	if lists, err = s.postingLists(ctx, tx, "chunk_postings", keys, maxChunkDocs); err != nil {
+	if lists, err = s.postingLists(ctx, tx, gen, "chunk_postings", keys, maxChunkDocs); err != nil {
 		return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
 	}
 	for _, k := range keys {
@@ -1130,6 +1139,7 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	if len(anchors) == 0 || limit <= 0 {
 		return nil, nil
 	}
+	gen := s.over.start(s.now())
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
@@ -1153,7 +1163,7 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		}
 	}
 	queried := len(keys)
-	lists, err := s.postingLists(ctx, tx, "sample_postings", keys, maxDocs)
+	lists, err := s.postingLists(ctx, tx, gen, "sample_postings", keys, maxDocs)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
