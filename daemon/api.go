@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,6 +122,10 @@ type api struct {
 	ingester objectIngester
 	// deadLetters lists up to limit dead-lettered events, oldest first.
 	deadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
+	// openAPIDoc is the OpenAPI document, built on first request: it
+	// never changes while the daemon runs.
+	openAPIDoc  map[string]any
+	openAPIOnce sync.Once
 	// authn checks tokens; certs maps client certificates (optional).
 	authn auth.Authenticator
 	certs *auth.CertMap

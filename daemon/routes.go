@@ -258,5 +258,6 @@ func (a *api) openAPIDocument() map[string]any {
 }
 
 func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, a.openAPIDocument())
+	a.openAPIOnce.Do(func() { a.openAPIDoc = a.openAPIDocument() })
+	writeJSON(w, http.StatusOK, a.openAPIDoc)
 }

@@ -171,9 +171,6 @@ func (ix *Index) anchorPairs(ctx context.Context, limit int, add func(a, b Conte
 		}
 		for _, i := range at[first[a]:first[a+1]] {
 			for _, b := range members[i+1 : end[i]] {
-				if int(b) == a {
-					continue // listed twice in one group
-				}
 				if shared[b] == 0 {
 					touched = append(touched, b)
 				}

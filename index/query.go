@@ -243,25 +243,10 @@ func (s *scorer) score(b *Fingerprint) Scores {
 // Similar returns every near-copy of the stored document id (all versions
 // of this file), best first, the document itself excluded.
 func (ix *Index) Similar(ctx context.Context, id DocID, th Thresholds) ([]Match, error) {
-	r, err := ix.store.Get(ctx, id)
-	if err != nil {
-		return nil, err
+	_, fp, err := ix.FingerprintOf(ctx, id)
+	if err != nil || fp == nil {
+		return nil, err // fp nil: stored with an error, no text to compare
 	}
-	if r.Content == 0 {
-		return nil, nil // stored with an error: no text to compare
-	}
-	var fp *Fingerprint
-	err = ix.store.Fingerprints(ctx, []ContentID{r.Content}, func(_ ContentID, f *Fingerprint) error {
-		fp = f
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("similar to document %d: %w", id, err)
-	}
-	if fp == nil {
-		return nil, fmt.Errorf("similar to document %d: content %d: %w", id, r.Content, ErrNotFound)
-	}
-	fp.RawSHA256 = r.RawSHA256
 	return ix.SimilarTo(ctx, fp, th, id)
 }
 
