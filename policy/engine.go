@@ -46,6 +46,9 @@ func (a indexAdapter) Documents(ctx context.Context, fn func(*index.Record) erro
 func (a indexAdapter) Watch(ctx context.Context, contents []index.ContentID) (*index.Watchlist, error) {
 	return a.ix.Watch(ctx, contents)
 }
+func (a indexAdapter) SimilarTo(ctx context.Context, fp *index.Fingerprint, th index.Thresholds, exclude ...index.DocID) ([]index.Match, error) {
+	return a.ix.SimilarTo(ctx, fp, th, exclude...)
+}
 func (a indexAdapter) FingerprintOf(ctx context.Context, id index.DocID) (*index.Record, *index.Fingerprint, error) {
 	return a.ix.FingerprintOf(ctx, id)
 }
@@ -238,13 +241,18 @@ func (e *Engine) Republish(ctx context.Context) (int, error) {
 
 // similar is Index.Similar bounded to e.work concurrent searches.
 func (e *Engine) similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error) {
+	return e.bounded(ctx, func() ([]index.Match, error) { return e.ix.Similar(ctx, id, th) })
+}
+
+// bounded runs a search within the engine's limit of concurrent searches.
+func (e *Engine) bounded(ctx context.Context, search func() ([]index.Match, error)) ([]index.Match, error) {
 	select {
 	case e.sims <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-e.sims }()
-	return e.ix.Similar(ctx, id, th)
+	return search()
 }
 
 func thresholds(s Scope) index.Thresholds {

@@ -51,6 +51,8 @@ type heldFlagger interface {
 type watcher interface {
 	Watch(ctx context.Context, contents []index.ContentID) (*index.Watchlist, error)
 	FingerprintOf(ctx context.Context, id index.DocID) (*index.Record, *index.Fingerprint, error)
+	// SimilarTo is Similar for a fingerprint already loaded.
+	SimilarTo(ctx context.Context, fp *index.Fingerprint, th index.Thresholds, exclude ...index.DocID) ([]index.Match, error)
 }
 
 type cachedHold struct {
@@ -166,7 +168,9 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 		fp  *index.Fingerprint
 		err error
 	)
-	if w, ok := e.ix.(watcher); ok && c.watch != nil {
+	w, watching := e.ix.(watcher)
+	watching = watching && c.watch != nil
+	if watching {
 		r, fp, err = w.FingerprintOf(ctx, id)
 	} else {
 		r, err = e.ix.Get(ctx, id)
@@ -190,10 +194,15 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 		if c.watch != nil {
 			scope = e.duplicateScope(r)
 		}
-		if scope != (Scope{}) {
-			if ms, err = e.similar(ctx, id, thresholds(scope)); err != nil {
-				return ch, err
-			}
+		switch {
+		case scope == (Scope{}):
+		case fp != nil: // loaded already: search with it
+			ms, err = e.bounded(ctx, func() ([]index.Match, error) { return w.SimilarTo(ctx, fp, thresholds(scope), id) })
+		default:
+			ms, err = e.similar(ctx, id, thresholds(scope))
+		}
+		if err != nil {
+			return ch, err
 		}
 	}
 	now := e.now()

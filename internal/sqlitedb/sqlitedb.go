@@ -16,6 +16,10 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
+// synchronous is the databases' sync level: every commit waits for the
+// disk.
+const synchronous = "FULL"
+
 // ErrSchemaVersion reports a database written by a newer simdex.
 var ErrSchemaVersion = errors.New("unsupported schema version")
 
@@ -24,7 +28,7 @@ var ErrSchemaVersion = errors.New("unsupported schema version")
 // the schema from version i to i+1. A database whose version is newer
 // than len(migrations) is refused with ErrSchemaVersion.
 func Open(ctx context.Context, path string, migrations []string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous("+synchronous+")&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
@@ -87,9 +91,9 @@ func ExecUnsynced(ctx context.Context, db *sql.DB, query string, args ...any) (e
 	}
 	defer func() {
 		// Never leave a connection that skips fsync in the pool.
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous = FULL"); rerr != nil {
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous = "+synchronous); rerr != nil {
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-			err = errors.Join(err, fmt.Errorf("restore synchronous = FULL: %w", rerr))
+			err = errors.Join(err, fmt.Errorf("restore synchronous = %s: %w", synchronous, rerr))
 		}
 	}()
 	_, err = conn.ExecContext(ctx, query, args...)
