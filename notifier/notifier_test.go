@@ -551,6 +551,16 @@ func TestFlagsSubject(t *testing.T) {
 		t.Fatalf("outbox holds %d deliveries, want 2", len(ds))
 	}
 	ns.Restart(t)
+	// Core NATS keeps nothing for a subscriber that is not there: wait
+	// until the subscriber's reconnection has re-registered its
+	// subscription (a flush round trip after reconnecting), or a
+	// publication that wins the race is lost and the test flakes.
+	for deadline := time.Now().Add(10 * time.Second); !sub.IsConnected() || sub.Flush() != nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscriber did not reconnect")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	clk.Add(int64(time.Minute))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
