@@ -380,7 +380,9 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 	if err != nil {
 		return 0, err
 	}
-	posts.add(samplePostings, id, anchors)
+	for _, a := range anchors {
+		posts[samplePostings] = append(posts[samplePostings], posting{postingKey(a), id, int32(len(anchors))})
+	}
 	posts.add(chunkPostings, id, chunkHashes(fp))
 	posts.add(bandPostings, id, bands)
 	return index.ContentID(id), nil
@@ -404,11 +406,14 @@ func chunkHashes(fp *index.Fingerprint) []uint64 {
 // transaction are the same.
 type postings [3][]posting
 
-type posting struct{ h, c int64 }
+type posting struct {
+	h, c int64
+	n    int32 // anchors of content c, in samplePostings
+}
 
 // Posting tables, as indexes of postings.
 const (
-	samplePostings = iota
+	samplePostings = iota // stored in anchor_blocks (anchors.go)
 	chunkPostings
 	bandPostings
 )
@@ -420,7 +425,7 @@ const postingRows = 64
 
 func (p *postings) add(table int, content int64, hashes []uint64) {
 	for _, h := range hashes {
-		p[table] = append(p[table], posting{postingKey(h), content})
+		p[table] = append(p[table], posting{h: postingKey(h), c: content})
 	}
 }
 
@@ -432,6 +437,13 @@ func (p *postings) flush(ctx context.Context, tx *sql.Tx) error {
 			continue
 		}
 		slices.SortFunc(rows, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.c, b.c)) })
+		if t == samplePostings {
+			if err := addAnchorPostings(ctx, tx, rows); err != nil {
+				return err
+			}
+			p[t] = p[t][:0]
+			continue
+		}
 		var full *sql.Stmt // postingRows rows at a time
 		for len(rows) > 0 {
 			n := min(len(rows), postingRows)
@@ -587,12 +599,10 @@ func releaseContent(ctx context.Context, tx *sql.Tx, cid int64) (deleted bool, e
 	if err := deletePostings(ctx, tx, "chunk_postings", cid, keys); err != nil {
 		return false, err
 	}
-	keys = keys[:0]
 	for _, a := range fp.Anchors() {
-		keys = append(keys, postingKey(a))
-	}
-	if err := deletePostings(ctx, tx, "sample_postings", cid, keys); err != nil {
-		return false, err
+		if err := removeAnchor(ctx, tx, postingKey(a), cid); err != nil {
+			return false, fmt.Errorf("delete anchors of content %d: %w", cid, err)
+		}
 	}
 	keys = keys[:0]
 	for ; len(bands) >= 4; bands = bands[4:] {
@@ -853,7 +863,8 @@ func placeholders(n int) string {
 
 // SimHashes calls fn with every content's SimHash, in id order.
 func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) error) error {
-	rows, err := s.r.QueryContext(ctx, "SELECT id, simhash FROM contents ORDER BY id")
+	// From the covering index: a scan of contents would read every body.
+	rows, err := s.r.QueryContext(ctx, "SELECT id, simhash FROM contents INDEXED BY contents_simhash")
 	if err != nil {
 		return fmt.Errorf("read simhashes: %w", s.mapErr(err))
 	}
@@ -1062,8 +1073,9 @@ func (s *Store) Check(ctx context.Context) error {
 				return err
 			}
 		}
-		for _, a := range fp.Anchors() {
-			if err := expectPosting(ctx, conn, "sample_postings", postingKey(a), id); err != nil {
+		anchors := fp.Anchors()
+		for _, a := range anchors {
+			if err := expectAnchor(ctx, conn, postingKey(a), id, len(anchors)); err != nil {
 				return err
 			}
 		}
@@ -1073,7 +1085,11 @@ func (s *Store) Check(ctx context.Context) error {
 			}
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check index: %w", err)
+	}
+	rows.Close()
+	return checkAnchorBlocks(ctx, s.r, conn)
 }
 
 func expectPosting(ctx context.Context, conn *sql.Conn, table string, h, c int64) error {
@@ -1092,6 +1108,7 @@ func expectPosting(ctx context.Context, conn *sql.Conn, table string, h, c int64
 // the version they migrate to.
 var backfills = map[int]func(context.Context, *sql.Tx) error{
 	2: backfillAnchors,
+	4: blockAnchors,
 }
 
 // backfillAnchors posts the anchors of contents stored before version 2.
@@ -1163,7 +1180,8 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		}
 	}
 	queried := len(keys)
-	lists, err := s.postingLists(ctx, tx, gen, "sample_postings", keys, maxDocs)
+	theirs := make(map[int64]int) // content -> its anchor count
+	lists, err := s.anchorLists(ctx, tx, gen, keys, maxDocs, theirs)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
@@ -1180,39 +1198,16 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		share float64
 	}
 	var cands []cand
-	// Anchor counts of every content sharing two anchors or more, in one
-	// query: a count per content would cost a statement each.
-	var ids []int64
 	for c, n := range shared {
-		if n >= 2 {
-			ids = append(ids, c)
+		if n < 2 {
+			continue
 		}
-	}
-	if len(ids) > 0 {
-		list, _ := json.Marshal(ids)
-		rows, err := tx.QueryContext(ctx, "SELECT id, anchors FROM contents WHERE id IN (SELECT value FROM json_each(?))", string(list))
-		if err != nil {
-			return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
+		smaller := min(queried, theirs[c])
+		if smaller == 0 {
+			continue
 		}
-		for rows.Next() {
-			var c int64
-			var theirs int
-			if err := rows.Scan(&c, &theirs); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find anchor candidates: %w", err)
-			}
-			// A content deleted meanwhile is simply not found.
-			smaller := min(queried, theirs)
-			if smaller == 0 {
-				continue
-			}
-			if share := float64(shared[c]) / float64(smaller); share >= minShare {
-				cands = append(cands, cand{c, share})
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
+		if share := float64(n) / float64(smaller); share >= minShare {
+			cands = append(cands, cand{c, share})
 		}
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
@@ -1236,44 +1231,56 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 
 // AnchorGroups implements index.Grouper.
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.ContentID, []int) error) error {
-	rows, err := s.r.QueryContext(ctx, "SELECT p.h, p.c, c.anchors FROM sample_postings p JOIN contents c ON c.id = p.c ORDER BY p.h")
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("group anchors: %w", s.mapErr(err))
+	}
+	defer conn.Close()
+	// One snapshot: the postings carry each content's anchor count.
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("group anchors: %w", s.mapErr(err))
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, "SELECT h, first, n, ids FROM anchor_blocks ORDER BY h, first")
 	if err != nil {
 		return fmt.Errorf("group anchors: %w", s.mapErr(err))
 	}
 	defer rows.Close()
 	var (
 		group   []index.ContentID
-		counts  []int
+		ns      []int
 		cur     int64 = -1
 		skipped bool
 	)
 	flush := func() error {
 		if len(group) >= 2 && len(group) <= maxDocs {
-			return fn(group, counts)
+			return fn(group, ns)
 		}
 		return nil
 	}
 	for rows.Next() {
-		var h, c int64
-		var n int
-		if err := rows.Scan(&h, &c, &n); err != nil {
+		b, err := scanBlock(rows)
+		if err != nil {
 			return fmt.Errorf("group anchors: %w", err)
 		}
-		if h != cur {
+		if b.h != cur {
 			if err := flush(); err != nil {
 				return err
 			}
-			group, counts, cur, skipped = group[:0], counts[:0], h, false
+			group, ns, cur, skipped = group[:0], ns[:0], b.h, false
 		}
 		if skipped || len(group) > maxDocs {
 			skipped = true // boilerplate: stop collecting this anchor
 			continue
 		}
-		group = append(group, index.ContentID(c))
-		counts = append(counts, n)
+		for _, p := range b.ps {
+			group = append(group, index.ContentID(p.c))
+			ns = append(ns, int(p.n))
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("group anchors: %w", err)
+		return fmt.Errorf("group anchors: %w", s.mapErr(err))
 	}
 	return flush()
 }

@@ -107,7 +107,7 @@ func TestPostingsOfOneTransaction(t *testing.T) {
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"chunk_postings", "band_postings", "sample_postings"} {
+	for _, table := range []string{"chunk_postings", "band_postings"} {
 		var n int
 		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE c NOT IN (SELECT id FROM contents)").Scan(&n); err != nil {
 			t.Fatal(err)
