@@ -26,6 +26,8 @@ var (
 	ErrInvalidToken = fmt.Errorf("%w: invalid token", ErrUnauthenticated)
 	// ErrUnknownRole reports a role name that is not one of Roles.
 	ErrUnknownRole = errors.New("unknown role")
+	// ErrInvalidMatter reports a matter name a token cannot carry (blank).
+	ErrInvalidMatter = errors.New("invalid matter name")
 	// ErrTokenNotFound reports a token id the store does not hold.
 	ErrTokenNotFound = errors.New("token not found")
 )
@@ -185,7 +187,7 @@ func cleanMatters(in []string) ([]string, error) {
 	for _, s := range in {
 		s = strings.TrimSpace(s)
 		if s == "" {
-			return nil, errors.New("empty matter name")
+			return nil, fmt.Errorf("%w: empty", ErrInvalidMatter)
 		}
 		out = append(out, s)
 	}

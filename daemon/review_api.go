@@ -595,7 +595,7 @@ func (a *api) createToken(w http.ResponseWriter, r *http.Request) {
 	secret, t, err := a.tokens.Create(r.Context(), actor(r), cr)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, auth.ErrUnknownRole) {
+		if errors.Is(err, auth.ErrUnknownRole) || errors.Is(err, auth.ErrInvalidMatter) {
 			code = http.StatusBadRequest
 		}
 		writeError(w, code, err)

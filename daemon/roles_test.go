@@ -488,6 +488,9 @@ func TestMatterLimitsCoverTokensAndSeedFiles(t *testing.T) {
 		t.Fatalf("create admin-A: %d %s", code, out)
 	}
 	r.tokens["admin-A"] = created.Token
+	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", TokenRequest{Role: "viewer", Matters: []string{" "}}, nil); code != http.StatusBadRequest {
+		t.Errorf("token for a blank matter: %d %s, want 400", code, out)
+	}
 	var all, mine struct{ Tokens []TokenView }
 	r.call(t, "admin", "GET", "/api/v1/tokens", nil, &all)
 	r.call(t, "admin-A", "GET", "/api/v1/tokens", nil, &mine)
