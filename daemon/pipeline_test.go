@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -78,5 +79,36 @@ func TestFailedCheckIsRedeliveredAndCheckedAgain(t *testing.T) {
 	st, _ := eng.Store.Stats(ctx)
 	if st.Documents != 3 {
 		t.Errorf("%d documents stored, want 3 (indexed once)", st.Documents)
+	}
+}
+
+// TestEmptyObjectIsRecordedAndLogged: an empty object is indexed with its
+// error for reviewers, the event settles, and the log says so.
+func TestEmptyObjectIsRecordedAndLogged(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	eng, err := OpenEngine(ctx, &cfg, "", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 1, logger: logger,
+		m: newPipelineMetrics(prometheus.NewRegistry())}
+	var settled []error
+	ev := connectors.Event{Kind: connectors.Created, Source: "test", Key: "empty.txt", VersionID: "v1",
+		Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(nil)), nil },
+		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
+	p.handle(ctx, ev)
+	if len(settled) != 1 || settled[0] != nil {
+		t.Fatalf("settled with %v, want success", settled)
+	}
+	if st, _ := eng.Store.Stats(ctx); st.Documents != 1 {
+		t.Errorf("%d documents stored, want the empty one", st.Documents)
+	}
+	if !strings.Contains(logged.String(), "level=WARN msg=\"indexed without a fingerprint") || !strings.Contains(logged.String(), "empty") {
+		t.Errorf("log does not report the empty object:\n%s", logged.String())
 	}
 }
