@@ -14,7 +14,7 @@ val() { echo "$out" | awk -v n="Benchmark$1" -v m="$2" '$1 ~ "^"n {for (i=1;i<=N
 docs=$(echo "$out" | grep -o 'BenchmarkAPISimilar/docs=[0-9]*' | head -1 | cut -d= -f2)
 echo "## Review API"
 echo
-echo "The daemon over the cached benchmark fixture (internal/benchcorpus: $docs documents, planted near-copy groups); closed-loop clients with no pause between requests; medians of 3 runs of 2,000 requests. The machine's other load shows in the tails."
+echo "The daemon over the cached benchmark fixture (internal/benchcorpus: $docs documents, planted near-copy groups); closed-loop clients with no pause between requests; medians of 3 runs of 2,000 requests, each after 1,000 unmeasured ones and with its own random ids. The machine's other load shows in the tails."
 echo
 echo "| figure | p50 | p99 | throughput | target |"
 echo "|---|---|---|---|---|"
