@@ -89,13 +89,9 @@ func TestLayout(t *testing.T) {
 // "all versions" of every seed lists every planted member with the
 // relation its kind promises, and almost nothing else.
 func TestFixtureRecall(t *testing.T) {
-	t.Setenv("SIMDEX_CACHE", t.TempDir())
 	ctx := context.Background()
 	spec := Spec{Docs: 1500}
-	f, err := Ensure(ctx, spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := ensureTemp(t, spec)
 	ix, st, err := f.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -154,13 +150,9 @@ func TestFixtureRecall(t *testing.T) {
 // TestFixtureCache checks that Ensure reuses a fresh fixture and rebuilds
 // a stale one.
 func TestFixtureCache(t *testing.T) {
-	t.Setenv("SIMDEX_CACHE", t.TempDir())
 	ctx := context.Background()
 	spec := Spec{Docs: 200}
-	f, err := Ensure(ctx, spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := ensureTemp(t, spec)
 	again, err := Ensure(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -209,13 +201,9 @@ func BenchmarkBuild(b *testing.B) {
 // TestFixtureMigratedInPlace checks that a fixture built with an older
 // store schema is migrated, not rebuilt.
 func TestFixtureMigratedInPlace(t *testing.T) {
-	t.Setenv("SIMDEX_CACHE", t.TempDir())
 	ctx := context.Background()
 	spec := Spec{Docs: 200}
-	f, err := Ensure(ctx, spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := ensureTemp(t, spec)
 	// Back to schema 3 in form (its anchor postings are not carried back:
 	// this test is about the cache, the store's own tests about the data).
 	db, err := sql.Open("sqlite", "file:"+f.Path)
@@ -242,4 +230,15 @@ func TestFixtureMigratedInPlace(t *testing.T) {
 	if got.Marker.BuildSeconds != f.Marker.BuildSeconds || got.Marker.MigratedFrom != 3 || got.Marker.StoreSchema != f.Marker.StoreSchema {
 		t.Fatalf("fixture of schema 3 not migrated in place: %+v", got.Marker)
 	}
+}
+
+// ensureTemp builds the fixture of spec in a cache of the test's own.
+func ensureTemp(t *testing.T, spec Spec) *Fixture {
+	t.Helper()
+	t.Setenv("SIMDEX_CACHE", t.TempDir())
+	f, err := Ensure(context.Background(), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
