@@ -12,8 +12,10 @@ import (
 // legal holds — so that a document can be compared with all of them
 // without searching the index: Match costs the same whatever the size of
 // the index, a few microseconds for a document that resembles none of
-// them. It is safe for concurrent use and never changes; build a new one
-// when the set changes.
+// them. Match is safe for concurrent use; Add, which extends the list in
+// place, must not run concurrently with Match or Add (the caller
+// serialises them), so that a list of many seeds grows by one seed at the
+// cost of one.
 //
 // Match finds every listed content that Similar would report for the same
 // document (and possibly more): a listed content is a candidate when it
@@ -51,15 +53,34 @@ const (
 func (ix *Index) Watch(ctx context.Context, contents []ContentID) (*Watchlist, error) {
 	w := &Watchlist{ix: ix, fps: make(map[ContentID]*Fingerprint, len(contents)), keys: make(map[watchKey][]ContentID),
 		anchors: make(map[ContentID]int, len(contents))}
-	ids := slices.Clone(contents)
+	if err := w.Add(ctx, contents); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Add loads the fingerprints of the contents not listed yet into the list.
+// Contents not in the store (removed) are left out. It must not run
+// concurrently with Match or another Add.
+func (w *Watchlist) Add(ctx context.Context, contents []ContentID) error {
+	var ids []ContentID
+	for _, id := range contents {
+		if _, ok := w.fps[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	err := ix.store.Fingerprints(ctx, ids, func(id ContentID, fp *Fingerprint) error {
-		w.fps[id] = fp
+	if len(ids) == 0 {
+		return nil
+	}
+	fps := make(map[ContentID]*Fingerprint, len(ids))
+	err := w.ix.store.Fingerprints(ctx, ids, func(id ContentID, fp *Fingerprint) error {
+		fps[id] = fp
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch %d contents: %w", len(ids), err)
+		return fmt.Errorf("watch %d contents: %w", len(ids), err)
 	}
 	add := func(kind uint8, h uint64, id ContentID) {
 		k := watchKey{kind, h}
@@ -68,11 +89,12 @@ func (ix *Index) Watch(ctx context.Context, contents []ContentID) (*Watchlist, e
 		}
 	}
 	for _, id := range ids {
-		fp, ok := w.fps[id]
+		fp, ok := fps[id]
 		if !ok {
 			continue
 		}
-		for _, b := range sketch.Bands(ix.opts.Sketch, fp.MinHash, nil) {
+		w.fps[id] = fp
+		for _, b := range sketch.Bands(w.ix.opts.Sketch, fp.MinHash, nil) {
 			add(watchBand, b, id)
 		}
 		for _, c := range fp.Chunks {
@@ -86,7 +108,7 @@ func (ix *Index) Watch(ctx context.Context, contents []ContentID) (*Watchlist, e
 		w.sims = append(w.sims, fp.SimHash)
 		w.ids = append(w.ids, id)
 	}
-	return w, nil
+	return nil
 }
 
 // Len returns how many contents the list holds.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/simdex/simdex/index"
@@ -94,8 +95,10 @@ type Engine struct {
 	logger *slog.Logger
 	work   int
 
-	mu    sync.Mutex // guards cache
+	mu    sync.Mutex // guards cache and its version
 	cache *holdCache
+	// rebuilds counts reloads of the hold cache from the store.
+	rebuilds atomic.Int64
 	// sims bounds concurrent near-copy searches (see Options.Workers).
 	sims chan struct{}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -304,17 +305,67 @@ func TestHoldBySelectorSeedsLaterDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A new document of the custodian is a seed; a copy of it is held.
-	ids := en.add(doc{bucket: "legal", key: "new.txt", text: tx["Artistic-2.0"], meta: map[string]string{"custodian": "bob"}})
-	if cs, err := en.e.CheckIngested(ctx, ids); err != nil || len(cs[0].Matters) != 1 {
-		t.Fatalf("selector seed: %+v, %v", cs, err)
+	// New documents of the custodian are seeds; a copy of each is held.
+	// The seeds extend the check's cache of holds: it is not reloaded
+	// from the store for each.
+	var rebuilds int64
+	for i, name := range []string{"Artistic-2.0", "EPL-2.0", "MPL-2.0"} {
+		ids := en.add(doc{bucket: "legal", key: name + ".txt", text: tx[name], meta: map[string]string{"custodian": "bob"}})
+		if cs, err := en.e.CheckIngested(ctx, ids); err != nil || len(cs[0].Matters) != 1 {
+			t.Fatalf("selector seed %s: %+v, %v", name, cs, err)
+		}
+		if i == 0 {
+			rebuilds = policy.CacheRebuilds(en.e)
+		}
 	}
-	cp := en.add(doc{bucket: "inbox", key: "fwd.txt", text: "FW: " + tx["Artistic-2.0"]})
-	if cs, err := en.e.CheckIngested(ctx, cp); err != nil || len(cs[0].Matters) != 1 {
-		t.Fatalf("copy of a selector seed: %+v, %v", cs, err)
+	for _, name := range []string{"Artistic-2.0", "EPL-2.0", "MPL-2.0"} {
+		cp := en.add(doc{bucket: "inbox", key: "fwd-" + name + ".txt", text: "FW: " + tx[name]})
+		if cs, err := en.e.CheckIngested(ctx, cp); err != nil || len(cs[0].Matters) != 1 {
+			t.Fatalf("copy of selector seed %s: %+v, %v", name, cs, err)
+		}
+	}
+	if got := policy.CacheRebuilds(en.e); got != rebuilds {
+		t.Errorf("hold cache reloaded %d times for seeds the check added itself, want 0", got-rebuilds)
 	}
 	if len(en.enf.held) != 0 {
 		t.Error("report mode turned legal holds on")
+	}
+}
+
+// TestSelectorSeedsFromConcurrentChecks: seeds recorded by concurrent
+// ingest checks all reach the hold cache, whichever extends it and
+// whichever finds it stale; copies of each seed are then held.
+func TestSelectorSeedsFromConcurrentChecks(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, policy.DefaultConfig())
+	names := []string{"Apache-2.0", "GPL-3.0-only", "MPL-2.0", "EPL-2.0", "CDDL-1.0", "EUPL-1.2", "Artistic-2.0", "OSL-3.0"}
+	seeds := make([][]index.DocID, len(names))
+	for i, name := range names {
+		seeds[i] = en.add(doc{bucket: "legal", key: "eve/" + name + ".txt", text: tx[name], meta: map[string]string{"custodian": "eve"}})
+		if i == 0 { // a hold needs a document to start from
+			_, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-10", Scope: policy.DefaultScope(), Mode: policy.ModeReport,
+				Selectors: []policy.Selector{{Meta: map[string]string{"custodian": "eve"}}}}, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cs, err := en.e.CheckIngested(ctx, seeds[i]); err != nil || len(cs[0].Matters) != 1 {
+				t.Errorf("selector seed %s: %+v, %v", names[i], cs, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, name := range names {
+		cp := en.add(doc{bucket: "inbox", key: "fwd-" + name + ".txt", text: "FW: " + tx[name]})
+		if cs, err := en.e.CheckIngested(ctx, cp); err != nil || len(cs[0].Matters) != 1 {
+			t.Errorf("copy of selector seed %s: %+v, %v", name, cs, err)
+		}
 	}
 }
 

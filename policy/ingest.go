@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/simdex/simdex/connectors"
@@ -12,10 +13,16 @@ import (
 
 // holdCache is the in-memory view of active holds the ingest check
 // intersects near-copies with. It is rebuilt from the store whenever the
-// store's HoldsVersion differs from version.
+// store's HoldsVersion differs from version, except that seeds the ingest
+// check itself adds (a hold's selector matching a new upload) extend it in
+// place (Engine.addSeeds): a custodian hold gaining thousands of seeds
+// would otherwise reload every seed, and its fingerprint, for each.
 type holdCache struct {
-	version int64
-	holds   []cachedHold
+	version int64 // guarded by Engine.mu
+	// mu guards the seeds (holds[i].contents, holds[i].seeds) and watch,
+	// which addSeeds extends.
+	mu    sync.RWMutex
+	holds []cachedHold
 	// widest is the loosest scope over every hold and the duplicate
 	// check: without a watchlist, one Similar call at that scope serves
 	// them all.
@@ -32,9 +39,11 @@ type holdCache struct {
 // heldFlagger is a Store that records held documents, raises flags and
 // appends audit entries in one transaction (policy/sqlite's is): a
 // document that matches a hold is then committed, and waits for the disk,
-// once instead of three times before its event may be settled.
+// once instead of three times before its event may be settled. It returns
+// how many documents are newly held, the holds version it moved to when it
+// added seeds (else 0), and the flags inserted.
 type heldFlagger interface {
-	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, audit []AuditEntry, actor string, at time.Time) (int, []Flag, error)
+	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, audit []AuditEntry, actor string, at time.Time) (int, int64, []Flag, error)
 }
 
 // watcher is an Index that can compare a document with a fixed set of
@@ -75,10 +84,12 @@ func (e *Engine) holds(ctx context.Context) (*holdCache, error) {
 	}
 	e.mu.Lock()
 	c := e.cache
+	fresh := c != nil && c.version == v
 	e.mu.Unlock()
-	if c != nil && c.version == v {
+	if fresh {
 		return c, nil
 	}
+	e.rebuilds.Add(1)
 	hs, err := e.st.Holds(ctx, HoldActive)
 	if err != nil {
 		return nil, fmt.Errorf("load holds: %w", err)
@@ -185,7 +196,10 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 		ms []index.Match
 	)
 	if fp != nil {
-		if ws, err = c.watch.Match(ctx, fp, thresholds(c.holdScope)); err != nil {
+		c.mu.RLock()
+		ws, err = c.watch.Match(ctx, fp, thresholds(c.holdScope))
+		c.mu.RUnlock()
+		if err != nil {
 			return ch, err
 		}
 	}
@@ -213,6 +227,7 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 		flags   []Flag
 		enforce []Hold
 	)
+	c.mu.RLock()
 	for i := range c.holds {
 		h := &c.holds[i]
 		var hit *index.Match
@@ -276,6 +291,7 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 			enforce = append(enforce, h.Hold)
 		}
 	}
+	c.mu.RUnlock()
 	if f, ok := e.duplicate(r, ms); ok {
 		flags = append(flags, f)
 	}
@@ -297,14 +313,14 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 				failures = append(failures, fmt.Sprintf("hold %s: turn legal hold on: %s", h.Matter, f))
 			}
 		}
-		n, added, err := hf.AddHeldAndFlags(ctx, held, flags, audit, "ingest", e.now())
+		_, v, added, err := hf.AddHeldAndFlags(ctx, held, flags, audit, "ingest", e.now())
 		if err != nil {
 			return ch, fmt.Errorf("record held and flags: %w", err)
 		}
 		ch.Flags = added
 		e.publish(ctx, ch.Flags)
-		if n > 0 && held[0].Seed {
-			e.invalidate()
+		if v != 0 {
+			e.addSeeds(ctx, held, v)
 		}
 		if len(failures) > 0 {
 			// Recorded held, so nothing deletes it meanwhile; the event
@@ -338,6 +354,51 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 		}
 	}
 	return ch, nil
+}
+
+// addSeeds extends the hold cache with seeds the ingest check has just
+// recorded, in the commit that moved the holds version to v. The cache is
+// extended only when it was built at v-1, so that the commit is the one
+// change it misses; a cache at v or later has the seeds already, and any
+// other is dropped, to be rebuilt by the next check.
+func (e *Engine) addSeeds(ctx context.Context, held []HeldDoc, v int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.cache
+	switch {
+	case c == nil || c.version >= v:
+		return
+	case c.version != v-1:
+		e.cache = nil
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var contents []index.ContentID
+	for _, d := range held {
+		if !d.Seed {
+			continue
+		}
+		for i := range c.holds {
+			if h := &c.holds[i]; h.Matter == d.Matter {
+				h.seeds[d.Document.ID] = true
+				if d.Content != 0 {
+					h.contents[d.Content] = d.Document.ID
+					contents = append(contents, d.Content)
+				}
+			}
+		}
+	}
+	if c.watch != nil {
+		if err := c.watch.Add(ctx, contents); err != nil {
+			// The seeds are recorded; without their fingerprints the
+			// list is incomplete: rebuild it from the store instead.
+			e.logger.Warn("extend hold seeds in memory", "err", err)
+			e.cache = nil
+			return
+		}
+	}
+	c.version = v
 }
 
 // duplicateScope is the scope duplicates of r are looked for in, or the

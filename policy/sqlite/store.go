@@ -93,7 +93,7 @@ var _ policy.Store = (*Store)(nil)
 // The ingest check commits a matching document once through this method
 // when the store has it (policy's heldFlagger).
 var _ interface {
-	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, []policy.Flag, error)
+	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, int64, []policy.Flag, error)
 } = (*Store)(nil)
 
 // Open opens or creates the store at path and migrates its schema.
@@ -202,9 +202,11 @@ func (s *Store) Rules(ctx context.Context) ([]policy.RetentionRule, []policy.Kee
 	return rs, ks, rows.Err()
 }
 
-func bumpHolds(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, `UPDATE counter SET value = value + 1 WHERE name = 'holds'`)
-	return err
+// bumpHolds moves the holds version on and returns the new one.
+func bumpHolds(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var v int64
+	err := tx.QueryRowContext(ctx, `UPDATE counter SET value = value + 1 WHERE name = 'holds' RETURNING value`).Scan(&v)
+	return v, err
 }
 
 // CreateHold implements policy.HoldStore.
@@ -222,10 +224,10 @@ func (s *Store) CreateHold(ctx context.Context, h policy.Hold, seeds []policy.He
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("%w: %s", policy.ErrHoldExists, h.Matter)
 		}
-		if _, err := addHeld(ctx, tx, seeds); err != nil {
+		if _, _, err := addHeld(ctx, tx, seeds); err != nil {
 			return err
 		}
-		if err := bumpHolds(ctx, tx); err != nil {
+		if _, err := bumpHolds(ctx, tx); err != nil {
 			return err
 		}
 		return appendAudit(ctx, tx, a)
@@ -259,7 +261,7 @@ func (s *Store) ReleaseHold(ctx context.Context, r policy.Hold, a policy.AuditEn
 			h.Status, ns(h.Released), string(b), h.Matter); err != nil {
 			return fmt.Errorf("store hold: %w", err)
 		}
-		if err := bumpHolds(ctx, tx); err != nil {
+		if _, err := bumpHolds(ctx, tx); err != nil {
 			return err
 		}
 		return appendAudit(ctx, tx, a)
@@ -325,22 +327,24 @@ type heldBody struct {
 	Object   policy.Object `json:"object"`
 }
 
-func addHeld(ctx context.Context, tx *sql.Tx, held []policy.HeldDoc) (int, error) {
+// addHeld records held documents and returns how many are new and, when
+// seeds were among them, the holds version it moved to (else 0).
+func addHeld(ctx context.Context, tx *sql.Tx, held []policy.HeldDoc) (int, int64, error) {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO held(matter, doc, object, version, content, seed, placed, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(matter, doc) DO UPDATE SET seed = 1 WHERE seed = 0 AND excluded.seed = 1`)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer stmt.Close()
 	n, seeds := 0, 0
 	for _, d := range held {
 		b, err := json.Marshal(heldBody{d.Document, d.Object})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		res, err := stmt.ExecContext(ctx, d.Matter, d.Document.ID, d.Object.IndexKey, d.Object.VersionID, d.Content, d.Seed, ns(d.Placed), string(b))
 		if err != nil {
-			return 0, fmt.Errorf("record held document %d for %s: %w", d.Document.ID, d.Matter, err)
+			return 0, 0, fmt.Errorf("record held document %d for %s: %w", d.Document.ID, d.Matter, err)
 		}
 		if k, _ := res.RowsAffected(); k > 0 {
 			n++
@@ -349,12 +353,14 @@ func addHeld(ctx context.Context, tx *sql.Tx, held []policy.HeldDoc) (int, error
 			}
 		}
 	}
+	var v int64
 	if seeds > 0 {
-		if err := bumpHolds(ctx, tx); err != nil {
-			return 0, err
+		var err error
+		if v, err = bumpHolds(ctx, tx); err != nil {
+			return 0, 0, err
 		}
 	}
-	return n, nil
+	return n, v, nil
 }
 
 // AddHeld implements policy.HoldStore. A document already held counts as
@@ -366,7 +372,7 @@ func (s *Store) AddHeld(ctx context.Context, held []policy.HeldDoc) (int, error)
 	var n int
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		n, err = addHeld(ctx, tx, held)
+		n, _, err = addHeld(ctx, tx, held)
 		return err
 	})
 	return n, err
@@ -457,16 +463,19 @@ func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string,
 // AddHeldAndFlags records held documents (as AddHeld), inserts flags (as
 // AddFlags) and appends audit entries (as Append) in one transaction: the
 // ingest check of a document that matches a hold then commits, and waits
-// for the disk, once.
-func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, []policy.Flag, error) {
+// for the disk, once. It returns how many documents are newly held, the
+// holds version the transaction moved to when it added seeds (else 0),
+// and the flags inserted.
+func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, int64, []policy.Flag, error) {
 	var (
 		n     int
+		v     int64
 		added []policy.Flag
 	)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if len(held) > 0 {
-			if n, err = addHeld(ctx, tx, held); err != nil {
+			if n, v, err = addHeld(ctx, tx, held); err != nil {
 				return err
 			}
 		}
@@ -483,9 +492,9 @@ func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flag
 		return nil
 	})
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
-	return n, added, nil
+	return n, v, added, nil
 }
 
 // addFlags inserts the flags not stored yet, each with its audit entry,
