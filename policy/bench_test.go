@@ -42,6 +42,19 @@ func benchFixture(b *testing.B, docs int) *benchcorpus.Fixture {
 	return f
 }
 
+// benchCopy returns the fixture, a copy of its index to write to, and how
+// many seeds to hold.
+func benchCopy(b *testing.B) (*benchcorpus.Fixture, string, int) {
+	b.Helper()
+	docs, n := benchSize()
+	f := benchFixture(b, docs)
+	path, err := f.Clone(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f, path, n
+}
+
 // benchEngine is an engine over the index at path, with a new policy
 // store (SQLite, full durability, as the daemon runs it), the in-memory
 // enforcer and publisher.
@@ -150,12 +163,7 @@ func BenchmarkHoldPlacement(b *testing.B) {
 //   - holds+duplicates: the defaults, which also search the whole index
 //     for copies of every upload (a similar query at the duplicate scope).
 func BenchmarkIngestCheck(b *testing.B) {
-	docs, n := benchSize()
-	f := benchFixture(b, docs)
-	path, err := f.Clone(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	f, path, n := benchCopy(b)
 	ctx := context.Background()
 	uploads := envInt("SIMDEX_POLICY_BENCH_UPLOADS", 2000)
 	run := 0 // sub-benchmarks run -count times over the same copy
@@ -265,12 +273,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // checks one upload of the custodian, which is recorded held, flagged and
 // turned into a seed every later check compares with.
 func BenchmarkSelectorSeeds(b *testing.B) {
-	docs, n := benchSize()
-	f := benchFixture(b, docs)
-	path, err := f.Clone(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	f, path, n := benchCopy(b)
 	ctx := context.Background()
 	cfg := policy.DefaultConfig()
 	cfg.Duplicates.Enabled = false // the hold check alone
