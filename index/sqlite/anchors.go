@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 // Anchor postings are stored in blocks: one row holds up to anchorBlockIDs
@@ -104,54 +103,14 @@ type block struct {
 	ps    []anchorPosting
 }
 
-// blockWriter collects block rows to write, several per statement.
-type blockWriter struct {
-	ctx  context.Context
-	tx   *sql.Tx
-	args []any
-	full *sql.Stmt
+// newBlockWriter writes anchor block rows, replacing a stored block with
+// the same key and first id.
+func newBlockWriter(ctx context.Context, tx *sql.Tx) *rowWriter {
+	return &rowWriter{ctx: ctx, tx: tx, insert: "INSERT OR REPLACE INTO anchor_blocks (h, first, n, ids)", cols: 4}
 }
 
-func (w *blockWriter) put(h int64, ps []anchorPosting) error {
-	w.args = append(w.args, h, ps[0].c, len(ps), encodeBlock(ps))
-	if len(w.args) == 4*postingRows {
-		return w.flush()
-	}
-	return nil
-}
-
-func (w *blockWriter) flush() error {
-	if len(w.args) == 0 {
-		return nil
-	}
-	rows := len(w.args) / 4
-	var err error
-	if rows == postingRows {
-		if w.full == nil {
-			if w.full, err = w.tx.PrepareContext(w.ctx, insertBlocksSQL(rows)); err != nil {
-				return fmt.Errorf("write %s: %w", anchorTable, err)
-			}
-		}
-		_, err = w.full.ExecContext(w.ctx, w.args...)
-	} else {
-		_, err = w.tx.ExecContext(w.ctx, insertBlocksSQL(rows), w.args...)
-	}
-	w.args = w.args[:0]
-	if err != nil {
-		return fmt.Errorf("write %s: %w", anchorTable, err)
-	}
-	return nil
-}
-
-func (w *blockWriter) close() {
-	if w.full != nil {
-		w.full.Close()
-	}
-}
-
-func insertBlocksSQL(rows int) string {
-	return "INSERT OR REPLACE INTO anchor_blocks (h, first, n, ids) VALUES " +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", rows), ", ")
+func putBlock(w *rowWriter, h int64, ps []anchorPosting) error {
+	return w.put(h, ps[0].c, len(ps), encodeBlock(ps))
 }
 
 // addAnchorPostings stores rows (sorted by key, then content) in the anchor
@@ -173,7 +132,7 @@ func addAnchorPostings(ctx context.Context, tx *sql.Tx, rows []posting) error {
 	if err != nil {
 		return err
 	}
-	w := &blockWriter{ctx: ctx, tx: tx}
+	w := newBlockWriter(ctx, tx)
 	defer w.close()
 	for len(rows) > 0 {
 		h := rows[0].h
@@ -210,7 +169,7 @@ func addAnchorPostings(ctx context.Context, tx *sql.Tx, rows []posting) error {
 		tail = append(tail, ps...)
 		for len(tail) > 0 {
 			n := min(len(tail), anchorBlockIDs)
-			if err := w.put(h, tail[:n]); err != nil {
+			if err := putBlock(w, h, tail[:n]); err != nil {
 				return err
 			}
 			tail = tail[n:]
@@ -314,14 +273,14 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, b *block, ps []anchorPosting)
 			return fmt.Errorf("write %s: %w", anchorTable, err)
 		}
 	}
-	w := &blockWriter{ctx: ctx, tx: tx}
+	w := newBlockWriter(ctx, tx)
 	defer w.close()
 	for len(ps) > 0 {
 		k := len(ps)
 		if k > anchorBlockIDs {
 			k = len(ps) / 2
 		}
-		if err := w.put(b.h, ps[:k]); err != nil {
+		if err := putBlock(w, b.h, ps[:k]); err != nil {
 			return err
 		}
 		ps = ps[k:]
@@ -489,7 +448,7 @@ func blockAnchors(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("block anchor postings: %w", err)
 	}
 	defer rows.Close()
-	w := &blockWriter{ctx: ctx, tx: tx}
+	w := newBlockWriter(ctx, tx)
 	defer w.close()
 	var ps []anchorPosting
 	cur := int64(-1)
@@ -503,7 +462,7 @@ func blockAnchors(ctx context.Context, tx *sql.Tx) error {
 			continue // a posting of no content: nothing finds it
 		}
 		if (h != cur || len(ps) == anchorBlockIDs) && len(ps) > 0 {
-			if err := w.put(cur, ps); err != nil {
+			if err := putBlock(w, cur, ps); err != nil {
 				return fmt.Errorf("block anchor postings: %w", err)
 			}
 			ps = ps[:0]
@@ -516,7 +475,7 @@ func blockAnchors(ctx context.Context, tx *sql.Tx) error {
 	}
 	rows.Close()
 	if len(ps) > 0 {
-		if err := w.put(cur, ps); err != nil {
+		if err := putBlock(w, cur, ps); err != nil {
 			return fmt.Errorf("block anchor postings: %w", err)
 		}
 	}

@@ -431,7 +431,6 @@ func (p *postings) add(table int, content int64, hashes []uint64) {
 
 // flush inserts the collected postings and forgets them.
 func (p *postings) flush(ctx context.Context, tx *sql.Tx) error {
-	var args []any
 	for t, rows := range p {
 		if len(rows) == 0 {
 			continue
@@ -444,37 +443,77 @@ func (p *postings) flush(ctx context.Context, tx *sql.Tx) error {
 			p[t] = p[t][:0]
 			continue
 		}
-		var full *sql.Stmt // postingRows rows at a time
-		for len(rows) > 0 {
-			n := min(len(rows), postingRows)
-			args = args[:0]
-			for _, r := range rows[:n] {
-				args = append(args, r.h, r.c)
+		w := &rowWriter{ctx: ctx, tx: tx, insert: "INSERT OR IGNORE INTO " + postingTables[t] + " (h, c)", cols: 2}
+		for _, r := range rows {
+			if err := w.put(r.h, r.c); err != nil {
+				w.close()
+				return err
 			}
-			var err error
-			if n < postingRows {
-				_, err = tx.ExecContext(ctx, insertPostingsSQL(postingTables[t], n), args...)
-			} else {
-				if full == nil {
-					if full, err = tx.PrepareContext(ctx, insertPostingsSQL(postingTables[t], n)); err != nil {
-						return fmt.Errorf("insert %s: %w", postingTables[t], err)
-					}
-					defer full.Close()
-				}
-				_, err = full.ExecContext(ctx, args...)
-			}
-			if err != nil {
-				return fmt.Errorf("insert %s: %w", postingTables[t], err)
-			}
-			rows = rows[n:]
+		}
+		err := w.flush()
+		w.close()
+		if err != nil {
+			return err
 		}
 		p[t] = p[t][:0]
 	}
 	return nil
 }
 
-func insertPostingsSQL(table string, rows int) string {
-	return "INSERT OR IGNORE INTO " + table + " (h, c) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", rows), ", ")
+// rowWriter inserts rows postingRows at a time, one statement each (the
+// statement for a full batch prepared once): a statement's execution is
+// then paid once for many rows.
+type rowWriter struct {
+	ctx    context.Context
+	tx     *sql.Tx
+	insert string // "INSERT ... INTO table (columns)"
+	cols   int
+	args   []any
+	full   *sql.Stmt
+}
+
+// put adds one row of w.cols values.
+func (w *rowWriter) put(vals ...any) error {
+	w.args = append(w.args, vals...)
+	if len(w.args) == w.cols*postingRows {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush inserts the rows put since the last flush.
+func (w *rowWriter) flush() error {
+	if len(w.args) == 0 {
+		return nil
+	}
+	rows := len(w.args) / w.cols
+	var err error
+	if rows == postingRows {
+		if w.full == nil {
+			if w.full, err = w.tx.PrepareContext(w.ctx, w.sql(rows)); err != nil {
+				return fmt.Errorf("%s: %w", w.insert, err)
+			}
+		}
+		_, err = w.full.ExecContext(w.ctx, w.args...)
+	} else {
+		_, err = w.tx.ExecContext(w.ctx, w.sql(rows), w.args...)
+	}
+	w.args = w.args[:0]
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.insert, err)
+	}
+	return nil
+}
+
+func (w *rowWriter) sql(rows int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", w.cols), ", ") + "), "
+	return w.insert + " VALUES " + strings.TrimSuffix(strings.Repeat(row, rows), ", ")
+}
+
+func (w *rowWriter) close() {
+	if w.full != nil {
+		w.full.Close()
+	}
 }
 
 func insertPostings(ctx context.Context, tx *sql.Tx, table string, content int64, hashes []uint64) error {
