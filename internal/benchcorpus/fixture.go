@@ -204,11 +204,7 @@ func Ensure(ctx context.Context, spec Spec, opts *BuildOptions) (*Fixture, error
 	if err := writeIDs(filepath.Join(tmp, "ids.bin"), ids); err != nil {
 		return nil, err
 	}
-	mb, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode fixture marker: %w", err)
-	}
-	if err := writeFileSync(filepath.Join(tmp, "marker.json"), append(mb, '\n')); err != nil {
+	if err := writeMarker(tmp, m); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -220,16 +216,15 @@ func Ensure(ctx context.Context, spec Spec, opts *BuildOptions) (*Fixture, error
 
 // load reads the cached fixture into f, or returns why it must be built.
 func (f *Fixture) load(ctx context.Context, want Marker) (string, error) {
-	b, err := os.ReadFile(filepath.Join(f.Dir, "marker.json"))
+	m, err := readMarker(f.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return "not built yet", nil
 	}
-	if err != nil {
-		return "", fmt.Errorf("read fixture marker: %w", err)
+	if errors.Is(err, errBadMarker) {
+		return err.Error(), nil
 	}
-	var m Marker
-	if err := json.Unmarshal(b, &m); err != nil {
-		return "unreadable marker: " + err.Error(), nil
+	if err != nil {
+		return "", err
 	}
 	if ok, why := m.same(want); !ok {
 		return "stale: " + why, nil
@@ -256,13 +251,9 @@ func (f *Fixture) load(ctx context.Context, want Marker) (string, error) {
 // reports whether it did; each schema step is one transaction, and the
 // marker is rewritten after them, so an interrupted migration is resumed.
 func (f *Fixture) migrate(ctx context.Context, want Marker, log *slog.Logger) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(f.Dir, "marker.json"))
+	m, err := readMarker(f.Dir)
 	if err != nil {
 		return false, nil // not built, or unreadable: build it
-	}
-	var m Marker
-	if err := json.Unmarshal(b, &m); err != nil {
-		return false, nil
 	}
 	old := m.StoreSchema
 	m.StoreSchema = want.StoreSchema
@@ -284,16 +275,8 @@ func (f *Fixture) migrate(ctx context.Context, want Marker, log *slog.Logger) (b
 	}
 	m.MigratedFrom, m.MigrateSeconds = old, time.Since(start).Seconds()
 	log.Info("migrated benchmark fixture", "dir", f.Dir, "seconds", m.MigrateSeconds)
-	mb, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return false, fmt.Errorf("encode fixture marker: %w", err)
-	}
-	tmp := filepath.Join(f.Dir, "marker.json.tmp")
-	if err := writeFileSync(tmp, append(mb, '\n')); err != nil {
+	if err := writeMarker(f.Dir, m); err != nil {
 		return false, err
-	}
-	if err := os.Rename(tmp, filepath.Join(f.Dir, "marker.json")); err != nil {
-		return false, fmt.Errorf("migrate fixture %s: %w", f.Dir, err)
 	}
 	reason, err := f.load(ctx, want)
 	if err != nil {
@@ -303,6 +286,39 @@ func (f *Fixture) migrate(ctx context.Context, want Marker, log *slog.Logger) (b
 		return false, fmt.Errorf("migrate fixture %s: still stale: %s", f.Dir, reason)
 	}
 	return true, nil
+}
+
+// errBadMarker reports a marker file that does not decode.
+var errBadMarker = errors.New("unreadable marker")
+
+// readMarker reads the marker of the fixture in dir.
+func readMarker(dir string) (Marker, error) {
+	var m Marker
+	b, err := os.ReadFile(filepath.Join(dir, "marker.json"))
+	if err != nil {
+		return m, fmt.Errorf("read fixture marker: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%w: %w", errBadMarker, err)
+	}
+	return m, nil
+}
+
+// writeMarker writes m as the marker of the fixture in dir, replacing any
+// atomically.
+func writeMarker(dir string, m Marker) error {
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode fixture marker: %w", err)
+	}
+	tmp := filepath.Join(dir, "marker.json.tmp")
+	if err := writeFileSync(tmp, append(mb, '\n')); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "marker.json")); err != nil {
+		return fmt.Errorf("write fixture marker: %w", err)
+	}
+	return nil
 }
 
 // expectedMarker is the marker a fixture of c built now would carry.
