@@ -28,7 +28,7 @@ func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slo
 	if durability == "" {
 		durability = cfg.Index.Durability
 	}
-	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Durability(durability)})
+	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Durability(durability), Logger: logger})
 	if err != nil {
 		return nil, err
 	}

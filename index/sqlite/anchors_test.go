@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/simdex/simdex/index"
@@ -195,7 +197,15 @@ func TestMigrateToAnchorBlocks(t *testing.T) {
 	}
 	s.Close()
 
-	s = open(t, path, 1)
+	var logged bytes.Buffer
+	s, err = Open(ctx, path, Options{Scheme: 1, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if !strings.Contains(logged.String(), `msg="migrated index schema"`) || !strings.Contains(logged.String(), "to=4") {
+		t.Errorf("the migration was not logged:\n%s", logged.String())
+	}
 	var v int
 	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
 		t.Fatalf("schema version %d (%v), want %d", v, err, schemaVersion)

@@ -266,7 +266,7 @@ func (f *Fixture) migrate(ctx context.Context, want Marker, log *slog.Logger) (b
 	}
 	log.Info("migrating benchmark fixture", "dir", f.Dir, "from", schema, "to", want.StoreSchema)
 	start := time.Now()
-	st, err := sqlite.Open(ctx, f.Path, sqlite.Options{Scheme: want.Scheme, Durability: sqlite.Normal})
+	st, err := sqlite.Open(ctx, f.Path, sqlite.Options{Scheme: want.Scheme, Durability: sqlite.Normal, Logger: log})
 	if err != nil {
 		return false, fmt.Errorf("migrate fixture %s: %w", f.Dir, err)
 	}
