@@ -40,10 +40,10 @@ type holdCache struct {
 // appends audit entries in one transaction (policy/sqlite's is): a
 // document that matches a hold is then committed, and waits for the disk,
 // once instead of three times before its event may be settled. It returns
-// how many documents are newly held, the holds version it moved to when it
-// added seeds (else 0), and the flags inserted.
+// the holds version it moved to when it added seeds (else 0) and the flags
+// inserted.
 type heldFlagger interface {
-	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, audit []AuditEntry, actor string, at time.Time) (int, int64, []Flag, error)
+	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, audit []AuditEntry, actor string, at time.Time) (int64, []Flag, error)
 }
 
 // watcher is an Index that can compare a document with a fixed set of
@@ -313,7 +313,7 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 				failures = append(failures, fmt.Sprintf("hold %s: turn legal hold on: %s", h.Matter, f))
 			}
 		}
-		_, v, added, err := hf.AddHeldAndFlags(ctx, held, flags, audit, "ingest", e.now())
+		v, added, err := hf.AddHeldAndFlags(ctx, held, flags, audit, "ingest", e.now())
 		if err != nil {
 			return ch, fmt.Errorf("record held and flags: %w", err)
 		}

@@ -93,7 +93,7 @@ var _ policy.Store = (*Store)(nil)
 // The ingest check commits a matching document once through this method
 // when the store has it (policy's heldFlagger).
 var _ interface {
-	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, int64, []policy.Flag, error)
+	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error)
 } = (*Store)(nil)
 
 // Open opens or creates the store at path and migrates its schema.
@@ -463,19 +463,17 @@ func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string,
 // AddHeldAndFlags records held documents (as AddHeld), inserts flags (as
 // AddFlags) and appends audit entries (as Append) in one transaction: the
 // ingest check of a document that matches a hold then commits, and waits
-// for the disk, once. It returns how many documents are newly held, the
-// holds version the transaction moved to when it added seeds (else 0),
-// and the flags inserted.
-func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int, int64, []policy.Flag, error) {
+// for the disk, once. It returns the holds version the transaction moved
+// to when it added seeds (else 0) and the flags inserted.
+func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error) {
 	var (
-		n     int
 		v     int64
 		added []policy.Flag
 	)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if len(held) > 0 {
-			if n, v, err = addHeld(ctx, tx, held); err != nil {
+			if _, v, err = addHeld(ctx, tx, held); err != nil {
 				return err
 			}
 		}
@@ -492,9 +490,9 @@ func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flag
 		return nil
 	})
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, nil, err
 	}
-	return n, v, added, nil
+	return v, added, nil
 }
 
 // addFlags inserts the flags not stored yet, each with its audit entry,
