@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,9 @@ type globals struct {
 	configPath string
 	logLevel   string
 	token      string
+	cpuProfile string
+	// stopProfile ends the CPU profile, when one was started.
+	stopProfile func()
 }
 
 func (g *globals) load() (daemon.Config, error) {
@@ -54,8 +58,9 @@ func (g *globals) logger(cfg daemon.Config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
-func newRootCmd() *cobra.Command {
-	g := &globals{}
+func newRootCmd() *cobra.Command { return newRoot(&globals{}) }
+
+func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "simdex",
 		Short:         "Find every copy and near-copy of a document",
@@ -65,6 +70,26 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (YAML); SIMDEX_* environment variables override it")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.token, "token", "", "API token for commands that call the daemon (default: $SIMDEX_TOKEN, else the daemon's initial admin token file when readable)")
+	root.PersistentFlags().StringVar(&g.cpuProfile, "cpu-profile", "", "write a CPU profile of the command to this file (for performance reports)")
+	_ = root.PersistentFlags().MarkHidden("cpu-profile")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if g.cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(g.cpuProfile)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("create CPU profile: %w", err)}
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return &exitError{code: 2, err: fmt.Errorf("start CPU profile: %w", err)}
+		}
+		g.stopProfile = func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+		return nil
+	}
 	root.AddCommand(newServeCmd(g), newScanCmd(g), newSimilarCmd(g), newBackfillCmd(g), newDeadLettersCmd(g),
 		newHoldCmd(g), newFlagsCmd(g), newPolicyCmd(g), newAuditCmd(g), newExportCmd(g), newTokenCmd(g))
 	return root
@@ -72,7 +97,11 @@ func newRootCmd() *cobra.Command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
+	g := &globals{}
+	err := newRoot(g).ExecuteContext(ctx)
+	if g.stopProfile != nil {
+		g.stopProfile() // whatever the outcome: a failed scan is worth profiling too
+	}
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "simdex:", err)
