@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -169,9 +168,7 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	sort.Slice(problems, func(i, j int) bool { return problems[i].Path < problems[j].Path })
 	rep.Errors = append([]fileError{}, problems...) // [] rather than null in JSON
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := rep.writeJSON(stdout); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
 		}
 	} else {

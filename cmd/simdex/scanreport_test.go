@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// The streamed report must be exactly what encoding/json makes of it, once
+// compacted: same keys, same escaping, same numbers.
+func TestReportJSONMatchesEncodingJSON(t *testing.T) {
+	names := []string{"a.txt", `quo"te\back`, "<html>&amp;", "bad\xffutf8", "line\u2028sep", "tab\tnew\nline", "日本語.txt"}
+	reports := []*report{
+		{Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}, Pairs: []pairJSON{}},
+		{
+			Files: 7, Documents: 9,
+			Errors:    []fileError{{Path: names[1], Error: "empty text"}, {Path: names[3], Error: "<binary>"}},
+			Identical: [][]string{{names[0], names[2]}, {names[4], names[5], names[6]}},
+			Families:  []familyJSON{{Pivot: names[6], Members: []string{names[6], names[3]}, Links: 3, AvgResemblance: 0.667}},
+		},
+	}
+	for i, a := range names {
+		for j, b := range names {
+			x := float64(i*len(names)+j) / 49
+			reports[1].Pairs = append(reports[1].Pairs, pairJSON{A: a, B: b, Resemblance: round(x), ContainmentAB: round(1 - x),
+				ContainmentBA: 0.001, BytesInCommon: int64(i * 1 << 33), Hamming: j, Exact: i == j})
+		}
+	}
+	reports[1].Pairs = append(reports[1].Pairs, pairJSON{A: "x", B: "y", Resemblance: 1, ContainmentAB: 0, ContainmentBA: 0.5})
+	for i, rep := range reports {
+		var got bytes.Buffer
+		if err := rep.writeJSON(&got); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, got.Bytes()); err != nil {
+			t.Fatalf("report %d is not JSON: %v\n%s", i, err, got.Bytes())
+		}
+		if !bytes.Equal(compact.Bytes(), want) {
+			t.Errorf("report %d:\nstreamed %s\nencoding/json %s", i, compact.Bytes(), want)
+		}
+	}
+}
+
+// A failing writer fails the report; the error is returned, not lost.
+func TestReportJSONWriteError(t *testing.T) {
+	rep := &report{Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}}
+	for i := 0; i < 10000; i++ {
+		rep.Pairs = append(rep.Pairs, pairJSON{A: "a", B: "b"})
+	}
+	if err := rep.writeJSON(failingWriter{}); !errors.Is(err, errFull) {
+		t.Fatalf("writing to a failing writer: %v, want %v", err, errFull)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errFull }
+
+var errFull = errors.New("disk full")
