@@ -227,8 +227,7 @@ func (s *scorer) score(b *Fingerprint) Scores {
 	} else {
 		sc.Resemblance = sketch.Resemblance(q.MinHash, b.MinHash)
 	}
-	sc.ContainmentAB = sketch.Containment(s.qSamples, bSamples)
-	sc.ContainmentBA = sketch.Containment(bSamples, s.qSamples)
+	sc.ContainmentAB, sc.ContainmentBA = sketch.Containments(s.qSamples, bSamples)
 	// Shared whole chunks are a lower bound of containment; it is exact
 	// where samples are too few to estimate (short texts).
 	if q.TextSize > 0 {
