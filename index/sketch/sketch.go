@@ -64,9 +64,10 @@ type Sketch struct {
 	scratch []uint32
 }
 
-// radixSort sorts a in place with four 8-bit LSD passes, using and
-// returning the scratch buffer; for the tens of thousands of samples of a
-// large text it is several times faster than a comparison sort.
+// radixSort sorts a in place with LSD radix passes, using and returning
+// the scratch buffer; for the tens of thousands of samples of a large text
+// it is several times faster than a comparison sort. One pass over a
+// counts the digits of every pass at once.
 func radixSort(a, scratch []uint32) []uint32 {
 	if len(a) < 256 {
 		slices.Sort(a)
@@ -76,43 +77,90 @@ func radixSort(a, scratch []uint32) []uint32 {
 		scratch = make([]uint32, len(a))
 	}
 	tmp := scratch[:len(a)]
-	var count [256]int
+	if len(a) < 1024 {
+		radix8(a, tmp)
+	} else {
+		radix11(a, tmp)
+	}
+	return scratch
+}
+
+// radix8 sorts a with four 8-bit passes, through tmp, as long as a.
+func radix8(a, tmp []uint32) {
+	var count [4][256]uint32
+	for _, v := range a {
+		count[0][v&0xff]++
+		count[1][v>>8&0xff]++
+		count[2][v>>16&0xff]++
+		count[3][v>>24]++
+	}
 	src, dst := a, tmp
-	for shift := 0; shift < 32; shift += 8 {
-		clear(count[:])
-		for _, v := range src {
-			count[v>>shift&0xff]++
+	for pass := range count {
+		c := &count[pass]
+		sum := uint32(0)
+		for i, n := range c {
+			c[i] = sum
+			sum += n
 		}
-		sum := 0
-		for i, c := range count {
-			count[i] = sum
-			sum += c
-		}
+		shift := 8 * pass
+		dst = dst[:len(src)]
 		for _, v := range src {
 			d := v >> shift & 0xff
-			dst[count[d]] = v
-			count[d]++
+			dst[c[d]] = v
+			c[d]++
 		}
 		src, dst = dst, src
 	}
 	// An even number of passes: the result is back in a.
-	return scratch
+}
+
+// radix11 sorts a with three passes of 11, 11 and 10 bits, through tmp,
+// as long as a, and copies the result back: for large arrays a pass costs
+// more than the copy.
+func radix11(a, tmp []uint32) {
+	var count [3][2048]uint32
+	for _, v := range a {
+		count[0][v&0x7ff]++
+		count[1][v>>11&0x7ff]++
+		count[2][v>>22]++
+	}
+	src, dst := a, tmp
+	for pass := range count {
+		c := &count[pass]
+		sum := uint32(0)
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		shift := 11 * pass
+		dst = dst[:len(src)]
+		for _, v := range src {
+			d := v >> shift & 0x7ff
+			dst[c[d]] = v
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	copy(a, src)
 }
 
 // dedupSorted is slices.Compact for sorted a, without a branch per value
 // (repeated phrases make duplicates common, and their pattern random):
 // every value is written to the next free place, which advances only when
-// the value differs from the last one kept. The free place is never past
-// the value being read, so no unread value is overwritten.
+// the value differs from the one before it. The free place is never past
+// the value being read, so no unread value is overwritten. The value
+// before is kept in a register, not read back from a, so that no load
+// waits for the store before it.
 func dedupSorted(a []uint32) []uint32 {
 	if len(a) == 0 {
 		return a
 	}
 	n := 1
-	for i := 1; i < len(a); i++ {
-		v := a[i]
-		a[n] = v
-		n += int(b2u(v != a[n-1]))
+	prev := a[0]
+	for _, v := range a[1:] {
+		a[n] = v // n <= index of v
+		n += int(b2u(v != prev))
+		prev = v
 	}
 	return a[:n]
 }
