@@ -62,6 +62,7 @@ type Sketch struct {
 	SimHash uint64
 
 	scratch []uint32
+	roll    *roller // Compute's other working state, allocated on first use
 }
 
 // radixSort sorts a in place with LSD radix passes, using and returning
@@ -248,25 +249,34 @@ func Compute(p Params, text []byte, s *Sketch) {
 	if len(text) == 0 {
 		return
 	}
+	if s.roll == nil {
+		s.roll = new(roller)
+	}
 	k := uint64(p.MinHashK)
-	slots := make([]uint64, k)
+	if uint64(cap(s.roll.slots)) < k {
+		s.roll.slots = make([]uint64, k)
+	}
+	s.roll.slots = s.roll.slots[:k]
+	slots := s.roll.slots
 	for i := range slots {
 		slots[i] = empty
 	}
 	w := p.Window
-	if len(text) <= w {
+	n := uint64(p.SampleN)
+	switch {
+	case len(text) <= w:
 		// One shingle: the whole text.
 		visit(p, slots, spread(shortHash(text)), s)
-	} else {
+	case n&(n-1) == 0:
 		h := shortHash(text[:w])
 		visit(p, slots, spread(h), s)
-		n := uint64(p.SampleN)
-		if n&(n-1) == 0 {
-			s.Samples = rollPow2(text, w, h, n-1, slots, s.Samples)
-		} else {
-			s.Samples = rollMod(text, w, h, n, slots, s.Samples)
-		}
+		s.Samples = s.roll.rollPow2(p, text, h, s.Samples)
+	default:
+		h := shortHash(text[:w])
+		visit(p, slots, spread(h), s)
+		s.Samples = rollMod(text, w, h, n, slots, s.Samples)
 	}
+	s.SimHash = s.roll.sim.hash(p.SimHashWords, text)
 	s.scratch = radixSort(s.Samples, s.scratch)
 	s.Samples = dedupSorted(s.Samples)
 	densify(slots)
@@ -274,7 +284,6 @@ func Compute(p Params, text []byte, s *Sketch) {
 	for i, v := range slots {
 		s.MinHash[i] = uint32(v)
 	}
-	s.SimHash = simHash(p.SimHashWords, text)
 }
 
 // One-permutation hashing: bits 0-31 of a shingle's spread hash g choose
@@ -296,107 +305,6 @@ func visit(p Params, slots []uint64, g uint64, s *Sketch) {
 	}
 	if keep {
 		s.Samples = append(s.Samples, uint32(g>>32))
-	}
-}
-
-// rollPow2 rolls the shingle hash h (that of text[:w]) over the rest of
-// text, visiting every later shingle as visit does with SampleN = mask+1, a
-// power of two, and returns samples with the sampled hashes appended.
-//
-// Two tricks keep the per-shingle work small and free of unpredictable
-// branches; neither changes the result.
-//
-// Sampling keeps one shingle in SampleN at random, so an "if sampled"
-// branch would be mispredicted about once per sample. Instead every
-// shingle's sample is written to the next free place of a small buffer
-// and the fill count advances only when it is kept (by 0 or 1); the buffer
-// is appended every block shingles, so it never needs more than block
-// places.
-//
-// A shingle can only lower a slot if its value is below that slot's
-// minimum, hence below the largest minimum of all slots, top. Once every
-// slot is filled, top falls quickly (after m shingles per slot, only about
-// ln(K)/m of them are below it), so testing v < top first skips the slot
-// index computation and load for nearly every shingle of a long text, and
-// that branch is almost always predicted. top is exact: it is recomputed
-// whenever the slot holding it is lowered.
-func rollPow2(text []byte, w int, h, mask uint64, slots []uint64, samples []uint32) []uint32 {
-	var sc rollScratch
-	sc.inTab = buzTable
-	for c, v := range buzTable {
-		sc.outTab[c] = bits.RotateLeft64(v, w%64)
-	}
-	sc.slots = slots
-	sc.top = slices.Max(slots)
-	for i := w; i < len(text); i += block {
-		end := min(i+block, len(text))
-		out, in := text[i-w:end-w], text[i:end]
-		x, nb := 0, 0
-		for x < len(in) {
-			var g uint64
-			var found bool
-			h, g, x, nb, found = rollBlock(out, in, x, nb, h, mask, &sc)
-			if found {
-				sc.lower(g)
-			}
-		}
-		samples = append(samples, sc.buf[:nb]...)
-	}
-	return samples
-}
-
-// rollScratch is rollBlock's state besides the rolling hash, behind one
-// pointer so that it takes one register.
-type rollScratch struct {
-	// outTab[c] is buzTable[c] already rotated as it must be when byte c
-	// leaves the window: one table load instead of a load and a rotation
-	// by a variable count (which ties up the CX register).
-	outTab [256]uint64
-	// inTab is buzTable, here so that both tables share a base register.
-	inTab [256]uint64
-	// buf receives the samples of one block.
-	buf [block]uint32
-	// slots are the MinHash slots; top is their largest value.
-	slots []uint64
-	top   uint64
-}
-
-// rollBlock is the inner loop of rollPow2 over at most block shingles: in
-// are the bytes entering the window, out those leaving it (as long as in),
-// starting at in[x], with nb samples in sc.buf so far. It returns when it
-// has rolled over all of in, or just after a shingle g whose value is below
-// sc.top (then found is true), with the rolling hash, g, the position
-// after that shingle and the number of samples. It calls nothing, so that
-// its values can all stay in registers.
-func rollBlock(out, in []byte, x, nb int, h, mask uint64, sc *rollScratch) (_, g uint64, _, _ int, found bool) {
-	top := sc.top
-	out = out[:len(in)] // proves out[x] in range below
-	for x < len(in) {
-		h = bits.RotateLeft64(h, 1) ^ sc.outTab[out[x]] ^ sc.inTab[in[x]]
-		x++
-		g = spread(h)
-		// nb < x <= block, so the mask never changes the index; it
-		// only lets the compiler drop the bounds check.
-		sc.buf[nb&(block-1)] = uint32(g >> 32)
-		nb += int(b2u(g>>8&mask == 0))
-		if g>>32 < top {
-			return h, g, x, nb, true
-		}
-	}
-	return h, 0, x, nb, false
-}
-
-// lower offers the shingle hash g to its slot and updates sc.top.
-func (sc *rollScratch) lower(g uint64) {
-	slots := sc.slots
-	j := (g & 0xffffffff) * uint64(len(slots)) >> 32
-	if v := g >> 32; v < slots[j] {
-		old := slots[j]
-		slots[j] = v
-		if old == sc.top {
-			// The top slot (or one of several equal to it) was lowered.
-			sc.top = slices.Max(slots)
-		}
 	}
 }
 
@@ -537,104 +445,145 @@ const phi = 0x9E3779B97F4A7C15
 // mix(f) with f = sum of the feature's word hashes times phi^(words-1),
 // ..., phi^1, phi^0, oldest first, computed mod 2^64.
 //
-// It works a block of text at a time, in two loops that have no
-// unpredictable branch: wordHashes finds the words and their hashes, and
-// features turns them into features.
+// It works a block of text at a time, in loops that have no unpredictable
+// branch: wordHashes finds the words and their hashes, simState.addWords
+// turns them into features, and laneCounter.add counts their bits.
 func simHash(words int, text []byte) uint64 {
-	st := simState{words: words, top: 1}
-	for i := 1; i < words; i++ {
-		st.top *= phi // phi^(words-1)
-	}
-	var h, inWord uint64
-	var ends [block]uint64
-	for i := 0; i < len(text); i += block {
-		end := min(i+block, len(text))
-		var ne int
-		h, inWord, ne = wordHashes(text[i:end], h, inWord, &ends)
-		if end == len(text) && inWord == 1 {
-			// The text ends inside a word. ne < block: a block of n
-			// bytes ends at most (n+1)/2 words.
-			ends[ne] = h
-			ne++
-		}
-		nf := st.features(ends[:ne])
-		st.cnt.add(ends[:nf])
-	}
-	if st.cnt.n == 0 && st.seen > 0 {
-		// Fewer words than a feature: one feature of all of them, which
-		// are in ring[:seen] in order since the ring never wrapped.
-		var g uint64
-		for _, w := range st.ring[:st.seen] {
-			g = g*phi + w
-		}
-		st.cnt.add([]uint64{mix(g)})
-	}
-	return st.cnt.majority()
+	return new(simState).hash(words, text)
 }
 
-// sepTab[c] is 1 for the word separators ' ' and '\n', 0 for other bytes:
-// a load instead of two comparisons, which the compiler would turn into a
-// branch.
-var sepTab = [256]uint8{' ': 1, '\n': 1}
+// wordTables are the tables of wordHashes, together so that one register
+// holds their base.
+type wordTables struct {
+	// buz is buzTable.
+	buz [256]uint64
+	// sep[c] is 1 for the word separators ' ' and '\n', 0 for other
+	// bytes: a load instead of two comparisons, which the compiler would
+	// turn into a branch.
+	sep [256]uint64
+}
+
+var wordTab = func() *wordTables {
+	t := &wordTables{buz: buzTable}
+	t.sep[' '], t.sep['\n'] = 1, 1
+	return t
+}()
 
 // wordHashes computes the hash of every word of text that ends in text,
 // and writes them to ends, returning their number. h is the hash of the
 // part of the current word before text (0 if none) and inWord is 1 when
-// the byte before text belongs to a word; both are returned updated.
+// the byte before text belongs to a word; both are returned updated. tab
+// is wordTab.
 //
 // It is branch-free: h is zeroed at a separator (sep-1 is all ones inside
 // a word, 0 at a separator), and every byte writes h to the next free
 // place of ends, which advances only when the byte is a separator right
 // after a word, so that h was that word's complete hash. A block of n
 // bytes writes at most n places.
-func wordHashes(text []byte, h, inWord uint64, ends *[block]uint64) (uint64, uint64, int) {
+//
+// It is not inlined: inlined into its caller, it has fewer registers and
+// spills its values in the loop.
+//
+//go:noinline
+func wordHashes(tab *wordTables, text []byte, h, inWord uint64, ends *[block]uint64) (uint64, uint64, int) {
 	ne := 0
 	for _, c := range text {
-		sep := uint64(sepTab[c])
-		// ne <= bytes seen so far < block: the mask never changes the
-		// index; it only lets the compiler drop the bounds check.
-		ends[ne&(block-1)] = h
+		sep := tab.sep[c]
+		ends[ne] = h // ne <= bytes seen so far < block
 		ne += int(sep & inWord)
 		inWord = sep ^ 1
-		h = (bits.RotateLeft64(h, 5) ^ buzTable[c]) & (sep - 1)
+		h = (bits.RotateLeft64(h, 5) ^ tab.buz[c]) & (sep - 1)
 	}
 	return h, inWord, ne
 }
 
-// simState is the feature state of simHash.
+// hist is how many word hashes simState keeps from one block to the next:
+// at least the largest SimHashWords.
+const hist = 16
+
+// simState is the state of simHash. It is large, for its buffers: Compute
+// keeps one with its Sketch.
 type simState struct {
 	cnt   laneCounter
-	ring  [16]uint64 // word i's hash is at ring[i%16]
 	words int
 	seen  int    // words seen so far
 	f     uint64 // the polynomial of the last `words` words
-	top   uint64 // phi^(words-1)
+	drop  uint64 // phi^words
+	// hs holds the hashes of the hist words before the current block in
+	// hs[:hist] (0 for words before the text), then those of the
+	// current block's words.
+	hs [hist + block]uint64
+	// feats receives the features of a block.
+	feats [block]uint64
 }
 
-// features replaces the word hashes ws by the hashes of the features
-// ending at them, in place, and returns their number: one per word once
-// the first `words` words are seen. Feature i is written to ws[i'] with
-// i' <= i, after ws[i] is read.
-//
-// f is updated in O(1) per word as a rolling polynomial: drop the oldest
-// hash's term (that of the word `words` back, times phi^(words-1)), shift
-// the rest up one power (*phi) and add the new hash. The ring keeps the
-// last 16 >= words hashes; until `words` words are seen the "oldest" entry
-// is one never written, zero, so dropping it subtracts nothing. The loop
-// has no data-dependent branch: a feature is always written, and the count
-// advances only once `words` words are seen.
-func (st *simState) features(ws []uint64) int {
-	f, seen, words := st.f, st.seen, st.words
-	nf := 0
-	for _, wh := range ws {
-		f = (f-st.ring[(seen-words)&15]*st.top)*phi + wh
-		st.ring[seen&15] = wh
-		seen++
-		ws[nf&(block-1)] = mix(f) // nf <= i < block: the mask only drops the bounds check
-		nf += int(b2u(seen >= words))
+// hash returns simHash(words, text), reusing st's buffers.
+func (st *simState) hash(words int, text []byte) uint64 {
+	st.cnt = laneCounter{}
+	st.words, st.seen, st.f, st.drop = words, 0, 0, 1
+	for range words {
+		st.drop *= phi
 	}
-	st.f, st.seen = f, seen
-	return nf
+	clear(st.hs[:hist])
+	var h, inWord uint64
+	ends := (*[block]uint64)(st.hs[hist:])
+	for i := 0; i < len(text); i += block {
+		end := min(i+block, len(text))
+		var ne int
+		h, inWord, ne = wordHashes(wordTab, text[i:end], h, inWord, ends)
+		if end == len(text) && inWord == 1 {
+			// The text ends inside a word. ne < block: a block of n
+			// bytes ends at most (n+1)/2 words.
+			ends[ne] = h
+			ne++
+		}
+		st.addWords(ne)
+	}
+	return st.sum()
+}
+
+// addWords counts the features ending at the n words whose hashes are in
+// st.hs[hist:], one per word once the first `words` words are seen, then
+// moves the last hist hashes to the front of st.hs.
+//
+// f is updated in O(1) per word as a rolling polynomial: drop the term of
+// the word `words` back (its hash times phi^(words-1)), shift the rest up
+// one power (*phi) and add the new hash. Both are done as
+// f*phi + (hash - old*phi^words), which equals it mod 2^64 and leaves one
+// multiplication and one addition in the loop-carried dependency. Until
+// `words` words are seen the "oldest" hash is one before the text, zero,
+// so dropping it subtracts nothing. The loop has no branch: a feature is
+// computed for every word, and those of the first words-1 words of the
+// text are not counted.
+func (st *simState) addWords(n int) {
+	f, drop := st.f, st.drop
+	cur := st.hs[hist : hist+n]
+	old := st.hs[hist-st.words:]
+	old = old[:len(cur)]
+	feats := st.feats[:len(cur)]
+	for i, wh := range cur {
+		f = f*phi + (wh - old[i]*drop)
+		feats[i] = mix(f)
+	}
+	st.f = f
+	skip := min(max(st.words-1-st.seen, 0), n)
+	st.seen += n
+	st.cnt.add(feats[skip:])
+	copy(st.hs[:hist], st.hs[n:n+hist])
+}
+
+// sum returns the SimHash of the words added.
+func (st *simState) sum() uint64 {
+	if st.cnt.n == 0 && st.seen > 0 {
+		// Fewer words than a feature (seen < words <= hist): one
+		// feature of all of them, which are the last seen of hs[:hist].
+		var g uint64
+		for _, w := range st.hs[hist-st.seen : hist] {
+			g = g*phi + w
+		}
+		st.cnt.add([]uint64{mix(g)})
+	}
+	return st.cnt.majority()
 }
 
 // Resemblance estimates the Jaccard resemblance of two texts from their

@@ -1,0 +1,157 @@
+package sketch
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// fillPerSlot sets when Compute's main loop stops updating the MinHash
+// slots unconditionally and starts filtering by their largest value (see
+// roller.rollPow2): after fillPerSlot*MinHashK shingles.
+const fillPerSlot = 64
+
+// roller is the working state of Compute: the MinHash slots, the SimHash
+// state, and the tables and buffers of its main loop for a power-of-two
+// SampleN (rollPow2), which rolls the shingle hash, samples and fills the
+// slots. It is reused by later calls to Compute with the same Sketch.
+type roller struct {
+	// inTab is buzTable, here so that both tables share a base register.
+	inTab [256]uint64
+	// outTab[c] is buzTable[c] already rotated as it must be when byte c
+	// leaves the window: one table load instead of a load and a rotation
+	// by a variable count (which ties up the CX register).
+	outTab [256]uint64
+	// buf receives the samples of one block.
+	buf [block]uint32
+	// slots are the MinHash slots.
+	slots []uint64
+	// sim is the SimHash state.
+	sim simState
+	// w is the window outTab was made for, 0 before the first use.
+	w int
+	// mask is SampleN-1 shifted to the sampling bits, k is MinHashK, and
+	// no slot is above top (once rollTop runs).
+	mask, k, top uint64
+}
+
+// init prepares the tables for window w.
+func (r *roller) init(w int) {
+	if r.w == w {
+		return
+	}
+	r.inTab = buzTable
+	for c, v := range buzTable {
+		r.outTab[c] = bits.RotateLeft64(v, w%64)
+	}
+	r.w = w
+}
+
+// rollPow2 rolls the shingle hash h (that of text[:w], already visited)
+// over the rest of text, visiting every later shingle as visit does with a
+// power-of-two SampleN, into r.slots and samples,
+// which it returns extended. len(text) must be more than p.Window.
+//
+// Sampling keeps one shingle in SampleN at random, so an "if sampled"
+// branch would be mispredicted about once per sample. Instead every
+// shingle's sample is written to the next free place of a buffer and the
+// fill count advances only when it is kept (by 0 or 1); the buffer is
+// appended every block shingles, so it never needs more than block places.
+//
+// The slots are updated in two ways, which give the same result. The
+// first fillPerSlot*MinHashK shingles lower their slot to their value
+// without a branch (rollMin). After that, a shingle can only lower a slot
+// if its value is below the largest value of all slots, top, which by then
+// is low: only about ln(K)/fillPerSlot of the shingles are below it, and
+// fewer and fewer as the text goes on. So rollTop tests v < top first, a
+// branch that is nearly always predicted, and skips the slot for nearly
+// every shingle; top is recomputed whenever the slot holding it is
+// lowered. Testing top from the start would take the slot path for every
+// shingle until every slot is filled, and then for most of them for a
+// while: about ln(K)*K/i of the shingles around the i-th.
+func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []uint32 {
+	w := p.Window
+	r.init(w)
+	r.mask, r.k = uint64(p.SampleN-1)<<8, uint64(p.MinHashK)
+	fillEnd := w + fillPerSlot*p.MinHashK
+	top := false
+	for i := w; i < len(text); i += block {
+		end := min(i+block, len(text))
+		out, in := text[i-w:end-w], text[i:end]
+		var nb int
+		if i < fillEnd {
+			h, nb = r.rollMin(out, in, h)
+		} else {
+			if !top {
+				r.top = slices.Max(r.slots)
+				top = true
+			}
+			for x := 0; x < len(in); {
+				var found bool
+				if h, x, nb, found = r.rollTop(out, in, x, nb, h); found {
+					r.lower(spread(h))
+				}
+			}
+		}
+		samples = append(samples, r.buf[:nb]...)
+	}
+	return samples
+}
+
+// rollMin is the main loop over at most block shingles, updating every
+// shingle's slot without a branch: in are the bytes entering the window
+// and out those leaving it (as long as in). It returns the rolling hash
+// and the number of samples in r.buf.
+func (r *roller) rollMin(out, in []byte, h uint64) (uint64, int) {
+	mask, k, slots := r.mask, r.k, r.slots
+	nb := 0
+	out = out[:len(in)] // proves out[x] in range below
+	for x, c := range in {
+		// The table values are combined first, so that the loop-carried
+		// dependency is one rotation and one XOR.
+		h = bits.RotateLeft64(h, 1) ^ (r.outTab[out[x]] ^ r.inTab[c])
+		y := (h ^ h>>29) * 0xbf58476d1ce4e5b9 // spread(h) is y ^ y>>32
+		v := y >> 32                          // spread(h)>>32, the value
+		g := y ^ v                            // spread(h)
+		r.buf[nb] = uint32(v)                 // nb <= x < block
+		nb += int(b2u(g&mask == 0))
+		j := (g & 0xffffffff) * k >> 32
+		slots[j] = min(slots[j], v)
+	}
+	return h, nb
+}
+
+// rollTop is rollMin from in[x] on, with nb samples in r.buf, testing each
+// shingle's value against r.top instead of updating its slot. It returns
+// just after the first shingle whose value is below r.top, with its
+// rolling hash, the position after it, the number of samples and true,
+// or at the end of in. It calls nothing, so that its values can all stay
+// in registers.
+func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ int, found bool) {
+	top, mask := r.top, r.mask
+	out = out[:len(in)]
+	for x < len(in) {
+		h = bits.RotateLeft64(h, 1) ^ (r.outTab[out[x]] ^ r.inTab[in[x]])
+		x++
+		y := (h ^ h>>29) * 0xbf58476d1ce4e5b9
+		v := y >> 32
+		r.buf[nb] = uint32(v)
+		nb += int(b2u((y^v)&mask == 0))
+		if v < top {
+			return h, x, nb, true
+		}
+	}
+	return h, x, nb, false
+}
+
+// lower offers the shingle hash g to its slot and updates r.top.
+func (r *roller) lower(g uint64) {
+	j := (g & 0xffffffff) * r.k >> 32
+	if v := g >> 32; v < r.slots[j] {
+		old := r.slots[j]
+		r.slots[j] = v
+		if old == r.top {
+			// The top slot (or one of several equal to it) was lowered.
+			r.top = slices.Max(r.slots)
+		}
+	}
+}
