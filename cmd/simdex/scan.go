@@ -18,6 +18,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
@@ -30,6 +31,7 @@ type scanFlags struct {
 	resemblance float64
 	containment float64
 	workers     int
+	inFlight    int64
 	durability  string
 }
 
@@ -54,7 +56,8 @@ report; the scan goes on, and the exit status is 1.`,
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as one JSON object")
 	cmd.Flags().Float64Var(&f.resemblance, "threshold", 0, "resemblance threshold (default: index.thresholds.resemblance)")
 	cmd.Flags().Float64Var(&f.containment, "containment-threshold", 0, "containment threshold (default: index.thresholds.containment)")
-	cmd.Flags().IntVar(&f.workers, "workers", scanWorkers, "files in flight: read, extracted and waiting for their commit (more group more documents per commit, at the cost of memory)")
+	cmd.Flags().IntVar(&f.workers, "workers", scanWorkers, "files in flight at most: read, extracted and waiting for their commit (more group more documents per commit)")
+	cmd.Flags().Int64Var(&f.inFlight, "in-flight-bytes", scanInFlightBytes, "bytes of files in flight at most (a larger file is indexed alone)")
 	cmd.Flags().StringVar(&f.durability, "durability", "normal", "full: fsync every commit; normal: fsync at checkpoints (a crash of the process loses nothing)")
 	return cmd
 }
@@ -107,6 +110,11 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	if workers <= 0 {
 		workers = scanWorkers
 	}
+	budget := f.inFlight
+	if budget <= 0 {
+		budget = scanInFlightBytes
+	}
+	inFlight := semaphore.NewWeighted(budget)
 	var (
 		mu      sync.Mutex
 		scanned = map[index.DocID]string{} // this scan's documents → report path
@@ -124,7 +132,12 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 					return
 				}
 				sf := files[i]
+				weight := min(max(sf.info.Size(), 1), budget)
+				if err := inFlight.Acquire(ctx, weight); err != nil {
+					return // interrupted: reported below
+				}
 				out, err := ingestFile(ctx, eng.Ingester, sf)
+				inFlight.Release(weight)
 				mu.Lock()
 				if bar != nil {
 					bar.Add(1)
@@ -180,13 +193,18 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	return nil
 }
 
-// scanWorkers is how many files a scan has in flight by default. Each
-// waits for the group commit that stores it, and a commit costs mostly the
-// posting pages it rewrites, whatever its size: with 2 files per core in
-// flight, commits held a few documents each and a scan of 10,000 files
-// took 50 s; with 32, 36 s (most of the rest is the all-pairs analysis).
-// Memory grows with it: each file in flight holds its bytes and text.
-const scanWorkers = 32
+// scanWorkers is how many files a scan has in flight at most by default.
+// Each waits for the group commit that stores it, and a commit costs
+// mostly the posting pages it rewrites, whatever its size: with 2 files
+// per core in flight, commits held a few documents each and a scan of
+// 10,000 files took 50 s of CPU on its commits; with 32, 37 s; with 256
+// (the index's default max_batch), 16 s.
+const scanWorkers = 256
+
+// scanInFlightBytes bounds the memory those files hold: each holds its
+// bytes and its text until committed, so many large files cannot exhaust
+// memory however many are in flight.
+const scanInFlightBytes = 256 << 20
 
 // reportName names a child for the report: its parent's report path
 // followed by the child's location inside it.

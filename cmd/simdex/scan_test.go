@@ -221,3 +221,31 @@ func idString(id int64) string {
 	b, _ := json.Marshal(id)
 	return string(b)
 }
+
+// A budget of bytes in flight smaller than any file still scans every file
+// (one at a time), with the same report.
+func TestScanWithTinyInFlightBudget(t *testing.T) {
+	dir := t.TempDir()
+	gpl := readCorpus(t, "GPL-3.0-only.txt")
+	write(t, filepath.Join(dir, "gpl.txt"), gpl)
+	write(t, filepath.Join(dir, "copy.txt"), gpl)
+	write(t, filepath.Join(dir, "excerpt.txt"), gpl[len(gpl)/3:len(gpl)/2])
+	write(t, filepath.Join(dir, "empty.txt"), nil)
+	var reports []scanReport
+	for _, flags := range [][]string{{"--in-flight-bytes", "100", "--workers", "3"}, {}} {
+		args := append([]string{"scan", "--index", filepath.Join(t.TempDir(), "idx.db"), "--json"}, flags...)
+		out, code, err := run(t, append(args, dir)...)
+		if code != 1 {
+			t.Fatalf("scan %v: exit %d (want 1 for the empty file): %v", flags, code, err)
+		}
+		var rep scanReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		reports = append(reports, rep)
+	}
+	a, b := reports[0], reports[1]
+	if a.Files != 4 || len(a.Errors) != 1 || len(a.Identical) != 1 || len(a.Pairs) != len(b.Pairs) || len(a.Pairs) < 2 {
+		t.Errorf("tiny budget: %+v\ndefault: %+v", a, b)
+	}
+}
