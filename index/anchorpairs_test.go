@@ -100,3 +100,36 @@ func TestAnchorPairsCountsAsPairMaps(t *testing.T) {
 		}
 	}
 }
+
+// splitPairs keeps every pair, in order, in at most n parts, and never
+// splits the pairs of one first content.
+func TestSplitPairs(t *testing.T) {
+	var pairs [][2]ContentID
+	for a := ContentID(1); a < 40; a++ {
+		for b := a + 1; b < a+ContentID(a%7); b++ {
+			pairs = append(pairs, [2]ContentID{a, b})
+		}
+	}
+	for _, n := range []int{1, 2, 3, 8, 100} {
+		parts := splitPairs(pairs, n)
+		if len(parts) > n {
+			t.Errorf("n=%d: %d parts", n, len(parts))
+		}
+		var all [][2]ContentID
+		for i, part := range parts {
+			if len(part) == 0 {
+				t.Errorf("n=%d: part %d empty", n, i)
+			}
+			if i > 0 && parts[i-1][len(parts[i-1])-1][0] == part[0][0] {
+				t.Errorf("n=%d: content %d split between parts", n, part[0][0])
+			}
+			all = append(all, part...)
+		}
+		if !slices.Equal(all, pairs) {
+			t.Errorf("n=%d: parts do not hold the pairs in order", n)
+		}
+	}
+	if parts := splitPairs(nil, 4); len(parts) != 0 {
+		t.Errorf("no pairs: %d parts", len(parts))
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Pair is a reported near-copy pair of contents, A < B.
@@ -66,28 +69,65 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 	}); err != nil {
 		return fmt.Errorf("load fingerprints for pairs: %w", err)
 	}
+	// Score on every core: the pairs are split where their first content
+	// changes, so each part keeps one scorer per query content, and the
+	// reports are passed to fn in order.
 	ubiq := ix.newUbiquity(ctx)
-	var sc *scorer
-	for _, p := range pairs {
-		a, b := fps[p[0]], fps[p[1]]
-		if a == nil || b == nil {
-			continue // removed meanwhile
-		}
-		if sc == nil || sc.q != a {
-			sc = ix.newScorer(a, ubiq)
-		}
-		s := sc.score(b)
-		if ubiq.err != nil {
-			return fmt.Errorf("score pairs: %w", ubiq.err)
-		}
-		if !s.Reported(th) || s.Exact {
-			continue
-		}
-		if err := fn(Pair{A: p[0], B: p[1], Scores: s}); err != nil {
-			return err
+	parts := splitPairs(pairs, runtime.GOMAXPROCS(0))
+	found := make([][]Pair, len(parts))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, part := range parts {
+		g.Go(func() error {
+			var sc *scorer
+			for k, p := range part {
+				if k%4096 == 0 && gctx.Err() != nil {
+					return gctx.Err()
+				}
+				a, b := fps[p[0]], fps[p[1]]
+				if a == nil || b == nil {
+					continue // removed meanwhile
+				}
+				if sc == nil || sc.q != a {
+					sc = ix.newScorer(a, ubiq)
+				}
+				s := sc.score(b)
+				if s.Reported(th) && !s.Exact {
+					found[i] = append(found[i], Pair{A: p[0], B: p[1], Scores: s})
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if ubiq.err != nil {
+		return fmt.Errorf("score pairs: %w", ubiq.err)
+	}
+	for _, part := range found {
+		for _, p := range part {
+			if err := fn(p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// splitPairs cuts sorted pairs into at most n parts of similar size, each
+// cut where the first content changes.
+func splitPairs(pairs [][2]ContentID, n int) [][][2]ContentID {
+	var parts [][][2]ContentID
+	for len(pairs) > 0 {
+		size := max(len(pairs)/max(n-len(parts), 1), 1)
+		end := min(size, len(pairs))
+		for end < len(pairs) && pairs[end][0] == pairs[end-1][0] {
+			end++
+		}
+		parts = append(parts, pairs[:end])
+		pairs = pairs[end:]
+	}
+	return parts
 }
 
 // anchorPairs calls add(a, b), a < b, with every pair of contents that
