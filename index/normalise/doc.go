@@ -16,7 +16,7 @@
 // canonical form (SimpleFold only walks an orbit and leaves choosing the
 // representative to the caller).
 //
-// ASCII input takes a fast path that transforms eight bytes at a time and
+// ASCII input takes a fast path that transforms sixteen bytes at a time and
 // never calls the Unicode tables. Non-ASCII runs are normalised piecewise;
 // every piece starts at an ASCII character that cannot combine with what
 // precedes it, so the result equals normalising the whole text at once.

@@ -72,19 +72,11 @@ func appendNormal(nz *Normaliser, dst, src []byte) ([]byte, error) {
 	start := len(dst)
 	space := true // nothing emitted yet: a leading space is dropped
 	for i := 0; i < len(src); {
-		k := i + asciiPrefix(src[i:])
-		// Hold back the ASCII character just before a non-ASCII one: a
-		// combining mark may compose with it.
-		e := k
-		if k < len(src) && k > i {
-			e = k - 1
-		}
-		if e > i {
-			dst = slices.Grow(dst, e-i)
-			var n int
-			n, space = foldASCII(dst[len(dst):len(dst)+e-i], src[i:e], space)
-			dst = dst[:len(dst)+n]
-		}
+		// The ASCII prefix of src[i:] folds to at most its length.
+		dst = slices.Grow(dst, len(src)-i)
+		n, e, k, sp := foldASCII(dst[len(dst):cap(dst)], src[i:], space)
+		dst, space = dst[:len(dst)+n], sp
+		e, k = i+e, i+k
 		if e == len(src) {
 			break
 		}
@@ -160,43 +152,112 @@ func unicodeSegmentEnd(src []byte, k int) int {
 	}
 }
 
-// foldASCII writes the normalised form of the ASCII text src to out, which
-// must be at least as long as src, and returns the number of bytes written.
-// space reports whether the last byte emitted before src was a space (or
-// nothing has been emitted); the updated value is returned.
-func foldASCII(out, src []byte, space bool) (int, bool) {
-	o := 0
-	i := 0
-	for ; i+8 <= len(src); i += 8 {
-		// Three-index slices of constant length let the compiler drop the
-		// bounds checks of the 8-byte load and store and skip the pointer
-		// masking of a possibly empty slice.
-		w := binary.LittleEndian.Uint64(src[i : i+8 : i+8])
-		// Every byte is below 0x80, so no addition carries into the next
-		// byte: the top bit of each byte holds the comparison's result.
-		upper := (w + lsb*(0x80-'A')) &^ (w + lsb*(0x80-'Z'-1)) & msb
-		del := ^((w ^ lsb*0x7f) + lsb*0x7f) & msb
-		sp := ^(w+lsb*(0x80-0x21))&msb | del
-		var prev uint64
-		if space {
-			prev = 0x80
-		}
-		if sp&(sp<<8|prev) == 0 {
-			// No two spaces in a row: translate the eight bytes at once.
-			w |= upper >> 2
-			w = w&^((sp>>7)*0xff) | sp>>2
-			binary.LittleEndian.PutUint64(out[o:o+8:o+8], w)
-			o += 8
-			space = sp>>63 != 0
-			continue
-		}
-		if space && sp == msb { // eight spaces after a space
-			continue
-		}
-		o, space = foldBytes(out, o, src[i:i+8], space)
+// foldASCII writes the normalised form of the ASCII prefix of src to out,
+// which must be at least as long as that prefix. It holds back the last
+// ASCII byte before a non-ASCII one, with which a combining mark may
+// compose: it folds src[:e], where k is the length of the ASCII prefix and
+// e is k-1 if 0 < k < len(src), k otherwise. It returns the number of bytes
+// written, e and k. space reports whether the last byte emitted before src
+// was a space (or nothing has been emitted); the updated value is
+// returned.
+//
+// It works eight or sixteen bytes at a time, and finds the end of the ASCII
+// prefix as it goes: a word is folded only if it and the byte after it are
+// ASCII.
+func foldASCII(out, src []byte, space bool) (n, e, k int, _ bool) {
+	// prev has the top bit of byte 0 set when the byte before is a space,
+	// as the space mask of the previous word has it in byte 7.
+	var prev uint64
+	if space {
+		prev = 0x80
 	}
-	o, space = foldBytes(out, o, src[i:], space)
-	return o, space
+	rest, dst := src, out
+	for len(rest) >= 9 && len(dst) >= 8 {
+		n, p := foldRun(dst, rest, prev)
+		dst, rest, prev = dst[n:], rest[n:], p
+		// Then eight, and a byte at a time where spaces collapse.
+		if len(rest) < 9 || len(dst) < 8 {
+			break
+		}
+		w := binary.LittleEndian.Uint64(rest)
+		if (w|uint64(rest[8]))&msb != 0 {
+			break
+		}
+		sp := spaces(w)
+		if sp&(sp<<8|prev) == 0 {
+			binary.LittleEndian.PutUint64(dst, foldWord(w, sp))
+			dst, rest = dst[8:], rest[8:]
+			prev = sp >> 56
+			continue
+		}
+		if prev == 0 || sp != msb { // not eight spaces after a space
+			var n int
+			n, space = foldBytes(dst, 0, rest[:8], prev != 0)
+			dst = dst[n:]
+			prev = 0
+			if space {
+				prev = 0x80
+			}
+		}
+		rest = rest[8:]
+	}
+	o, i := len(out)-len(dst), len(src)-len(rest)
+	// The rest of the ASCII prefix, at most nine bytes.
+	k = i
+	for k < len(src) && src[k] < utf8.RuneSelf {
+		k++
+	}
+	e = k
+	if k < len(src) && k > 0 {
+		e = k - 1 // k > i: the loop checked the byte after its last word
+	}
+	o, space = foldBytes(out, o, src[i:e], prev != 0)
+	return o, e, k, space
+}
+
+// foldRun folds src to out sixteen bytes at a time for as long as they
+// and the byte after them are ASCII and hold no two spaces in a row, so
+// that the output is as long as the input. It returns the number of bytes
+// folded and prev updated (see foldASCII). It is not inlined: alone, its
+// loop keeps every value in a register.
+//
+//go:noinline
+func foldRun(out, src []byte, prev uint64) (int, uint64) {
+	n := min(len(src)-1, len(out)) &^ 15
+	src, out = src[:n+1], out[:n]
+	i := 0
+	for ; i < n; i += 16 {
+		w0 := binary.LittleEndian.Uint64(src[i : i+8 : i+8])
+		w1 := binary.LittleEndian.Uint64(src[i+8 : i+16 : i+16])
+		if (w0|w1|uint64(src[i+16]))&msb != 0 {
+			break
+		}
+		sp0, sp1 := spaces(w0), spaces(w1)
+		if sp0&(sp0<<8|prev)|sp1&(sp1<<8|sp0>>56) != 0 {
+			break
+		}
+		binary.LittleEndian.PutUint64(out[i:i+8:i+8], foldWord(w0, sp0))
+		binary.LittleEndian.PutUint64(out[i+8:i+16:i+16], foldWord(w1, sp1))
+		prev = sp1 >> 56
+	}
+	return i, prev
+}
+
+// spaces returns the top bit of each byte of the ASCII word w that is a
+// space (up to ' ', or 0x7f). Every byte is below 0x80, so no addition
+// carries into the next byte: the top bit of each byte holds the
+// comparison's result, and 0x7f is the only byte that 1 takes to 0x80.
+func spaces(w uint64) uint64 {
+	return (^(w + lsb*(0x80-0x21)) | (w + lsb)) & msb
+}
+
+// foldWord folds the ASCII word w, with no two spaces in a row, whose
+// spaces are sp (see spaces): a space byte's low seven bits are cleared
+// (sp-sp>>7 has 0x7f in each space byte) and replaced by ' ' (sp>>2), and
+// an upper-case letter ('A'..'Z') gains 0x20.
+func foldWord(w, sp uint64) uint64 {
+	upper := (w + lsb*(0x80-'A')) &^ (w + lsb*(0x80-'Z'-1)) & msb
+	return w&^(sp-sp>>7) | sp>>2 | upper>>2
 }
 
 // foldBytes is foldASCII one byte at a time, writing at out[o:].
