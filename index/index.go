@@ -181,6 +181,9 @@ func (ix *Index) Add(ctx context.Context, inputs []Input) ([]Result, error) {
 		}
 		entries[i] = e
 	}
+	if p, ok := ix.store.(Preparer); ok {
+		p.Prepare(ctx, entries)
+	}
 	committed, err := ix.commit(ctx, entries)
 	if err != nil {
 		return nil, err

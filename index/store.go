@@ -103,6 +103,9 @@ type Entry struct {
 	// its hash and size in a review or a load file). Zero when unknown.
 	RawSHA256 [32]byte
 	RawSize   int64
+	// Prepared is work done for this entry before its commit by the
+	// store's Prepare (see Preparer), which only that store interprets.
+	Prepared any
 }
 
 // Committed reports what a Put did for one entry.
@@ -123,6 +126,16 @@ type Writer interface {
 	// removes every version of key. It returns the removed ids; removing
 	// what is absent is not an error.
 	Remove(ctx context.Context, key, versionID string) ([]DocID, error)
+}
+
+// Preparer is a Store that can do part of a Put's work before the
+// commit: the Index calls Prepare on the goroutine of each Add, so that
+// concurrent Adds do that work in parallel rather than in the single writer
+// that commits them.
+type Preparer interface {
+	// Prepare sets Entry.Prepared of entries. It cannot fail: Put does any
+	// work it finds undone.
+	Prepare(ctx context.Context, entries []Entry)
 }
 
 // Reader looks documents up.

@@ -291,7 +291,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) (out
 				return nil, false, fmt.Errorf("store content of %q: %w", d.Key, err)
 			}
 			if e.Text != nil {
-				if err := putText(ctx, tx, c, e.Text); err != nil {
+				if err := putText(ctx, tx, c, e.Text, e.Prepared); err != nil {
 					return nil, false, fmt.Errorf("store text of %q: %w", d.Key, err)
 				}
 			}

@@ -157,3 +157,54 @@ func TestOverfullKeysForgottenOnRemove(t *testing.T) {
 		t.Fatalf("chunk held by 9 contents after removals, limit 10: candidates %v, %v", got, err)
 	}
 }
+
+// TestPreparedTexts: texts compressed by Prepare, texts left unprepared
+// and texts of contents removed between Prepare and Put are all kept.
+func TestPreparedTexts(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+	entry := func(key, text string) index.Entry {
+		return index.Entry{Doc: index.Doc{Key: key}, Fingerprint: storetest.Fingerprint(text, nil, nil), Parent: -1, Text: []byte(text)}
+	}
+	put := func(e index.Entry) index.ContentID {
+		t.Helper()
+		c, err := s.Put(ctx, []index.Entry{e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Text(ctx, c[0].Content)
+		if err != nil || string(got) != string(e.Text) {
+			t.Fatalf("text of %s: %q, %v; want %q", e.Doc.Key, got, err, e.Text)
+		}
+		return c[0].Content
+	}
+
+	first := []index.Entry{entry("a", "the first text, prepared")}
+	s.Prepare(ctx, first)
+	if first[0].Prepared == nil {
+		t.Fatal("a new content's text was not prepared")
+	}
+	put(first[0])
+
+	copies := []index.Entry{entry("b", "the first text, prepared")}
+	s.Prepare(ctx, copies)
+	if copies[0].Prepared != nil {
+		t.Error("a stored content's text was compressed again")
+	}
+	put(copies[0])
+
+	put(entry("c", "a text nobody prepared"))
+
+	// Prepared while its content was stored, committed once it is not.
+	late := []index.Entry{entry("d", "the first text, prepared")}
+	s.Prepare(ctx, late)
+	for _, key := range []string{"a", "b"} {
+		if _, err := s.Remove(ctx, key, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(late[0])
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -22,12 +22,41 @@ const codecZstd = "zstd"
 const maxText = 1 << 30
 
 var (
-	textEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	textEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest)) // one encoder per core: Prepare runs on every goroutine that adds
 	textDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxText), zstd.WithDecoderConcurrency(0))
 )
 
-// putText keeps the extracted text of content c, once.
-func putText(ctx context.Context, tx *sql.Tx, c index.ContentID, text []byte) error {
+// preparedText is a text compressed by Prepare.
+type preparedText []byte
+
+// Prepare compresses the texts of entries whose content is not stored yet,
+// on the caller's goroutine: compressing them in the transaction made the
+// single writer spend a twentieth of a bulk scan on it while the other
+// cores idled. Texts of stored contents are not needed; Put compresses any
+// text left unprepared that turns out to be needed (a content removed
+// meanwhile).
+func (s *Store) Prepare(ctx context.Context, entries []index.Entry) {
+	for i := range entries {
+		e := &entries[i]
+		if e.Text == nil || e.Fingerprint == nil {
+			continue
+		}
+		var one int
+		err := s.r.QueryRowContext(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?", e.Fingerprint.TextSHA256[:]).Scan(&one)
+		if err == nil {
+			continue // stored, and its text with it
+		}
+		e.Prepared = preparedText(compressText(e.Text))
+	}
+}
+
+func compressText(text []byte) []byte {
+	return textEncoder.EncodeAll(text, make([]byte, 0, len(text)/3))
+}
+
+// putText keeps the extracted text of content c, once; prepared is the
+// entry's Prepared.
+func putText(ctx context.Context, tx *sql.Tx, c index.ContentID, text []byte, prepared any) error {
 	var one int
 	err := tx.QueryRowContext(ctx, "SELECT 1 FROM texts WHERE content_id = ?", int64(c)).Scan(&one)
 	if err == nil {
@@ -36,7 +65,12 @@ func putText(ctx context.Context, tx *sql.Tx, c index.ContentID, text []byte) er
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	data := textEncoder.EncodeAll(text, make([]byte, 0, len(text)/3))
+	var data []byte
+	if p, ok := prepared.(preparedText); ok {
+		data = p
+	} else {
+		data = compressText(text)
+	}
 	_, err = tx.ExecContext(ctx, "INSERT INTO texts (content_id, codec, data) VALUES (?, ?, ?)", int64(c), codecZstd, data)
 	return err
 }
