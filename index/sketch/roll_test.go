@@ -90,3 +90,34 @@ func BenchmarkComputeShort(b *testing.B) {
 		}
 	}
 }
+
+// TestSimHashStreams compares simHash with the reference on texts whose
+// separators fall everywhere around the middle and the ends of blocks,
+// where simState.hash splits a block between wordHashes2's two streams,
+// or cannot.
+func TestSimHashStreams(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	var texts [][]byte
+	for range 200 {
+		text := bytes.Repeat([]byte("x"), 1+r.IntN(4*block))
+		for range r.IntN(40) {
+			text[r.IntN(len(text))] = " \n"[r.IntN(2)]
+		}
+		// A separator near the middle or the end of a block.
+		for range 3 {
+			at := r.IntN(4)*block + r.IntN(2)*block/2 + r.IntN(5) - 2
+			if at >= 0 && at < len(text) {
+				text[at] = ' '
+			}
+		}
+		texts = append(texts, text)
+	}
+	texts = append(texts, longText(7, 5*block), bytes.Repeat([]byte(" "), 3*block), bytes.Repeat([]byte("ab "), block))
+	for _, text := range texts {
+		for _, w := range []int{1, 2, 3, 16} {
+			if got, want := simHash(w, text), simHashRef(w, text); got != want {
+				t.Fatalf("words %d, text of %d bytes: simHash %x, want %x", w, len(text), got, want)
+			}
+		}
+	}
+}

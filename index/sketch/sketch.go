@@ -389,13 +389,7 @@ func (c *laneCounter) add(xs []uint64) {
 		// At most 15 words per round, and no more than the byte lanes
 		// can take before their flush.
 		m := min(len(xs), 15, 255-c.inLane)
-		var n0, n1, n2, n3 uint64
-		for _, x := range xs[:m] {
-			n0 += x & ones4
-			n1 += x >> 1 & ones4
-			n2 += x >> 2 & ones4
-			n3 += x >> 3 & ones4
-		}
+		n0, n1, n2, n3 := nibbleSums(xs[:m])
 		c.lanes[0] += n0 & low4
 		c.lanes[4] += n0 >> 4 & low4
 		c.lanes[1] += n1 & low4
@@ -411,6 +405,21 @@ func (c *laneCounter) add(xs []uint64) {
 		}
 		xs = xs[m:]
 	}
+}
+
+// nibbleSums returns the sums of x&ones4, x>>1&ones4, x>>2&ones4 and
+// x>>3&ones4 over xs, at most 15 words. It is not inlined: alone, its loop
+// keeps every value in a register.
+//
+//go:noinline
+func nibbleSums(xs []uint64) (n0, n1, n2, n3 uint64) {
+	for _, x := range xs {
+		n0 += x & ones4
+		n1 += x >> 1 & ones4
+		n2 += x >> 2 & ones4
+		n3 += x >> 3 & ones4
+	}
+	return n0, n1, n2, n3
 }
 
 func (c *laneCounter) flush() {
@@ -452,8 +461,8 @@ func simHash(words int, text []byte) uint64 {
 	return new(simState).hash(words, text)
 }
 
-// wordTables are the tables of wordHashes, together so that one register
-// holds their base.
+// wordTables are the tables of the word hash loops, together so that one
+// register holds their base.
 type wordTables struct {
 	// buz is buzTable.
 	buz [256]uint64
@@ -461,40 +470,87 @@ type wordTables struct {
 	// bytes: a load instead of two comparisons, which the compiler would
 	// turn into a branch.
 	sep [256]uint64
+	// word[c] is 1 - sep[c].
+	word [256]uint64
 }
 
 var wordTab = func() *wordTables {
 	t := &wordTables{buz: buzTable}
+	for c := range t.word {
+		t.word[c] = 1
+	}
 	t.sep[' '], t.sep['\n'] = 1, 1
+	t.word[' '], t.word['\n'] = 0, 0
 	return t
 }()
 
 // wordHashes computes the hash of every word of text that ends in text,
-// and writes them to ends, returning their number. h is the hash of the
-// part of the current word before text (0 if none) and inWord is 1 when
-// the byte before text belongs to a word; both are returned updated. tab
-// is wordTab.
+// and writes them to ends from ends[ne] on, returning their number added
+// to ne. h is the hash of the part of the current word before text (0 if
+// none) and inWord is 1 when the byte before text belongs to a word; both
+// are returned updated. tab is wordTab.
 //
 // It is branch-free: h is zeroed at a separator (sep-1 is all ones inside
 // a word, 0 at a separator), and every byte writes h to the next free
 // place of ends, which advances only when the byte is a separator right
-// after a word, so that h was that word's complete hash. A block of n
-// bytes writes at most n places.
+// after a word, so that h was that word's complete hash. n bytes write
+// at most n places.
 //
 // It is not inlined: inlined into its caller, it has fewer registers and
 // spills its values in the loop.
 //
 //go:noinline
-func wordHashes(tab *wordTables, text []byte, h, inWord uint64, ends *[block]uint64) (uint64, uint64, int) {
-	ne := 0
+func wordHashes(tab *wordTables, text []byte, h, inWord uint64, ends *[block]uint64, ne int) (uint64, uint64, int) {
 	for _, c := range text {
 		sep := tab.sep[c]
-		ends[ne] = h // ne <= bytes seen so far < block
+		ends[ne] = h
 		ne += int(sep & inWord)
 		inWord = sep ^ 1
 		h = (bits.RotateLeft64(h, 5) ^ tab.buz[c]) & (sep - 1)
 	}
 	return h, inWord, ne
+}
+
+// wordSplit returns where to split the text seg between wordHashes2's two
+// streams: just after the first separator in its second half, so that the
+// second stream starts outside a word, with hash 0. It returns 0 for a
+// text too short to be worth it, or without such a separator.
+func wordSplit(seg []byte) int {
+	if len(seg) < 256 {
+		return 0
+	}
+	for j := len(seg) / 2; j < len(seg)-1; j++ {
+		if wordTab.sep[seg[j]] != 0 {
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// wordHashes2 is wordHashes over two texts at once, a[1:] and b[1:], of
+// the same length: each byte's step waits for the step before, so two
+// independent texts keep the processor's units busy during those waits.
+// a[0] and b[0] are the bytes before each text, and tell whether the first
+// byte continues a word; the loop reads every byte's predecessor rather
+// than carry it, for want of registers. ha and hb are the hashes of the
+// words under way. The hashes of the words ending in a go to
+// st.hs[hist+na:], those ending in b to st.hs2[nb:].
+//
+//go:noinline
+func (st *simState) wordHashes2(a, b []byte, ha, hb uint64, na, nb int) (uint64, uint64, int, int) {
+	tab := &st.tab
+	b = b[:len(a)]
+	for x := 1; x < len(a); x++ {
+		ca, cb := a[x], b[x]
+		sa, sb := tab.sep[ca], tab.sep[cb]
+		st.hs[hist+na] = ha
+		st.hs2[nb] = hb
+		na += int(sa & tab.word[a[x-1]])
+		nb += int(sb & tab.word[b[x-1]])
+		ha = (bits.RotateLeft64(ha, 5) ^ tab.buz[ca]) & (sa - 1)
+		hb = (bits.RotateLeft64(hb, 5) ^ tab.buz[cb]) & (sb - 1)
+	}
+	return ha, hb, na, nb
 }
 
 // hist is how many word hashes simState keeps from one block to the next:
@@ -515,9 +571,18 @@ type simState struct {
 	hs [hist + block]uint64
 	// feats receives the features of a block.
 	feats [block]uint64
+	// hs2 receives the word hashes of wordHashes2's second stream.
+	hs2 [block]uint64
+	// tab is wordTab, copied on first use to share st's register.
+	tab wordTables
 }
 
 // hash returns simHash(words, text), reusing st's buffers.
+//
+// It hashes the words of a block in two streams where it can (see
+// wordHashes2): the first from the start of the block to just after a
+// separator near its middle, the second from there to the end; the word
+// hashes of the second follow those of the first.
 func (st *simState) hash(words int, text []byte) uint64 {
 	st.cnt = laneCounter{}
 	st.words, st.seen, st.f, st.drop = words, 0, 0, 1
@@ -525,12 +590,27 @@ func (st *simState) hash(words int, text []byte) uint64 {
 		st.drop *= phi
 	}
 	clear(st.hs[:hist])
+	if st.tab.buz[0] == 0 {
+		st.tab = *wordTab
+	}
 	var h, inWord uint64
 	ends := (*[block]uint64)(st.hs[hist:])
 	for i := 0; i < len(text); i += block {
 		end := min(i+block, len(text))
+		seg := text[i:end]
 		var ne int
-		h, inWord, ne = wordHashes(wordTab, text[i:end], h, inWord, ends)
+		if m := wordSplit(seg); m > 0 && i > 0 {
+			// Stream a is seg[:m], b is seg[m:]; they run together over
+			// the length of b, then a finishes alone. a ends with the
+			// separator before b, which ends its last word.
+			n := len(seg) - m
+			ha, hb, na, nb := st.wordHashes2(text[i-1:i+n], text[i+m-1:end], h, 0, 0, 0)
+			_, _, na = wordHashes(&st.tab, seg[n:m], ha, st.tab.word[seg[n-1]], ends, na)
+			ne = na + copy(ends[na:], st.hs2[:nb])
+			h, inWord = hb, st.tab.word[seg[len(seg)-1]]
+		} else {
+			h, inWord, ne = wordHashes(&st.tab, seg, h, inWord, ends, 0)
+		}
 		if end == len(text) && inWord == 1 {
 			// The text ends inside a word. ne < block: a block of n
 			// bytes ends at most (n+1)/2 words.
