@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/storetest"
@@ -204,6 +206,53 @@ func TestPreparedTexts(t *testing.T) {
 		}
 	}
 	put(late[0])
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointsBesideTheWriter: commits reach the database file without
+// the writer checkpointing, and a steady stream of commits does not grow
+// the log without bound.
+func TestCheckpointsBesideTheWriter(t *testing.T) {
+	defer func(n int) { walResetFrames = n }(walResetFrames)
+	walResetFrames = 64
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := open(t, path, 1)
+	size := func(p string) int64 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	before := size(path)
+	var maxLog int64
+	for b := range 200 {
+		var entries []index.Entry
+		for i := range 20 {
+			h := uint64(b*20+i+1) * 0x9e3779b97f4a7c15
+			fp := storetest.Fingerprint(fmt.Sprintf("text %d %d", b, i), []uint64{h}, []uint32{uint32(h>>40) * index.AnchorEvery})
+			entries = append(entries, index.Entry{Doc: index.Doc{Key: fmt.Sprintf("doc-%d-%d", b, i)}, Fingerprint: fp, Bands: []uint64{h ^ 1, h ^ 2}, Parent: -1})
+		}
+		if _, err := s.Put(ctx, entries); err != nil {
+			t.Fatal(err)
+		}
+		maxLog = max(maxLog, size(path+"-wal"))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size(path) == before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if size(path) == before {
+		t.Errorf("database file still %d bytes after 200 commits: nothing checkpointed", before)
+	}
+	// 64 pages before the writer is held, plus what the commits of one
+	// checkpoint interval add; unbounded, the log grows past 40 MB here.
+	if limit := int64(16 << 20); maxLog > limit {
+		t.Errorf("log grew to %d bytes, want at most %d", maxLog, limit)
+	}
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
