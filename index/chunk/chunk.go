@@ -102,36 +102,42 @@ func Cut(p Params, data []byte) int {
 // gear values that does not depend on h), so the loop-carried dependency is
 // one shift and one add per four bytes instead of per byte.
 func scan(data []byte, from int, hp *uint64, mask uint64) (int, bool) {
-	h := *hp
-	i := from
+	n, h, ok := scanFrom(&gear, data, from, *hp, mask)
+	*hp = h
+	return n, ok
+}
+
+// scanFrom is scan with the hash in and out of registers and the gear
+// table behind a register (a global's address would be recomputed in the
+// loop).
+func scanFrom(gt *[256]uint64, data []byte, i int, h, mask uint64) (int, uint64, bool) {
 	for ; i+4 <= len(data); i += 4 {
 		b := data[i : i+4 : i+4]
-		g0 := gear[b[0]]
-		a := g0<<1 + gear[b[1]]
-		c := a<<1 + gear[b[2]]
-		d := c<<1 + gear[b[3]]
+		g0 := gt[b[0]]
+		a := g0<<1 + gt[b[1]]
+		c := a<<1 + gt[b[2]]
+		d := c<<1 + gt[b[3]]
 		if (h<<1+g0)&mask == 0 {
-			return i + 1, true
+			return i + 1, h, true
 		}
 		if (h<<2+a)&mask == 0 {
-			return i + 2, true
+			return i + 2, h, true
 		}
 		if (h<<3+c)&mask == 0 {
-			return i + 3, true
+			return i + 3, h, true
 		}
 		h = h<<4 + d
 		if h&mask == 0 {
-			return i + 4, true
+			return i + 4, h, true
 		}
 	}
 	for ; i < len(data); i++ {
-		h = h<<1 + gear[data[i]]
+		h = h<<1 + gt[data[i]]
 		if h&mask == 0 {
-			return i + 1, true
+			return i + 1, h, true
 		}
 	}
-	*hp = h
-	return 0, false
+	return 0, h, false
 }
 
 // Append appends the chunks covering all of data, in order, to dst and
