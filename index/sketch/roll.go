@@ -102,7 +102,9 @@ func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []u
 // and out those leaving it (as long as in). It returns the rolling hash
 // and the number of samples in r.buf.
 func (r *roller) rollMin(out, in []byte, h uint64) (uint64, int) {
-	mask, k, slots := r.mask, r.k, r.slots
+	// mask and k are read from r in the loop, which has no register to
+	// spare for them.
+	slots := r.slots
 	nb := 0
 	out = out[:len(in)] // proves out[x] in range below
 	for x, c := range in {
@@ -113,8 +115,8 @@ func (r *roller) rollMin(out, in []byte, h uint64) (uint64, int) {
 		v := y >> 32                          // spread(h)>>32, the value
 		g := y ^ v                            // spread(h)
 		r.buf[nb] = uint32(v)                 // nb <= x < block
-		nb += int(b2u(g&mask == 0))
-		j := (g & 0xffffffff) * k >> 32
+		nb += int(b2u(g&r.mask == 0))
+		j := uint64(uint32(g)) * r.k >> 32
 		slots[j] = min(slots[j], v)
 	}
 	return h, nb
