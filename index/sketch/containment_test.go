@@ -24,3 +24,115 @@ func TestContainmentsAgreesWithContainment(t *testing.T) {
 		}
 	}
 }
+
+// refIntersect is the plain merge intersect replaced.
+func refIntersect(a, b []uint32) int {
+	n := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	return n
+}
+
+// sortedSet makes a sorted, distinct slice from raw bytes, 4 per value,
+// values kept small by mask so that two sets overlap.
+func sortedSet(raw []byte, mask uint32) []uint32 {
+	var s []uint32
+	for len(raw) >= 4 {
+		s = append(s, (uint32(raw[0])|uint32(raw[1])<<8|uint32(raw[2])<<16|uint32(raw[3])<<24)&mask)
+		raw = raw[4:]
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+func TestIntersectAgreesWithMerge(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		raw := func(n int) []byte {
+			b := make([]byte, 4*n)
+			for k := range b {
+				b[k] = byte(r.Uint32())
+			}
+			return b
+		}
+		mask := uint32(1)<<(4+i%24) - 1
+		a, b := sortedSet(raw(r.IntN(200)), mask), sortedSet(raw(r.IntN(200)), mask)
+		if got, want := intersect(a, b), refIntersect(a, b); got != want {
+			t.Fatalf("intersect(%v, %v) = %d, want %d", a, b, got, want)
+		}
+		if got, want := intersect(b, a), refIntersect(b, a); got != want {
+			t.Fatalf("intersect(%v, %v) = %d, want %d", b, a, got, want)
+		}
+	}
+	// Edge values: 0 and the largest, at both ends of each half.
+	edge := []uint32{0, 1, 2, 1 << 31, 1<<32 - 2, 1<<32 - 1}
+	for k := range 64 {
+		edge = append(edge, uint32(k)*1000+7)
+	}
+	slices.Sort(edge)
+	for _, b := range [][]uint32{edge, edge[:40], edge[30:], {0}, {1<<32 - 1}, nil} {
+		if got, want := intersect(edge, b), refIntersect(edge, b); got != want {
+			t.Errorf("intersect(edge, %v) = %d, want %d", b, got, want)
+		}
+	}
+}
+
+func FuzzIntersect(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{5, 6, 7, 8}, uint8(8))
+	f.Fuzz(func(t *testing.T, x, y []byte, bits uint8) {
+		mask := uint32(1)<<(bits%33) - 1
+		if bits%33 == 32 {
+			mask = 1<<32 - 1
+		}
+		a, b := sortedSet(x, mask), sortedSet(y, mask)
+		if got, want := intersect(a, b), refIntersect(a, b); got != want {
+			t.Fatalf("intersect(%v, %v) = %d, want %d", a, b, got, want)
+		}
+	})
+}
+
+// BenchmarkIntersect compares intersect with the plain merge on samples
+// like a scored pair's: 300 to 600 values sharing a random share.
+func BenchmarkIntersect(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	gen := func(base []uint32, share float64, n int) []uint32 {
+		var s []uint32
+		for _, v := range base {
+			if r.Float64() < share {
+				s = append(s, v)
+			}
+		}
+		for len(s) < n {
+			s = append(s, r.Uint32())
+		}
+		slices.Sort(s)
+		return slices.Compact(s)
+	}
+	q := gen(nil, 0, 440)
+	var others [][]uint32
+	for range 256 {
+		others = append(others, gen(q, r.Float64(), 300+r.IntN(300)))
+	}
+	for _, c := range []struct {
+		name string
+		fn   func(a, b []uint32) int
+	}{{"two-way", intersect}, {"merge", refIntersect}} {
+		b.Run(c.name, func(b *testing.B) {
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				n += c.fn(q, others[i%len(others)])
+			}
+			_ = n
+		})
+	}
+}
