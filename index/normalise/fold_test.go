@@ -3,7 +3,12 @@ package normalise
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"unicode"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // foldASCIIRef is foldASCII one byte at a time: the general path that the
@@ -83,4 +88,68 @@ func FuzzFoldASCII(f *testing.F) {
 		sameFold(t, data, space)
 		sameFold(t, foldAlphabet(data), space)
 	})
+}
+
+// inertRunes lists the runes of the inert masks (see inertC2).
+func inertRunes() []rune {
+	var rs []rune
+	for _, m := range []struct {
+		base rune
+		mask uint64
+	}{{0x80, inertC2}, {0x2000, inertE280}, {0x2080, inertE282}} {
+		for b := range 64 {
+			if m.mask>>b&1 != 0 {
+				rs = append(rs, m.base+rune(b))
+			}
+		}
+	}
+	return rs
+}
+
+// TestInert checks that every inert rune is what the fast path assumes:
+// in NFKC, its own case fold, neither a space, a control nor ignorable,
+// composing with nothing on either side, and that Append matches the
+// reference around it, next to letters, spaces, combining marks and the
+// non-ASCII text the fast path leaves to the Unicode path.
+func TestInert(t *testing.T) {
+	fold := cases.Fold()
+	for _, r := range inertRunes() {
+		s := string(r)
+		if n := inertRune([]byte(s)); n != len(s) {
+			t.Errorf("%U: inertRune = %d, want %d", r, n, len(s))
+		}
+		p := norm.NFKC.Properties([]byte(s))
+		if norm.NFKC.String(s) != s || fold.String(s) != s || unicode.IsSpace(r) || unicode.IsControl(r) ||
+			ignorable(r) || p.CCC() != 0 || !p.BoundaryBefore() || !p.BoundaryAfter() {
+			t.Errorf("%U %q is not inert", r, s)
+		}
+		for _, ctx := range []string{
+			"%s", "a%sb", "A%s", "%sZ", "e%s\u0301", "%s\u0301", "x  %s  Y", "%s%s%s",
+			"The QUICK brown fox %s jumps over the lazy dog %s and more text beyond thirty-two bytes",
+			"É%sÉ", "日本%s語", "\u00a0%s\u00a0", "a\u200b%s",
+		} {
+			in := strings.ReplaceAll(ctx, "%s", s)
+			checkAgainstReference(t, []byte(in))
+		}
+	}
+	// Runes next to the inert ones in their encodings are not inert.
+	for _, r := range []rune{0xa0, 0xa8, 0xaa, 0xad, 0xb2, 0xb4, 0xb5, 0x2011, 0x2024, 0x2026, 0x202f, 0x20a8, 0x2100} {
+		if n := inertRune([]byte(string(r))); n != 0 {
+			t.Errorf("%U: inertRune = %d, want 0", r, n)
+		}
+	}
+}
+
+// FuzzAppendInert is FuzzAppend seeded with the inert runes of English
+// text among letters, spaces and other non-ASCII text.
+func FuzzAppendInert(f *testing.F) {
+	for _, s := range []string{
+		"“Quoted” — and ‘single’ – dashes © 2024 € 5",
+		"It’s a\u00a0“test”\u0301 ‰ ₨ …",
+		"A  ‘b’  C\n\n„d‟ †e‡ •f",
+		"ÉCOLE « élève » ¿qué? ¡sí! ·",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkAgainstReference)
 }

@@ -85,10 +85,10 @@ func appendNormal(nz *Normaliser, dst, src []byte) ([]byte, error) {
 			err.Offset += e
 			return dst[:start], err
 		}
-		if seg := src[e:m]; latin1Letters(seg) {
+		if seg := src[e:m]; simpleRunes(seg) {
 			dst = slices.Grow(dst, len(seg))
 			var n int
-			n, space = foldLatin1(dst[len(dst):len(dst)+len(seg)], seg, space)
+			n, space = foldSimple(dst[len(dst):len(dst)+len(seg)], seg, space)
 			dst = dst[:len(dst)+n]
 		} else {
 			dst, space, nz = appendUnicode(nz, dst, seg, space)
@@ -281,30 +281,74 @@ func foldBytes(out []byte, o int, src []byte, space bool) (int, bool) {
 	return o, space
 }
 
-// latin1Letters reports whether b holds only ASCII and the Latin-1 letters
-// U+00C0..U+00FF (with × and ÷). Such text is already in NFKC, and has no
-// combining mark that could compose with a letter, so it can be folded one
-// character at a time.
-func latin1Letters(b []byte) bool {
+// Punctuation and symbols that normalisation leaves alone wherever they
+// stand: each is in NFKC, folds to itself, is neither a space, a control
+// nor default-ignorable, and composes with nothing on either side. English
+// text is full of them (quotes, dashes, ©, €), and they would otherwise send
+// the text around them through the Unicode normaliser. Bit b of inertC2
+// stands for U+0080+b (encoded C2 80+b), of inertE280 for U+2000+b (E2 80
+// 80+b), and of inertE282 for U+2080+b (E2 82 80+b). TestInert checks every
+// one of them against the reference normal form.
+const (
+	inertC2   uint64 = 0x88c35afe00000000 // ¡¢£¤¥¦§ © «¬ ® °± ¶· » ¿
+	inertE280 uint64 = 0xaf27008fff7d0000 // ‐ ‒–—―‖ ‘’‚‛“”„‟†‡•‣ ‧ ‰‱′ ‵ ‸‹›※ ‽ ‿
+	inertE282 uint64 = 0xfffffeff00000000 // ₠..₿ but ₨
+)
+
+// inertRune returns the length of the inert rune (see inertC2) at the
+// start of b, or 0.
+func inertRune(b []byte) int {
+	switch {
+	case len(b) >= 2 && b[0] == 0xc2 && b[1]&0xc0 == 0x80:
+		return 2 * int(inertC2>>(b[1]&0x3f)&1)
+	case len(b) >= 3 && b[0] == 0xe2 && b[2]&0xc0 == 0x80:
+		switch b[1] {
+		case 0x80:
+			return 3 * int(inertE280>>(b[2]&0x3f)&1)
+		case 0x82:
+			return 3 * int(inertE282>>(b[2]&0x3f)&1)
+		}
+	}
+	return 0
+}
+
+// simpleRunes reports whether b holds only ASCII, the Latin-1 letters
+// U+00C0..U+00FF (with × and ÷) and inert runes (see inertC2). Such text
+// is already in NFKC, and has no combining mark that could compose with a
+// letter, so it can be folded one character at a time.
+func simpleRunes(b []byte) bool {
 	for j := 0; j < len(b); j++ {
-		if b[j] < utf8.RuneSelf {
-			continue
+		switch {
+		case b[j] < utf8.RuneSelf:
+		case b[j] == 0xc3 && j+1 < len(b) && b[j+1]&0xc0 == 0x80:
+			j++
+		default:
+			n := inertRune(b[j:])
+			if n == 0 {
+				return false
+			}
+			j += n - 1
 		}
-		if b[j] != 0xc3 || j+1 == len(b) || b[j+1]&0xc0 != 0x80 {
-			return false
-		}
-		j++
 	}
 	return true
 }
 
-// foldLatin1 is foldASCII for text accepted by latin1Letters.
-func foldLatin1(out, src []byte, space bool) (int, bool) {
+// foldSimple is foldASCII for text accepted by simpleRunes. The output is
+// as long as src or shorter.
+func foldSimple(out, src []byte, space bool) (int, bool) {
 	o := 0
 	for j := 0; j < len(src); j++ {
 		c := src[j]
 		if c < utf8.RuneSelf {
 			o, space = foldBytes(out, o, src[j:j+1], space)
+			continue
+		}
+		if c != 0xc3 {
+			// An inert rune: copied as it is.
+			n := inertRune(src[j:])
+			o += copy(out[o:], src[j:j+n])
+			j += n - 1
+			space = false
 			continue
 		}
 		j++
