@@ -69,6 +69,8 @@ type Store struct {
 	close sync.Once
 	over  overfull // posting keys known to be boilerplate
 
+	textKnown *sql.Stmt // Prepare's lookup, parsed once per reader
+
 	ckpt     *sql.DB       // the checkpointer's connection
 	ckptWake chan struct{} // a commit happened
 	ckptStop chan struct{}
@@ -140,6 +142,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	r.SetMaxOpenConns(opts.Readers)
 	r.SetMaxIdleConns(opts.Readers)
 	s.r = r
+	if s.textKnown, err = r.PrepareContext(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?"); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
 	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")")
 	if err != nil {
 		r.Close()
@@ -285,7 +292,7 @@ func (s *Store) Close() error {
 		}
 		// The writer closes last: closing the last connection checkpoints
 		// the whole log and removes it.
-		err = errors.Join(c, s.r.Close(), s.w.Close())
+		err = errors.Join(c, s.textKnown.Close(), s.r.Close(), s.w.Close())
 	})
 	return err
 }

@@ -42,7 +42,8 @@ func (s *Store) Prepare(ctx context.Context, entries []index.Entry) {
 			continue
 		}
 		var one int
-		err := s.r.QueryRowContext(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?", e.Fingerprint.TextSHA256[:]).Scan(&one)
+		// Parsing the statement at every call cost as much as compressing.
+		err := s.textKnown.QueryRowContext(ctx, e.Fingerprint.TextSHA256[:]).Scan(&one)
 		if err == nil {
 			continue // stored, and its text with it
 		}
