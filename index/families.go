@@ -73,6 +73,12 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 	// changes, so each part keeps one scorer per query content, and the
 	// reports are passed to fn in order.
 	ubiq := ix.newUbiquity(ctx)
+	// Each content is scored against many: its chunks are sorted once.
+	tmpl := ix.templates.snapshot()
+	sorted := make(map[ContentID][]Chunk, len(fps))
+	for id, fp := range fps {
+		sorted[id] = sortedChunks(fp.Chunks, tmpl.chunks)
+	}
 	parts := splitPairs(pairs, runtime.GOMAXPROCS(0))
 	found := make([][]Pair, len(parts))
 	g, gctx := errgroup.WithContext(ctx)
@@ -88,9 +94,9 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 					continue // removed meanwhile
 				}
 				if sc == nil || sc.q != a {
-					sc = ix.newScorer(a, ubiq)
+					sc = newScorer(a, ubiq, tmpl)
 				}
-				s := sc.score(b)
+				s := sc.scoreSorted(b, sorted[p[1]])
 				if s.Reported(th) && !s.Exact {
 					found[i] = append(found[i], Pair{A: p[0], B: p[1], Scores: s})
 				}

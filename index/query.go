@@ -145,12 +145,27 @@ func (u *ubiquity) is(h uint64) bool {
 }
 
 func (ix *Index) newScorer(q *Fingerprint, ubiq *ubiquity) *scorer {
+	return newScorer(q, ubiq, ix.templates.snapshot())
+}
+
+// templates is a snapshot of the template hashes: loadTemplates replaces
+// the maps, never changes them.
+type templates struct {
+	chunks  map[uint64]struct{}
+	samples map[uint32]struct{}
+}
+
+func (t *templateSet) snapshot() templates {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return templates{t.chunks, t.samples}
+}
+
+func newScorer(q *Fingerprint, ubiq *ubiquity, tmpl templates) *scorer {
 	s := &scorer{q: q, ubiq: ubiq}
-	ix.templates.mu.RLock()
-	defer ix.templates.mu.RUnlock()
-	s.tmplChunk = ix.templates.chunks
-	if len(ix.templates.samples) > 0 {
-		s.tmplSample = ix.templates.samples
+	s.tmplChunk = tmpl.chunks
+	if len(tmpl.samples) > 0 {
+		s.tmplSample = tmpl.samples
 		for _, v := range q.Samples {
 			if _, ok := s.tmplSample[v]; !ok {
 				s.qSamples = append(s.qSamples, v)
@@ -183,6 +198,12 @@ func sortedChunks(cs []Chunk, ignore map[uint64]struct{}) []Chunk {
 }
 
 func (s *scorer) score(b *Fingerprint) Scores {
+	return s.scoreSorted(b, nil)
+}
+
+// scoreSorted is score with b's chunks already sorted and rid of template
+// chunks (by sortedChunks with the scorer's templates), or nil.
+func (s *scorer) scoreSorted(b *Fingerprint, bc []Chunk) Scores {
 	q := s.q
 	sc := Scores{
 		Exact:   q.TextSHA256 == b.TextSHA256,
@@ -200,7 +221,9 @@ func (s *scorer) score(b *Fingerprint) Scores {
 	// Bytes in common: merge-intersect the sorted chunk lists (KDD'05
 	// found merging faster than hashing), each shared chunk counted once
 	// per occurrence in both.
-	bc := sortedChunks(b.Chunks, s.tmplChunk)
+	if bc == nil {
+		bc = sortedChunks(b.Chunks, s.tmplChunk)
+	}
 	for i, j := 0, 0; i < len(s.qChunks) && j < len(bc); {
 		switch {
 		case s.qChunks[i].Hash < bc[j].Hash:
