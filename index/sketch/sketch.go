@@ -474,21 +474,21 @@ type wordTables struct {
 	word [256]uint64
 }
 
-var wordTab = func() *wordTables {
-	t := &wordTables{buz: buzTable}
+// init fills the tables.
+func (t *wordTables) init() {
+	t.buz = buzTable
 	for c := range t.word {
-		t.word[c] = 1
+		t.sep[c], t.word[c] = 0, 1
 	}
 	t.sep[' '], t.sep['\n'] = 1, 1
 	t.word[' '], t.word['\n'] = 0, 0
-	return t
-}()
+}
 
 // wordHashes computes the hash of every word of text that ends in text,
 // and writes them to ends from ends[ne] on, returning their number added
 // to ne. h is the hash of the part of the current word before text (0 if
 // none) and inWord is 1 when the byte before text belongs to a word; both
-// are returned updated. tab is wordTab.
+// are returned updated. tab holds the tables.
 //
 // It is branch-free: h is zeroed at a separator (sep-1 is all ones inside
 // a word, 0 at a separator), and every byte writes h to the next free
@@ -515,12 +515,12 @@ func wordHashes(tab *wordTables, text []byte, h, inWord uint64, ends *[block]uin
 // streams: just after the first separator in its second half, so that the
 // second stream starts outside a word, with hash 0. It returns 0 for a
 // text too short to be worth it, or without such a separator.
-func wordSplit(seg []byte) int {
+func (t *wordTables) wordSplit(seg []byte) int {
 	if len(seg) < 256 {
 		return 0
 	}
 	for j := len(seg) / 2; j < len(seg)-1; j++ {
-		if wordTab.sep[seg[j]] != 0 {
+		if t.sep[seg[j]] != 0 {
 			return j + 1
 		}
 	}
@@ -573,8 +573,10 @@ type simState struct {
 	feats [block]uint64
 	// hs2 receives the word hashes of wordHashes2's second stream.
 	hs2 [block]uint64
-	// tab is wordTab, copied on first use to share st's register.
-	tab wordTables
+	// tab holds the word tables, filled on first use; here, they share
+	// st's register.
+	tab   wordTables
+	tabOK bool
 }
 
 // hash returns simHash(words, text), reusing st's buffers.
@@ -590,8 +592,9 @@ func (st *simState) hash(words int, text []byte) uint64 {
 		st.drop *= phi
 	}
 	clear(st.hs[:hist])
-	if st.tab.buz[0] == 0 {
-		st.tab = *wordTab
+	if !st.tabOK {
+		st.tab.init()
+		st.tabOK = true
 	}
 	var h, inWord uint64
 	ends := (*[block]uint64)(st.hs[hist:])
@@ -599,7 +602,7 @@ func (st *simState) hash(words int, text []byte) uint64 {
 		end := min(i+block, len(text))
 		seg := text[i:end]
 		var ne int
-		if m := wordSplit(seg); m > 0 && i > 0 {
+		if m := st.tab.wordSplit(seg); m > 0 && i > 0 {
 			// Stream a is seg[:m], b is seg[m:]; they run together over
 			// the length of b, then a finishes alone. a ends with the
 			// separator before b, which ends its last word.
