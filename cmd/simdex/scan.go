@@ -94,6 +94,7 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	}
 	defer eng.Close()
 
+	start := time.Now()
 	var files []scanFile
 	var problems []fileError
 	for _, dir := range dirs {
@@ -173,10 +174,12 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	if err := ctx.Err(); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("scan interrupted: %w", err)}
 	}
+	logger.Debug("scan: files indexed", "files", len(files), "seconds", time.Since(start).Seconds())
 	an, err := eng.Index.Analyse(ctx, th)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	logger.Debug("scan: analysed", "pairs", len(an.Pairs), "families", len(an.Families), "seconds", time.Since(start).Seconds())
 	rep := buildReport(an, scanned, len(files))
 	sort.Slice(problems, func(i, j int) bool { return problems[i].Path < problems[j].Path })
 	rep.Errors = append([]fileError{}, problems...) // [] rather than null in JSON
@@ -187,6 +190,7 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	} else {
 		rep.writeText(stdout)
 	}
+	logger.Debug("scan: report written", "seconds", time.Since(start).Seconds())
 	if len(problems) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d files could not be fully indexed (listed in the report)", len(problems), len(files))}
 	}
@@ -198,8 +202,10 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 // mostly the posting pages it rewrites, whatever its size: with 2 files
 // per core in flight, commits held a few documents each and a scan of
 // 10,000 files took 50 s of CPU on its commits; with 32, 37 s; with 256
-// (the index's default max_batch), 16 s.
-const scanWorkers = 256
+// (the index's default max_batch), 16 s. Twice max_batch lets the next
+// batch be extracted and fingerprinted while one commits, rather than
+// after: the indexing phase of a 50,000-file scan went from 58 to 50 s.
+const scanWorkers = 512
 
 // scanInFlightBytes bounds the memory those files hold: each holds its
 // bytes and its text until committed, so many large files cannot exhaust
