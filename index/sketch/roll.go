@@ -48,8 +48,8 @@ func (r *roller) init(w int) {
 
 // rollPow2 rolls the shingle hash h (that of text[:w], already visited)
 // over the rest of text, visiting every later shingle as visit does with a
-// power-of-two SampleN, into r.slots and samples,
-// which it returns extended. len(text) must be more than p.Window.
+// power-of-two SampleN, into r.slots and samples, which it returns
+// extended. len(text) must be more than p.Window.
 //
 // Sampling keeps one shingle in SampleN at random, so an "if sampled"
 // branch would be mispredicted about once per sample. Instead every
@@ -67,7 +67,8 @@ func (r *roller) init(w int) {
 // every shingle; top is recomputed whenever the slot holding it is
 // lowered. Testing top from the start would take the slot path for every
 // shingle until every slot is filled, and then for most of them for a
-// while: about ln(K)*K/i of the shingles around the i-th.
+// while: about ln(K)*K/i of the shingles around the i-th, each a
+// mispredicted branch.
 func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []uint32 {
 	w := p.Window
 	r.init(w)
@@ -86,9 +87,11 @@ func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []u
 				top = true
 			}
 			for x := 0; x < len(in); {
-				var found bool
-				if h, x, nb, found = r.rollTop(out, in, x, nb, h); found {
-					r.lower(spread(h))
+				var lowered bool
+				if h, x, nb, lowered = r.rollTop(out, in, x, nb, h); lowered {
+					// The top slot (or one of several equal to it)
+					// was lowered.
+					r.top = slices.Max(r.slots)
 				}
 			}
 		}
@@ -123,12 +126,12 @@ func (r *roller) rollMin(out, in []byte, h uint64) (uint64, int) {
 }
 
 // rollTop is rollMin from in[x] on, with nb samples in r.buf, testing each
-// shingle's value against r.top instead of updating its slot. It returns
-// just after the first shingle whose value is below r.top, with its
-// rolling hash, the position after it, the number of samples and true,
-// or at the end of in. It calls nothing, so that its values can all stay
-// in registers.
-func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ int, found bool) {
+// shingle's value against r.top before its slot. It returns just after a
+// shingle that lowered the slot holding r.top, with the rolling hash, the
+// position after that shingle, the number of samples and true, for the
+// caller to recompute r.top; or at the end of in. It calls nothing, so
+// that its values can all stay in registers.
+func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ int, lowered bool) {
 	top, mask := r.top, r.mask
 	out = out[:len(in)]
 	for x < len(in) {
@@ -139,21 +142,16 @@ func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ in
 		r.buf[nb] = uint32(v)
 		nb += int(b2u((y^v)&mask == 0))
 		if v < top {
-			return h, x, nb, true
+			// Rare once top is low: the slot is read only here.
+			slots := r.slots
+			j := uint64(uint32(y^v)) * r.k >> 32
+			if old := slots[j]; v < old {
+				slots[j] = v
+				if old == top {
+					return h, x, nb, true
+				}
+			}
 		}
 	}
 	return h, x, nb, false
-}
-
-// lower offers the shingle hash g to its slot and updates r.top.
-func (r *roller) lower(g uint64) {
-	j := (g & 0xffffffff) * r.k >> 32
-	if v := g >> 32; v < r.slots[j] {
-		old := r.slots[j]
-		r.slots[j] = v
-		if old == r.top {
-			// The top slot (or one of several equal to it) was lowered.
-			r.top = slices.Max(r.slots)
-		}
-	}
 }
