@@ -11,59 +11,16 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// foldBytesRef is foldBytes written plainly, with branches.
-func foldBytesRef(out []byte, o int, src []byte, space bool) (int, bool) {
-	for _, c := range src {
-		switch {
-		case c <= ' ' || c == 0x7f:
-			if !space {
-				out[o] = ' '
-				o++
-				space = true
-			}
-			continue
-		case c-'A' < 26:
-			c += 'a' - 'A'
-		}
-		out[o] = c
-		o++
-		space = false
-	}
-	return o, space
-}
-
-// foldASCIIRef is foldASCII one byte at a time, plainly: the general path
-// that the word-at-a-time fast path must match.
+// foldASCIIRef is foldASCII one byte at a time: the general path that the
+// word-at-a-time fast path must match.
 func foldASCIIRef(out, src []byte, space bool) (n, e, k int, _ bool) {
 	k = asciiPrefix(src)
 	e = k
 	if k < len(src) && k > 0 {
 		e = k - 1
 	}
-	n, space = foldBytesRef(out, 0, src[:e], space)
+	n, space = foldBytes(out, 0, src[:e], space)
 	return n, e, k, space
-}
-
-// TestFoldBytes compares the branch-free foldBytes with the plain one on
-// every pair and some triples of ASCII bytes, after a space or not.
-func TestFoldBytes(t *testing.T) {
-	check := func(src []byte, space bool) {
-		t.Helper()
-		got, want := make([]byte, len(src)+1), make([]byte, len(src)+1)
-		n, sp := foldBytes(got, 1, src, space)
-		wn, wsp := foldBytesRef(want, 1, src, space)
-		if n != wn || sp != wsp || !bytes.Equal(got[1:n], want[1:wn]) {
-			t.Fatalf("foldBytes(%q, %v) = %q, %v; want %q, %v", src, space, got[1:n], sp, want[1:wn], wsp)
-		}
-	}
-	for a := range 128 {
-		for b := range 128 {
-			for _, space := range []bool{false, true} {
-				check([]byte{byte(a), byte(b)}, space)
-				check([]byte{byte(a), byte(b), ' ', byte(a)}, space)
-			}
-		}
-	}
 }
 
 func sameFold(t *testing.T, src []byte, space bool) {

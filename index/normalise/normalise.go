@@ -260,37 +260,25 @@ func foldWord(w, sp uint64) uint64 {
 	return w&^(sp-sp>>7) | sp>>2 | upper>>2
 }
 
-// foldBytes is foldASCII one byte at a time, writing at out[o:], which
-// must have room for len(src) bytes. It has no branch but the loop's: runs
-// of spaces (newlines, indentation) are common in raw text, and the
-// comparisons that decide whether a byte is a space and whether it is
-// dropped would be mispredicted at each of their ends. Every byte is
-// written to the next free place of out, which advances unless the byte is
-// a space after a space.
+// foldBytes is foldASCII one byte at a time, writing at out[o:].
 func foldBytes(out []byte, o int, src []byte, space bool) (int, bool) {
-	prev := uint(b2u(space))
 	for _, c := range src {
-		// c < 0x80: c+0x5f has its top bit clear exactly when c < 0x21,
-		// and c+1 has it set exactly when c is 0x7f.
-		u := uint(c)
-		sp := (^(u + 0x5f) | (u + 1)) >> 7 & 1
-		u += 0x20 * uint(b2u(u-'A' < 26))
-		u ^= (u ^ ' ') & -sp // a space becomes ' '
-		out[o] = byte(u)
-		o += int(1 - sp&prev)
-		prev = sp
+		switch {
+		case c <= ' ' || c == 0x7f:
+			if !space {
+				out[o] = ' '
+				o++
+				space = true
+			}
+			continue
+		case c-'A' < 26:
+			c += 'a' - 'A'
+		}
+		out[o] = c
+		o++
+		space = false
 	}
-	return o, prev != 0
-}
-
-// b2u is 1 for true and 0 for false; the compiler makes it a SETcc, not a
-// branch.
-func b2u(b bool) uint8 {
-	var u uint8
-	if b {
-		u = 1
-	}
-	return u
+	return o, space
 }
 
 // Punctuation and symbols that normalisation leaves alone wherever they
