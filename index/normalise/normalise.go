@@ -172,13 +172,22 @@ func foldASCII(out, src []byte, space bool) (n, e, k int, _ bool) {
 		prev = 0x80
 	}
 	rest, dst := src, out
+	// run counts the words folded at once since the last one that was
+	// not: after a few, the rest of a long run goes to foldRun, whose loop
+	// is faster but costs a call, too much for the short runs between
+	// the indentations and blank lines of raw text.
+	run := 0
 	for len(rest) >= 9 && len(dst) >= 8 {
-		n, p := foldRun(dst, rest, prev)
-		dst, rest, prev = dst[n:], rest[n:], p
-		// Then eight, and a byte at a time where spaces collapse.
-		if len(rest) < 9 || len(dst) < 8 {
-			break
+		if run >= 4 {
+			n, p := foldRun(dst, rest, prev)
+			dst, rest, prev = dst[n:], rest[n:], p
+			run = 0
+			if len(rest) < 9 || len(dst) < 8 {
+				break
+			}
 		}
+		// Eight bytes at a time, and a byte at a time where spaces
+		// collapse.
 		w := binary.LittleEndian.Uint64(rest)
 		if (w|uint64(rest[8]))&msb != 0 {
 			break
@@ -188,8 +197,10 @@ func foldASCII(out, src []byte, space bool) (n, e, k int, _ bool) {
 			binary.LittleEndian.PutUint64(dst, foldWord(w, sp))
 			dst, rest = dst[8:], rest[8:]
 			prev = sp >> 56
+			run++
 			continue
 		}
+		run = 0
 		if prev == 0 || sp != msb { // not eight spaces after a space
 			var n int
 			n, space = foldBytes(dst, 0, rest[:8], prev != 0)
