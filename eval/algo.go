@@ -191,7 +191,7 @@ func compareSets(a, b Signature) Estimate {
 	if !ok1 || !ok2 {
 		return e
 	}
-	s := similarity(len(sa), len(sb), intersect64(sa, sb))
+	s := similarity(len(sa), len(sb), intersectSorted(sa, sb))
 	e.Resemblance, e.ContainmentAB, e.ContainmentBA = s.Resemblance, s.ContainmentAB, s.ContainmentBA
 	return e
 }

@@ -95,20 +95,3 @@ func UnionScored(a, b []Scored[index.Scores]) []Scored[index.Scores] {
 	return out
 }
 
-// intersect32 counts the common values of two sorted, distinct slices.
-func intersect32(a, b []uint32) int {
-	n := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
-}

@@ -76,7 +76,7 @@ func (s *synth) detection(res *SynthResult) error {
 			return found[p]
 		}
 		a, b := origSigs[i], eng.Sign(texts[t]).(*engineSig)
-		shared := intersect32(a.samples, b.samples)
+		shared := intersectSorted(a.samples, b.samples)
 		if float64(shared) < 0.5*float64(min(len(a.samples), len(b.samples))) {
 			return false
 		}
@@ -136,7 +136,7 @@ func (s *synth) detection(res *SynthResult) error {
 			}
 			vw := WordShingles(texts[t], ShingleWords)
 			a.n++
-			if Classify(similarity(len(ow), len(vw), intersect64(ow, vw)))&(Near|Contained|Exact) != 0 {
+			if Classify(similarity(len(ow), len(vw), intersectSorted(ow, vw)))&(Near|Contained|Exact) != 0 {
 				a.truth++
 			}
 			if found[Pair{int32(i), int32(t)}] {

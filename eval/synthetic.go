@@ -83,7 +83,7 @@ func (s *synth) measure(algos []Algorithm, gen GenOptions) ([]measured, error) {
 		}
 		vs := WordShingles(v.Text, ShingleWords)
 		ov := s.shings[v.Original]
-		m := measured{orig: v.Original, edit: v.Edit, truth: similarity(len(vs), len(ov), intersect64(vs, ov))}
+		m := measured{orig: v.Original, edit: v.Edit, truth: similarity(len(vs), len(ov), intersectSorted(vs, ov))}
 		for k, a := range algos {
 			m.est = append(m.est, a.Compare(a.Sign(v.Text), sigs[k][v.Original]))
 		}
@@ -248,7 +248,7 @@ func (s *synth) distinct(res *SynthResult) error {
 	for i := range s.origs {
 		for j := i + 1; j < len(s.origs); j++ {
 			a, b := s.shings[i], s.shings[j]
-			if Classify(similarity(len(a), len(b), intersect64(a, b)))&Unrelated != 0 {
+			if Classify(similarity(len(a), len(b), intersectSorted(a, b)))&Unrelated != 0 {
 				pairs = append(pairs, [2]int{i, j})
 			}
 		}

@@ -133,8 +133,10 @@ func similarity(na, nb, common int) Similarity {
 	return s
 }
 
-// intersect64 counts the common values of two sorted, distinct slices.
-func intersect64(a, b []uint64) int {
+// intersectSorted counts the common values of two sorted, distinct
+// slices. The evaluation keeps its own plain merge, independent of the
+// optimised one it evaluates.
+func intersectSorted[T cmp.Ordered](a, b []T) int {
 	n := 0
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		switch {
@@ -155,7 +157,7 @@ func intersect64(a, b []uint64) int {
 // word 5-gram shingles.
 func Compare(a, b []byte) Similarity {
 	sa, sb := WordShingles(a, ShingleWords), WordShingles(b, ShingleWords)
-	s := similarity(len(sa), len(sb), intersect64(sa, sb))
+	s := similarity(len(sa), len(sb), intersectSorted(sa, sb))
 	if bytes.Equal(a, b) {
 		s = Similarity{Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1, Exact: true}
 	}
