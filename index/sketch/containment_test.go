@@ -25,7 +25,8 @@ func TestContainmentsAgreesWithContainment(t *testing.T) {
 	}
 }
 
-// refIntersect is the plain merge intersect replaced.
+// refIntersect is the plain merge intersect replaced, kept as the oracle
+// the optimised one is checked against.
 func refIntersect(a, b []uint32) int {
 	n := 0
 	for i, j := 0, 0; i < len(a) && j < len(b); {
