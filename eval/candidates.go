@@ -94,4 +94,3 @@ func UnionScored(a, b []Scored[index.Scores]) []Scored[index.Scores] {
 	}
 	return out
 }
-
