@@ -92,6 +92,7 @@ func (ix *Index) Options() Options { return ix.opts }
 func (ix *Index) Store() Store { return ix.store }
 
 type buffers struct {
+	nz     normalise.Normaliser // its scratch state is reused
 	norm   []byte
 	chunks []chunk.Chunk
 	sk     sketch.Sketch
@@ -103,7 +104,7 @@ func (ix *Index) Fingerprint(rawSHA [32]byte, rawSize int64, text []byte) (*Fing
 	b := ix.bufs.Get().(*buffers)
 	defer ix.bufs.Put(b)
 	var err error
-	b.norm, err = normalise.Append(b.norm[:0], text)
+	b.norm, err = b.nz.Append(b.norm[:0], text)
 	if err != nil {
 		return nil, fmt.Errorf("normalise: %w: %w", ErrInvalidText, err)
 	}
