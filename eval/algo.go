@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/simdex/simdex/index/chunk"
 	"github.com/simdex/simdex/index/sketch"
@@ -593,15 +594,20 @@ func (m engine) Name() string {
 	return Spec{Kind: Engine, W: m.p.Window, N: m.p.SampleN}.String()
 }
 
+// sketches are reused across signatures: a Sketch keeps tens of
+// kilobytes of working state between Computes.
+var sketches = sync.Pool{New: func() any { return new(sketch.Sketch) }}
+
 func (m engine) Sign(text []byte) Signature {
-	var sk sketch.Sketch
-	sketch.Compute(m.p, text, &sk)
+	sk := sketches.Get().(*sketch.Sketch)
+	defer sketches.Put(sk)
+	sketch.Compute(m.p, text, sk)
 	return &engineSig{
 		text:    sha256.Sum256(text),
 		size:    len(text),
 		chunks:  sortChunks(chunk.Append(m.cp, nil, text)),
-		samples: sk.Samples,
-		minHash: sk.MinHash,
+		samples: slices.Clone(sk.Samples),
+		minHash: slices.Clone(sk.MinHash),
 		simHash: sk.SimHash,
 	}
 }
@@ -620,8 +626,7 @@ func (m engine) Compare(a, b Signature) Estimate {
 	}
 	e.Resemblance = sketch.Resemblance(sa.minHash, sb.minHash)
 	common := float64(bytesInCommon(sa.chunks, sb.chunks))
-	e.ContainmentAB = sketch.Containment(sa.samples, sb.samples)
-	e.ContainmentBA = sketch.Containment(sb.samples, sa.samples)
+	e.ContainmentAB, e.ContainmentBA = sketch.Containments(sa.samples, sb.samples)
 	if sa.size > 0 {
 		e.ContainmentAB = max(e.ContainmentAB, min(1, common/float64(sa.size)))
 	}
