@@ -94,7 +94,7 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 					continue // removed meanwhile
 				}
 				if sc == nil || sc.q != a {
-					sc = newScorer(a, ubiq, tmpl)
+					sc = newScorer(a, sorted[p[0]], ubiq, tmpl)
 				}
 				s := sc.scoreSorted(b, sorted[p[1]])
 				if s.Reported(th) && !s.Exact {

@@ -145,7 +145,8 @@ func (u *ubiquity) is(h uint64) bool {
 }
 
 func (ix *Index) newScorer(q *Fingerprint, ubiq *ubiquity) *scorer {
-	return newScorer(q, ubiq, ix.templates.snapshot())
+	tmpl := ix.templates.snapshot()
+	return newScorer(q, sortedChunks(q.Chunks, tmpl.chunks), ubiq, tmpl)
 }
 
 // templates is a snapshot of the template hashes: loadTemplates replaces
@@ -161,8 +162,10 @@ func (t *templateSet) snapshot() templates {
 	return templates{t.chunks, t.samples}
 }
 
-func newScorer(q *Fingerprint, ubiq *ubiquity, tmpl templates) *scorer {
-	s := &scorer{q: q, ubiq: ubiq}
+// newScorer returns a scorer of q, whose chunks sortedChunks has sorted
+// with tmpl's chunks left out.
+func newScorer(q *Fingerprint, qChunks []Chunk, ubiq *ubiquity, tmpl templates) *scorer {
+	s := &scorer{q: q, qChunks: qChunks, ubiq: ubiq}
 	s.tmplChunk = tmpl.chunks
 	if len(tmpl.samples) > 0 {
 		s.tmplSample = tmpl.samples
@@ -174,7 +177,6 @@ func newScorer(q *Fingerprint, ubiq *ubiquity, tmpl templates) *scorer {
 	} else {
 		s.qSamples = q.Samples
 	}
-	s.qChunks = sortedChunks(q.Chunks, s.tmplChunk)
 	return s
 }
 
