@@ -1015,7 +1015,8 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// SimHashes calls fn with every content's SimHash, in id order.
+// SimHashes calls fn with every content's SimHash, in SimHash order (that
+// of the covering index it reads).
 func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) error) error {
 	// From the covering index: a scan of contents would read every body.
 	rows, err := s.r.QueryContext(ctx, "SELECT id, simhash FROM contents INDEXED BY contents_simhash")
