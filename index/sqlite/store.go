@@ -119,45 +119,58 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
 		"&_pragma=synchronous(" + sync + ")&_pragma=cache_size(-" + strconv.Itoa(opts.WriteCacheMiB*1024) + ")&_txlock=immediate" +
 		"&_pragma=wal_autocheckpoint(0)" // checkpoints run beside the writer: see checkpoints
-	w, err := sql.Open("sqlite", dsn)
+	s, err := openConns(ctx, path, dsn, sync, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxLifetime(0)
-	s := &Store{path: path, w: w, now: opts.Now}
-	if err := s.migrate(ctx, opts.Logger); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	if err := s.checkScheme(ctx, opts.Scheme); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)")
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(opts.Readers)
-	r.SetMaxIdleConns(opts.Readers)
-	s.r = r
-	if s.textKnown, err = r.PrepareContext(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?"); err != nil {
-		r.Close()
-		w.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")")
-	if err != nil {
-		r.Close()
-		w.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	c.SetMaxOpenConns(1)
-	c.SetConnMaxLifetime(0)
-	s.ckpt, s.ckptWake, s.ckptStop, s.ckptDone = c, make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go s.checkpoints(opts.Logger)
 	s.committed() // a log left by a crash or a migration
+	return s, nil
+}
+
+// openConns opens the store's connections, migrates its schema and checks its
+// scheme; on error it closes whatever it opened.
+func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *Store, err error) {
+	s := &Store{path: path, now: opts.Now}
+	defer func() {
+		if err == nil {
+			return
+		}
+		if s.textKnown != nil {
+			s.textKnown.Close()
+		}
+		if s.r != nil {
+			s.r.Close()
+		}
+		if s.w != nil {
+			s.w.Close()
+		}
+	}()
+	if s.w, err = sql.Open("sqlite", dsn); err != nil {
+		return nil, err
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetConnMaxLifetime(0)
+	if err := s.migrate(ctx, opts.Logger); err != nil {
+		return nil, err
+	}
+	if err := s.checkScheme(ctx, opts.Scheme); err != nil {
+		return nil, err
+	}
+	if s.r, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)"); err != nil {
+		return nil, err
+	}
+	s.r.SetMaxOpenConns(opts.Readers)
+	s.r.SetMaxIdleConns(opts.Readers)
+	if s.textKnown, err = s.r.PrepareContext(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?"); err != nil {
+		return nil, err
+	}
+	if s.ckpt, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")"); err != nil {
+		return nil, err
+	}
+	s.ckpt.SetMaxOpenConns(1)
+	s.ckpt.SetConnMaxLifetime(0)
+	s.ckptWake, s.ckptStop, s.ckptDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	return s, nil
 }
 
