@@ -76,6 +76,9 @@ type fileError struct {
 }
 
 func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdout, stderr io.Writer) error {
+	if f.workers < 1 || f.inFlight < 1 {
+		return &exitError{code: 2, err: fmt.Errorf("--workers %d, --in-flight-bytes %d: both must be at least 1", f.workers, f.inFlight)}
+	}
 	cfg, err := g.load()
 	if err != nil {
 		return err
@@ -107,14 +110,7 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 		bar = progressbar.NewOptions(len(files), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("indexing"),
 			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 	}
-	workers := f.workers
-	if workers <= 0 {
-		workers = scanWorkers
-	}
-	budget := f.inFlight
-	if budget <= 0 {
-		budget = scanInFlightBytes
-	}
+	workers, budget := f.workers, f.inFlight
 	inFlight := semaphore.NewWeighted(budget)
 	var (
 		mu      sync.Mutex

@@ -249,3 +249,18 @@ func TestScanWithTinyInFlightBudget(t *testing.T) {
 		t.Errorf("tiny budget: %+v\ndefault: %+v", a, b)
 	}
 }
+
+// Nonsensical concurrency flags are refused before anything is opened.
+func TestScanRefusesBadConcurrencyFlags(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(t.TempDir(), "idx.db")
+	for _, flags := range [][]string{{"--workers", "0"}, {"--workers", "-3"}, {"--in-flight-bytes", "0"}, {"--in-flight-bytes", "-1"}} {
+		_, code, err := run(t, append([]string{"scan", "--index", idx}, append(flags, dir)...)...)
+		if code != 2 || err == nil || !strings.Contains(err.Error(), "must be at least 1") {
+			t.Errorf("scan %v: exit %d, %v; want exit 2 and a clear error", flags, code, err)
+		}
+	}
+	if _, err := os.Stat(idx); !os.IsNotExist(err) {
+		t.Errorf("an index was created for a refused scan: %v", err)
+	}
+}
