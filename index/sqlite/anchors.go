@@ -105,8 +105,8 @@ type block struct {
 
 // newBlockWriter writes anchor block rows, replacing a stored block with
 // the same key and first id.
-func newBlockWriter(ctx context.Context, tx *sql.Tx) *rowWriter {
-	return &rowWriter{ctx: ctx, tx: tx, insert: "INSERT OR REPLACE INTO anchor_blocks (h, first, n, ids)", cols: 4}
+func newBlockWriter(ctx context.Context, stmts *txStmts) *rowWriter {
+	return &rowWriter{ctx: ctx, stmts: stmts, insert: "INSERT OR REPLACE INTO anchor_blocks (h, first, n, ids)", cols: 4}
 }
 
 func putBlock(w *rowWriter, h int64, ps []anchorPosting) error {
@@ -118,7 +118,7 @@ func putBlock(w *rowWriter, h int64, ps []anchorPosting) error {
 // all keys in one statement, and to new blocks after it; a content not
 // above the last block's (never the case for new contents, whose ids grow)
 // goes through insertAnchor.
-func addAnchorPostings(ctx context.Context, tx *sql.Tx, rows []posting) error {
+func addAnchorPostings(ctx context.Context, stmts *txStmts, rows []posting) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -128,12 +128,11 @@ func addAnchorPostings(ctx context.Context, tx *sql.Tx, rows []posting) error {
 			keys = append(keys, r.h)
 		}
 	}
-	last, err := lastBlocks(ctx, tx, keys)
+	last, err := lastBlocks(ctx, stmts, keys)
 	if err != nil {
 		return err
 	}
-	w := newBlockWriter(ctx, tx)
-	defer w.close()
+	w := newBlockWriter(ctx, stmts)
 	for len(rows) > 0 {
 		h := rows[0].h
 		k := 1
@@ -156,7 +155,7 @@ func addAnchorPostings(ctx context.Context, tx *sql.Tx, rows []posting) error {
 					return err
 				}
 				for _, p := range ps {
-					if err := insertAnchor(ctx, tx, h, p); err != nil {
+					if err := insertAnchor(ctx, stmts.tx, h, p); err != nil {
 						return err
 					}
 				}
@@ -179,13 +178,17 @@ func addAnchorPostings(ctx context.Context, tx *sql.Tx, rows []posting) error {
 }
 
 // lastBlocks reads the last block of each key that has one.
-func lastBlocks(ctx context.Context, tx *sql.Tx, keys []int64) (map[int64]*block, error) {
+func lastBlocks(ctx context.Context, stmts *txStmts, keys []int64) (map[int64]*block, error) {
 	list, err := json.Marshal(keys)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT b.h, b.first, b.n, b.ids FROM (SELECT DISTINCT value AS h FROM json_each(?)) j
-		JOIN anchor_blocks b ON b.h = j.h AND b.first = (SELECT max(first) FROM anchor_blocks WHERE h = j.h)`, string(list))
+	st, err := stmts.prepare(ctx, `SELECT b.h, b.first, b.n, b.ids FROM (SELECT DISTINCT value AS h FROM json_each(?)) j
+		JOIN anchor_blocks b ON b.h = j.h AND b.first = (SELECT max(first) FROM anchor_blocks WHERE h = j.h)`)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
+	}
+	rows, err := st.QueryContext(ctx, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
 	}
@@ -273,8 +276,7 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, b *block, ps []anchorPosting)
 			return fmt.Errorf("write %s: %w", anchorTable, err)
 		}
 	}
-	w := newBlockWriter(ctx, tx)
-	defer w.close()
+	w := newBlockWriter(ctx, &txStmts{tx: tx})
 	for len(ps) > 0 {
 		k := len(ps)
 		if k > anchorBlockIDs {
@@ -288,60 +290,98 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, b *block, ps []anchorPosting)
 	return w.flush()
 }
 
-// anchorLists returns, for each key, the contents posted under it, or at
-// least limit+1 of them when it has more (to tell such keys apart), one
-// statement per key so that reading stops there, and records in counts
-// the anchor count of every content returned. Keys known to hold more than
-// limit are left out, as postingLists does.
-func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []int64, limit int, counts map[int64]int) (map[int64][]int64, error) {
+// anchorLists returns, for each key, the postings under it, or at least
+// limit+1 of them when it has more (to tell such keys apart), ascending by
+// content. Keys known to hold more than limit are left out, as
+// postingLists does.
+//
+// One statement reads the first few blocks of every key: enough for
+// limit+1 postings when blocks are full, as appending leaves them. A key
+// whose blocks (thinned by removals or split by out-of-order inserts) were
+// all used up short of that is read again alone, block after block. A statement per key cost
+// more in the driver than the lookups themselves (a third of an "all
+// versions" query's CPU).
+func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []int64, limit int) (map[int64][]anchorPosting, error) {
 	keys = s.over.filter(anchorTable, keys, limit)
-	out := make(map[int64][]int64, len(keys))
+	out := make(map[int64][]anchorPosting, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	stmt, err := tx.PrepareContext(ctx, "SELECT n, first, ids FROM anchor_blocks WHERE h = ? ORDER BY first")
+	list, err := json.Marshal(keys)
 	if err != nil {
 		return nil, err
 	}
-	defer stmt.Close()
-	var ps []anchorPosting
-	for _, k := range keys {
-		rows, err := stmt.QueryContext(ctx, k)
-		if err != nil {
+	blocks := min(limit, 1<<24)/anchorBlockIDs + 2
+	stmt, err := s.rs.in(ctx, tx, `SELECT j.value, b.first, b.n, b.ids FROM (SELECT DISTINCT value FROM json_each(?)) j
+		JOIN anchor_blocks b ON b.h = j.value AND b.first IN (SELECT first FROM anchor_blocks WHERE h = j.value ORDER BY first LIMIT ?)`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, string(list), blocks)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[int64][]*block, len(keys))
+	for rows.Next() {
+		var b block
+		var n int
+		var data []byte
+		if err := rows.Scan(&b.h, &b.first, &n, &data); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		ps = ps[:0]
-		for len(ps) <= limit && rows.Next() {
-			var n int
-			var first int64
-			var data []byte
-			if err := rows.Scan(&n, &first, &data); err != nil {
-				rows.Close()
+		if b.ps, err = decodeBlock(nil, b.first, n, data); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read %s of key %d: %w", anchorTable, b.h, err)
+		}
+		byKey[b.h] = append(byKey[b.h], &b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for k, bs := range byKey {
+		slices.SortFunc(bs, func(a, b *block) int { return cmp.Compare(a.first, b.first) })
+		var ps []anchorPosting
+		for _, b := range bs {
+			ps = append(ps, b.ps...)
+		}
+		if len(ps) <= limit && len(bs) == blocks {
+			// Sparse blocks: there may be more.
+			if ps, err = s.anchorList(ctx, tx, k, limit, ps[:0]); err != nil {
 				return nil, err
 			}
-			if ps, err = decodeBlock(ps, first, n, data); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read %s of key %d: %w", anchorTable, k, err)
-			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		out[k] = ps
+	}
+	recordOverfull(&s.over, gen, s.now(), anchorTable, out, limit)
+	return out, nil
+}
+
+// anchorList appends to ps the postings of key k, block after block,
+// until it has more than limit.
+func (s *Store) anchorList(ctx context.Context, tx *sql.Tx, k int64, limit int, ps []anchorPosting) ([]anchorPosting, error) {
+	stmt, err := s.rs.in(ctx, tx, "SELECT n, first, ids FROM anchor_blocks WHERE h = ? ORDER BY first")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for len(ps) <= limit && rows.Next() {
+		var n int
+		var first int64
+		var data []byte
+		if err := rows.Scan(&n, &first, &data); err != nil {
 			return nil, err
 		}
-		if len(ps) == 0 {
-			continue
+		if ps, err = decodeBlock(ps, first, n, data); err != nil {
+			return nil, fmt.Errorf("read %s of key %d: %w", anchorTable, k, err)
 		}
-		ids := make([]int64, len(ps))
-		for i, p := range ps {
-			ids[i] = p.c
-			if len(ps) <= limit {
-				counts[p.c] = int(p.n)
-			}
-		}
-		out[k] = ids
 	}
-	s.over.record(gen, s.now(), anchorTable, out, limit)
-	return out, nil
+	return ps, rows.Err()
 }
 
 // expectAnchor reports an inconsistency unless content c is posted under h
@@ -448,8 +488,7 @@ func blockAnchors(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("block anchor postings: %w", err)
 	}
 	defer rows.Close()
-	w := newBlockWriter(ctx, tx)
-	defer w.close()
+	w := newBlockWriter(ctx, &txStmts{tx: tx})
 	var ps []anchorPosting
 	cur := int64(-1)
 	for rows.Next() {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"time"
 )
@@ -68,9 +69,9 @@ func (o *overfull) filter(table string, keys []int64, limit int) []int64 {
 	return kept
 }
 
-// record notes lists found longer than limit, unless entries were
-// forgotten since gen (the lookup may have read deleted postings).
-func (o *overfull) record(gen uint64, now time.Time, table string, lists map[int64][]int64, limit int) {
+// recordOverfull notes in o lists found longer than limit, unless entries
+// were forgotten since gen (the lookup may have read deleted postings).
+func recordOverfull[E any](o *overfull, gen uint64, now time.Time, table string, lists map[int64][]E, limit int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if gen != o.gen {
@@ -88,16 +89,16 @@ func (o *overfull) record(gen uint64, now time.Time, table string, lists map[int
 	}
 }
 
-// postingLists is postingLists without the keys known to hold more than
+// boundedLists is postingLists without the keys known to hold more than
 // limit contents: they are left out of the result, as if they held none
 // (callers ignore such lists either way). gen is s.over.start's answer,
-// taken before the read transaction q began, so that what a snapshot
+// taken before the read transaction tx began, so that what a snapshot
 // older than a deletion saw is not recorded.
-func (s *Store) postingLists(ctx context.Context, q querier, gen uint64, table string, keys []int64, limit int) (map[int64][]int64, error) {
-	lists, err := postingLists(ctx, q, table, s.over.filter(table, keys, limit), limit)
+func (s *Store) boundedLists(ctx context.Context, tx *sql.Tx, gen uint64, table string, keys []int64, limit int) (map[int64][]int64, error) {
+	lists, err := s.postingLists(ctx, tx, table, s.over.filter(table, keys, limit), limit)
 	if err != nil {
 		return nil, err
 	}
-	s.over.record(gen, s.now(), table, lists, limit)
+	recordOverfull(&s.over, gen, s.now(), table, lists, limit)
 	return lists, nil
 }

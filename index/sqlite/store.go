@@ -69,7 +69,7 @@ type Store struct {
 	close sync.Once
 	over  overfull // posting keys known to be boilerplate
 
-	textKnown *sql.Stmt // Prepare's lookup, parsed once per reader
+	rs, ws *statements // the readers' and the writer's prepared statements
 
 	ckpt     *sql.DB       // the checkpointer's connection
 	ckptWake chan struct{} // a commit happened
@@ -81,6 +81,9 @@ type Store struct {
 // pages that consecutive small commits rewrite are copied to the database
 // once rather than at every commit.
 const checkpointEvery = 100 * time.Millisecond
+
+// readerMmap is how much of the database file each reader maps.
+const readerMmap = 256 << 20
 
 // walResetFrames is the log length (in pages of 4 KiB) above which the
 // checkpointer holds the writer back once so that the log can start over.
@@ -136,14 +139,15 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		if err == nil {
 			return
 		}
-		if s.textKnown != nil {
-			s.textKnown.Close()
-		}
 		if s.r != nil {
+			s.rs.close()
 			s.r.Close()
+			s.rs.wait()
 		}
 		if s.w != nil {
+			s.ws.close()
 			s.w.Close()
+			s.ws.wait()
 		}
 	}()
 	if s.w, err = sql.Open("sqlite", dsn); err != nil {
@@ -151,20 +155,23 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 	}
 	s.w.SetMaxOpenConns(1)
 	s.w.SetConnMaxLifetime(0)
+	s.ws = newStatements(s.w)
 	if err := s.migrate(ctx, opts.Logger); err != nil {
 		return nil, err
 	}
 	if err := s.checkScheme(ctx, opts.Scheme); err != nil {
 		return nil, err
 	}
-	if s.r, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)"); err != nil {
+	// Readers map the first 256 MiB of the file: a page read from there
+	// is a memory access, not a system call and a copy (a fifth of an "all
+	// versions" query's CPU at 10,000 documents). Mapped pages count in
+	// the process's RSS, hence the bound: the rest is read as before.
+	if s.r, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)&_pragma=mmap_size("+strconv.Itoa(readerMmap)+")"); err != nil {
 		return nil, err
 	}
 	s.r.SetMaxOpenConns(opts.Readers)
 	s.r.SetMaxIdleConns(opts.Readers)
-	if s.textKnown, err = s.r.PrepareContext(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?"); err != nil {
-		return nil, err
-	}
+	s.rs = newStatements(s.r)
 	if s.ckpt, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")"); err != nil {
 		return nil, err
 	}
@@ -305,7 +312,9 @@ func (s *Store) Close() error {
 		}
 		// The writer closes last: closing the last connection checkpoints
 		// the whole log and removes it.
-		err = errors.Join(c, s.textKnown.Close(), s.r.Close(), s.w.Close())
+		err = errors.Join(c, s.rs.close(), s.r.Close(), s.ws.close(), s.w.Close())
+		s.rs.wait()
+		s.ws.wait()
 	})
 	return err
 }
@@ -354,7 +363,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) (out
 	now := s.now().UnixNano()
 	var body []byte
 	var posts postings
-	stmts := txStmts{tx: tx}
+	stmts := txStmts{tx: tx, pool: s.ws}
 	for i := range entries {
 		e := &entries[i]
 		d := &e.Doc
@@ -377,7 +386,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) (out
 			// of this transaction's contents must be in place first, but
 			// only when there is something to remove, so that postings
 			// stay batched in the usual case of a new key.
-			flush := func() error { return posts.flush(ctx, tx) }
+			flush := func() error { return posts.flush(ctx, &stmts) }
 			replaced, rel, err := s.removeTx(ctx, tx, d.Key, "", flush)
 			if err != nil {
 				return nil, false, err
@@ -405,7 +414,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) (out
 				return nil, false, fmt.Errorf("store content of %q: %w", d.Key, err)
 			}
 			if e.Text != nil {
-				if err := putText(ctx, tx, c, e.Text, e.Prepared); err != nil {
+				if err := putText(ctx, &stmts, c, e.Text, e.Prepared); err != nil {
 					return nil, false, fmt.Errorf("store text of %q: %w", d.Key, err)
 				}
 			}
@@ -431,30 +440,38 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry) (out
 		}
 		out[i].ID, out[i].Content = index.DocID(id), index.ContentID(content.Int64)
 	}
-	if err := posts.flush(ctx, tx); err != nil {
+	if err := posts.flush(ctx, &stmts); err != nil {
 		return nil, false, err
 	}
 	return out, released, nil
 }
 
-// txStmts prepares each statement a transaction runs once, on first use:
-// parsing a statement costs about as much as running it, and put runs the
-// same few for every document (a fifth of its CPU in a bulk load went to
-// parsing them again).
+// txStmts binds the writer's prepared statements to a transaction, each
+// once, on first use: parsing a statement costs about as much as running
+// it, and put runs the same few for every document (a fifth of its CPU in
+// a bulk load went to parsing them again).
 type txStmts struct {
-	tx *sql.Tx
-	m  map[string]*sql.Stmt
+	tx   *sql.Tx
+	pool *statements
+	m    map[string]*sql.Stmt
 }
 
-// prepare returns the statement of query, prepared in the transaction
-// (which closes it when it ends).
+// prepare returns the statement of query bound to the transaction (which
+// closes it when it ends); without a pool, it is prepared in the
+// transaction alone.
 func (t *txStmts) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := t.m[query]; ok {
 		return st, nil
 	}
-	st, err := t.tx.PrepareContext(ctx, query)
+	var st *sql.Stmt
+	var err error
+	if t.pool != nil {
+		st, err = t.pool.in(ctx, t.tx, query)
+	} else if st, err = t.tx.PrepareContext(ctx, query); err != nil {
+		err = fmt.Errorf("prepare statement: %w", err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("prepare statement: %w", err)
+		return nil, err
 	}
 	if t.m == nil {
 		t.m = make(map[string]*sql.Stmt)
@@ -557,29 +574,26 @@ func (p *postings) add(table int, content int64, hashes []uint64) {
 }
 
 // flush inserts the collected postings and forgets them.
-func (p *postings) flush(ctx context.Context, tx *sql.Tx) error {
+func (p *postings) flush(ctx context.Context, stmts *txStmts) error {
 	for t, rows := range p {
 		if len(rows) == 0 {
 			continue
 		}
 		slices.SortFunc(rows, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.c, b.c)) })
 		if t == samplePostings {
-			if err := addAnchorPostings(ctx, tx, rows); err != nil {
+			if err := addAnchorPostings(ctx, stmts, rows); err != nil {
 				return err
 			}
 			p[t] = p[t][:0]
 			continue
 		}
-		w := &rowWriter{ctx: ctx, tx: tx, insert: "INSERT OR IGNORE INTO " + postingTables[t] + " (h, c)", cols: 2}
+		w := &rowWriter{ctx: ctx, stmts: stmts, insert: "INSERT OR IGNORE INTO " + postingTables[t] + " (h, c)", cols: 2}
 		for _, r := range rows {
 			if err := w.put(r.h, r.c); err != nil {
-				w.close()
 				return err
 			}
 		}
-		err := w.flush()
-		w.close()
-		if err != nil {
+		if err := w.flush(); err != nil {
 			return err
 		}
 		p[t] = p[t][:0]
@@ -587,16 +601,15 @@ func (p *postings) flush(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// rowWriter inserts rows postingRows at a time, one statement each (the
-// statement for a full batch prepared once): a statement's execution is
-// then paid once for many rows.
+// rowWriter inserts rows postingRows at a time, one statement each: a
+// statement's execution is then paid once for many rows. Its statements
+// (one per number of rows) are the writer's prepared ones.
 type rowWriter struct {
 	ctx    context.Context
-	tx     *sql.Tx
+	stmts  *txStmts
 	insert string // "INSERT ... INTO table (columns)"
 	cols   int
 	args   []any
-	full   *sql.Stmt
 }
 
 // put adds one row of w.cols values.
@@ -613,17 +626,9 @@ func (w *rowWriter) flush() error {
 	if len(w.args) == 0 {
 		return nil
 	}
-	rows := len(w.args) / w.cols
-	var err error
-	if rows == postingRows {
-		if w.full == nil {
-			if w.full, err = w.tx.PrepareContext(w.ctx, w.sql(rows)); err != nil {
-				return fmt.Errorf("%s: %w", w.insert, err)
-			}
-		}
-		_, err = w.full.ExecContext(w.ctx, w.args...)
-	} else {
-		_, err = w.tx.ExecContext(w.ctx, w.sql(rows), w.args...)
+	st, err := w.stmts.prepare(w.ctx, w.sql(len(w.args)/w.cols))
+	if err == nil {
+		_, err = st.ExecContext(w.ctx, w.args...)
 	}
 	w.args = w.args[:0]
 	if err != nil {
@@ -635,12 +640,6 @@ func (w *rowWriter) flush() error {
 func (w *rowWriter) sql(rows int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", w.cols), ", ") + "), "
 	return w.insert + " VALUES " + strings.TrimSuffix(strings.Repeat(row, rows), ", ")
-}
-
-func (w *rowWriter) close() {
-	if w.full != nil {
-		w.full.Close()
-	}
 }
 
 func insertPostings(ctx context.Context, tx *sql.Tx, table string, content int64, hashes []uint64) error {
@@ -842,8 +841,13 @@ func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
 	return &r, nil
 }
 
+// records reads the documents selected by where, a constant clause.
 func (s *Store) records(ctx context.Context, what, where string, args ...any) ([]*index.Record, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+docColumns+docFrom+where, args...)
+	st, err := s.rs.get(ctx, "SELECT "+docColumns+docFrom+where)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
 	}
@@ -901,7 +905,10 @@ func (s *Store) ByContent(ctx context.Context, content index.ContentID) ([]*inde
 // Seen reports whether a document with this idempotency key is stored.
 func (s *Store) Seen(ctx context.Context, idem string) (bool, error) {
 	var one int
-	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM documents WHERE idem = ?", idem).Scan(&one)
+	st, err := s.rs.get(ctx, "SELECT 1 FROM documents WHERE idem = ?")
+	if err == nil {
+		err = st.QueryRowContext(ctx, idem).Scan(&one)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -957,7 +964,7 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 	for i, b := range bands {
 		keys[i] = postingKey(b)
 	}
-	lists, err := postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
+	lists, err := s.postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
 	if err != nil {
 		return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
 	}
@@ -970,7 +977,7 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 	}
 	// One more than allowed is fetched: a chunk held by more contents than
 	// maxChunkDocs is boilerplate and contributes no candidates.
-	if lists, err = s.postingLists(ctx, tx, gen, "chunk_postings", keys, maxChunkDocs); err != nil {
+	if lists, err = s.boundedLists(ctx, tx, gen, "chunk_postings", keys, maxChunkDocs); err != nil {
 		return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
 	}
 	for _, k := range keys {
@@ -983,22 +990,25 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 
 // Fingerprints loads the fingerprints of ids.
 func (s *Store) Fingerprints(ctx context.Context, ids []index.ContentID, fn func(index.ContentID, *index.Fingerprint) error) error {
-	const batch = 500
-	for len(ids) > 0 {
-		n := min(len(ids), batch)
-		part := ids[:n]
-		ids = ids[n:]
-		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = int64(id)
-		}
-		rows, err := s.r.QueryContext(ctx, "SELECT id, text_sha256, text_size, simhash, body FROM contents WHERE id IN ("+placeholders(len(part))+")", args...)
-		if err != nil {
-			return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
-		}
-		if err := scanFingerprints(rows, fn); err != nil {
-			return fmt.Errorf("load fingerprints: %w", err)
-		}
+	if len(ids) == 0 {
+		return nil
+	}
+	// A list in one argument keeps the statement's text constant (and so
+	// prepared once), whatever the number of ids.
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("load fingerprints: %w", err)
+	}
+	st, err := s.rs.get(ctx, "SELECT id, text_sha256, text_size, simhash, body FROM contents WHERE id IN (SELECT value FROM json_each(?))")
+	if err != nil {
+		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
+	}
+	rows, err := st.QueryContext(ctx, string(list))
+	if err != nil {
+		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
+	}
+	if err := scanFingerprints(rows, fn); err != nil {
+		return fmt.Errorf("load fingerprints: %w", err)
 	}
 	return nil
 }
@@ -1022,10 +1032,6 @@ func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprin
 		}
 	}
 	return rows.Err()
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
 // SimHashes calls fn with every content's SimHash, in SimHash order (that
@@ -1157,11 +1163,16 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 		return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
 	}
 	defer conn.Close()
-	stmt, err := conn.PrepareContext(ctx, "SELECT count(*) FROM chunk_postings WHERE h = ?")
+	// One read transaction for every count, on one connection.
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("count chunk contents: %w", err)
+		return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
 	}
-	defer stmt.Close()
+	defer tx.Rollback()
+	stmt, err := s.rs.in(ctx, tx, "SELECT count(*) FROM chunk_postings WHERE h = ?")
+	if err != nil {
+		return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
+	}
 	for _, h := range hashes {
 		if _, ok := out[h]; ok {
 			continue
@@ -1338,7 +1349,6 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
 	defer tx.Rollback()
-	shared := make(map[int64]int)
 	keys := make([]int64, 0, len(anchors))
 	seen := make(map[int64]struct{}, len(anchors))
 	for _, a := range anchors {
@@ -1349,34 +1359,41 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		}
 	}
 	queried := len(keys)
-	theirs := make(map[int64]int) // content -> its anchor count
-	lists, err := s.anchorLists(ctx, tx, gen, keys, maxDocs, theirs)
+	lists, err := s.anchorLists(ctx, tx, gen, keys, maxDocs)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
-	for _, cs := range lists {
-		if len(cs) > maxDocs {
-			continue // boilerplate: held by too many contents to tell anything
-		}
-		for _, c := range cs {
-			shared[c]++
+	// Every posting of the lists that tell something, sorted by content:
+	// a content's run is the anchors it shares with the query. Sorting
+	// cost half what counting in a map did.
+	var all []anchorPosting
+	for _, ps := range lists {
+		if len(ps) <= maxDocs { // longer: boilerplate, held by too many contents to tell anything
+			all = append(all, ps...)
 		}
 	}
+	slices.SortFunc(all, func(a, b anchorPosting) int { return cmp.Compare(a.c, b.c) })
 	type cand struct {
 		id    int64
 		share float64
 	}
 	var cands []cand
-	for c, n := range shared {
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].c == all[i].c {
+			j++
+		}
+		n, theirs := j-i, int(all[i].n)
+		i = j
 		if n < 2 {
 			continue
 		}
-		smaller := min(queried, theirs[c])
+		smaller := min(queried, theirs)
 		if smaller == 0 {
 			continue
 		}
 		if share := float64(n) / float64(smaller); share >= minShare {
-			cands = append(cands, cand{c, share})
+			cands = append(cands, cand{all[j-1].c, share})
 		}
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
@@ -1458,7 +1475,7 @@ func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.C
 // table, at most limit+1 of them (so that a caller can tell a key held by
 // more than limit contents), in one statement: a statement per key costs
 // more in the driver than the lookups themselves.
-func postingLists(ctx context.Context, q querier, table string, keys []int64, limit int) (map[int64][]int64, error) {
+func (s *Store) postingLists(ctx context.Context, tx *sql.Tx, table string, keys []int64, limit int) (map[int64][]int64, error) {
 	out := make(map[int64][]int64, len(keys))
 	if len(keys) == 0 {
 		return out, nil
@@ -1467,8 +1484,12 @@ func postingLists(ctx context.Context, q querier, table string, keys []int64, li
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, `SELECT j.value, (SELECT group_concat(c) FROM (SELECT c FROM `+table+` WHERE h = j.value LIMIT ?))
-		FROM (SELECT DISTINCT value FROM json_each(?)) j`, limit+1, string(list))
+	st, err := s.rs.in(ctx, tx, `SELECT j.value, (SELECT group_concat(c) FROM (SELECT c FROM `+table+` WHERE h = j.value LIMIT ?))
+		FROM (SELECT DISTINCT value FROM json_each(?)) j`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, limit+1, string(list))
 	if err != nil {
 		return nil, err
 	}

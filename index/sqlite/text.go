@@ -42,8 +42,10 @@ func (s *Store) Prepare(ctx context.Context, entries []index.Entry) {
 			continue
 		}
 		var one int
-		// Parsing the statement at every call cost as much as compressing.
-		err := s.textKnown.QueryRowContext(ctx, e.Fingerprint.TextSHA256[:]).Scan(&one)
+		known, err := s.rs.get(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?")
+		if err == nil {
+			err = known.QueryRowContext(ctx, e.Fingerprint.TextSHA256[:]).Scan(&one)
+		}
 		if err == nil {
 			continue // stored, and its text with it
 		}
@@ -57,9 +59,13 @@ func compressText(text []byte) []byte {
 
 // putText keeps the extracted text of content c, once; prepared is the
 // entry's Prepared.
-func putText(ctx context.Context, tx *sql.Tx, c index.ContentID, text []byte, prepared any) error {
+func putText(ctx context.Context, stmts *txStmts, c index.ContentID, text []byte, prepared any) error {
 	var one int
-	err := tx.QueryRowContext(ctx, "SELECT 1 FROM texts WHERE content_id = ?", int64(c)).Scan(&one)
+	known, err := stmts.prepare(ctx, "SELECT 1 FROM texts WHERE content_id = ?")
+	if err != nil {
+		return err
+	}
+	err = known.QueryRowContext(ctx, int64(c)).Scan(&one)
 	if err == nil {
 		return nil
 	}
@@ -72,7 +78,11 @@ func putText(ctx context.Context, tx *sql.Tx, c index.ContentID, text []byte, pr
 	} else {
 		data = compressText(text)
 	}
-	_, err = tx.ExecContext(ctx, "INSERT INTO texts (content_id, codec, data) VALUES (?, ?, ?)", int64(c), codecZstd, data)
+	insert, err := stmts.prepare(ctx, "INSERT INTO texts (content_id, codec, data) VALUES (?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	_, err = insert.ExecContext(ctx, int64(c), codecZstd, data)
 	return err
 }
 
@@ -80,7 +90,10 @@ func putText(ctx context.Context, tx *sql.Tx, c index.ContentID, text []byte, pr
 func (s *Store) Text(ctx context.Context, content index.ContentID) ([]byte, error) {
 	var codec string
 	var data []byte
-	err := s.r.QueryRowContext(ctx, "SELECT codec, data FROM texts WHERE content_id = ?", int64(content)).Scan(&codec, &data)
+	st, err := s.rs.get(ctx, "SELECT codec, data FROM texts WHERE content_id = ?")
+	if err == nil {
+		err = st.QueryRowContext(ctx, int64(content)).Scan(&codec, &data)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("text of content %d: %w", content, index.ErrNoText)
 	}

@@ -1,0 +1,120 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/simdex/simdex/index"
+)
+
+// statements keeps the statements a pool runs again and again prepared,
+// one per query string. The driver parses a query string anew at every
+// call, and parsing costs about as much as running one of the store's
+// small lookups: it was a quarter of an "all versions" query's CPU at
+// 10,000 documents. database/sql prepares a pooled *sql.Stmt on each
+// connection of the pool the first time it runs there and keeps it;
+// Tx.StmtContext reuses the transaction's connection's.
+//
+// Preparing a pooled statement takes a connection of the pool. A caller
+// in a transaction already holds one (the writer's pool has no other), so
+// in prepares a statement it does not know yet in the transaction alone,
+// and has it prepared in the pool once a connection is free.
+//
+// Only constant query strings belong here: the cache never forgets one.
+type statements struct {
+	db *sql.DB
+
+	mu      sync.Mutex
+	m       map[string]*sql.Stmt
+	pending map[string]bool // being prepared in the background
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+func newStatements(db *sql.DB) *statements {
+	return &statements{db: db, m: make(map[string]*sql.Stmt), pending: make(map[string]bool)}
+}
+
+// get returns the pool's statement for query, preparing it on first use.
+// The caller must hold none of the pool's connections: preparing may wait
+// for one.
+func (p *statements) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	st, ok := p.m[query]
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("prepare statement: %w", index.ErrClosed)
+	}
+	if ok {
+		return st, nil
+	}
+	// Not under p.mu: others find their statements while this one waits
+	// for a connection.
+	st, err := p.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		st.Close()
+		return nil, fmt.Errorf("prepare statement: %w", index.ErrClosed)
+	}
+	if old, ok := p.m[query]; ok {
+		st.Close() // prepared by another caller meanwhile
+		return old, nil
+	}
+	p.m[query] = st
+	return st, nil
+}
+
+// in returns query's statement bound to tx, which closes it when it ends.
+func (p *statements) in(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	st, ok := p.m[query]
+	start := !ok && !p.closed && !p.pending[query]
+	if start {
+		p.pending[query] = true
+		p.wg.Add(1)
+	}
+	p.mu.Unlock()
+	if ok {
+		return tx.StmtContext(ctx, st), nil
+	}
+	if start {
+		go func() {
+			defer p.wg.Done()
+			_, _ = p.get(context.Background(), query) // on failure, the next in tries again
+			p.mu.Lock()
+			delete(p.pending, query)
+			p.mu.Unlock()
+		}()
+	}
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	return st, nil
+}
+
+// close closes every statement; get fails from then on. Statements being
+// prepared in the background are closed as they complete: call wait once
+// the pool is closed.
+func (p *statements) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	var errs []error
+	for q, st := range p.m {
+		errs = append(errs, st.Close())
+		delete(p.m, q)
+	}
+	return errors.Join(errs...)
+}
+
+// wait waits for the background preparations to end.
+func (p *statements) wait() { p.wg.Wait() }
