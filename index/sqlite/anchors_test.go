@@ -286,3 +286,22 @@ func FuzzDecodeBlock(f *testing.F) {
 		}
 	})
 }
+
+func TestSharedAnchors(t *testing.T) {
+	lists := map[int64][]anchorPosting{
+		1: {{3, 2}, {7, 5}},
+		2: {{3, 2}, {5, 1 << 20}},
+		3: {{1, 1}, {2, 1}, {3, 2}}, // longer than maxDocs: left out
+	}
+	want := []anchorPosting{{3, 2}, {3, 2}, {5, 1 << 20}, {7, 5}}
+	if got := sharedAnchors(lists, 2); !slices.Equal(got, want) {
+		t.Errorf("packed: got %v, want %v", got, want)
+	}
+	// An id too large to pack with its count: sorted all the same.
+	big := int64(1) << 50
+	lists[2] = append(lists[2], anchorPosting{big, 9})
+	want = []anchorPosting{{1, 1}, {2, 1}, {3, 2}, {3, 2}, {3, 2}, {5, 1 << 20}, {7, 5}, {big, 9}}
+	if got := sharedAnchors(lists, 3); !slices.Equal(got, want) {
+		t.Errorf("unpacked: got %v, want %v", got, want)
+	}
+}

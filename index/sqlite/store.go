@@ -1152,6 +1152,40 @@ func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
 	return out, rows.Err()
 }
 
+// sharedAnchors returns the postings of the lists no longer than maxDocs
+// (longer ones are boilerplate, held by too many contents to tell
+// anything), sorted by content. They are sorted as integers, content id
+// above anchor count, which took a third of the time of sorting the
+// structures; ids too large for that (never seen: 2^40 contents) are
+// sorted as structures.
+func sharedAnchors(lists map[int64][]anchorPosting, maxDocs int) []anchorPosting {
+	const countBits = 24
+	var all []anchorPosting
+	packable := true
+	for _, ps := range lists {
+		if len(ps) > maxDocs {
+			continue
+		}
+		for _, p := range ps {
+			packable = packable && p.c < 1<<(63-countBits) && p.n < 1<<countBits
+		}
+		all = append(all, ps...)
+	}
+	if !packable {
+		slices.SortFunc(all, func(a, b anchorPosting) int { return cmp.Compare(a.c, b.c) })
+		return all
+	}
+	keys := make([]int64, len(all))
+	for i, p := range all {
+		keys[i] = p.c<<countBits | int64(p.n)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		all[i] = anchorPosting{c: k >> countBits, n: int32(k & (1<<countBits - 1))}
+	}
+	return all
+}
+
 // ChunkContents counts the contents holding each chunk.
 func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
 	out := make(map[uint64]int, len(hashes))
@@ -1363,13 +1397,7 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	// Every posting of the lists that tell something, sorted by content:
 	// a content's run is the anchors it shares with the query. Sorting
 	// cost half what counting in a map did.
-	var all []anchorPosting
-	for _, ps := range lists {
-		if len(ps) <= maxDocs { // longer: boilerplate, held by too many contents to tell anything
-			all = append(all, ps...)
-		}
-	}
-	slices.SortFunc(all, func(a, b anchorPosting) int { return cmp.Compare(a.c, b.c) })
+	all := sharedAnchors(lists, maxDocs)
 	type cand struct {
 		id    int64
 		share float64
