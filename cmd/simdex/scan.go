@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -403,6 +405,16 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 		sort.Strings(fj.Members)
 		rep.Families = append(rep.Families, fj)
 	}
+	// In name order, not id order: ids follow the order files were
+	// committed in, which concurrent extraction varies from run to run,
+	// and two scans of the same files should print the same report.
+	slices.SortFunc(rep.Identical, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	slices.SortStableFunc(rep.Families, func(a, b familyJSON) int {
+		if c := cmp.Compare(len(b.Members), len(a.Members)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Pivot, b.Pivot)
+	})
 	return rep
 }
 

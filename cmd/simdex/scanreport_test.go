@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
+
+	"github.com/simdex/simdex/index"
 )
 
 // The streamed report must be exactly what encoding/json makes of it, once
@@ -63,3 +66,34 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errFull }
 
 var errFull = errors.New("disk full")
+
+// The report lists identical sets and same-size families in name order,
+// whatever ids the files were committed under.
+func TestReportOrderIsByName(t *testing.T) {
+	docs := map[index.DocID]*index.Record{}
+	scanned := map[index.DocID]string{}
+	for id, n := range map[index.DocID]string{1: "z1", 2: "z2", 3: "a1", 4: "a2", 5: "m1", 6: "m2", 7: "b1", 8: "b2"} {
+		docs[id] = &index.Record{ID: id, Doc: index.Doc{Name: n}}
+		scanned[id] = n
+	}
+	an := &index.Analysis{
+		Documents: docs,
+		Identical: [][]index.DocID{{1, 2}, {3, 4}},
+		Families: []index.Family{
+			{Pivot: 5, Members: []index.DocID{5, 6, 1}},
+			{Pivot: 1, Members: []index.DocID{1, 2}},
+			{Pivot: 7, Members: []index.DocID{7, 8}},
+		},
+	}
+	rep := buildReport(an, scanned, len(scanned))
+	var got []string
+	for _, set := range rep.Identical {
+		got = append(got, set[0])
+	}
+	for _, f := range rep.Families {
+		got = append(got, f.Pivot)
+	}
+	if want := []string{"a1", "z1", "m1", "b1", "z1"}; !slices.Equal(got, want) {
+		t.Errorf("identical sets, then family pivots: got %v, want %v", got, want)
+	}
+}
