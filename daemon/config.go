@@ -47,6 +47,13 @@ type Config struct {
 type PipelineConfig struct {
 	// Workers is how many objects are extracted and indexed at once.
 	Workers int `mapstructure:"workers"`
+	// InFlightBytes bounds the bytes of the objects being fetched,
+	// extracted and indexed at once: a worker waits until its object fits.
+	// An object larger than the bound (or of unknown size, counted as
+	// extract.max_object_size) runs alone. Extraction holds about twice an
+	// object's size besides (its text), so the pipeline's memory is about
+	// three times this.
+	InFlightBytes int64 `mapstructure:"in_flight_bytes"`
 	// ShutdownTimeout bounds how long events under way may take to finish
 	// after a stop signal.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
@@ -178,7 +185,7 @@ func DefaultConfig() Config {
 			},
 		},
 		Extract:    defaultExtractConfig(),
-		Pipeline:   PipelineConfig{Workers: 8, ShutdownTimeout: 30 * time.Second},
+		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second},
 		Connectors: defaultConnectorsConfig(),
 		Notifier:   notifier.DefaultConfig(),
 		Policy:     policy.DefaultConfig(),
@@ -255,6 +262,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.HTTP.TLS.validate()...)
 	if c.Pipeline.Workers < 1 {
 		bad("pipeline.workers", "%d is below 1", c.Pipeline.Workers)
+	}
+	if c.Pipeline.InFlightBytes < 1 {
+		bad("pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
 	}
 	if c.Pipeline.ShutdownTimeout <= 0 {
 		bad("pipeline.shutdown_timeout", "must be positive")

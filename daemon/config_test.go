@@ -53,6 +53,8 @@ func TestBadConfigs(t *testing.T) {
 		{name: "bad sketch", yaml: "index:\n  sketch:\n    bands: 7\n", wantKeys: []string{"index.sketch"}},
 		{name: "bad env value", env: []string{"SIMDEX_INDEX_TEMPLATE_SHARE=lots"}, wantKeys: []string{"template_share"}},
 		{name: "bad extract limit", yaml: "extract:\n  max_depth: -1\n", wantKeys: []string{"extract"}},
+		{name: "no in-flight budget", yaml: "pipeline:\n  in_flight_bytes: 0\n", wantKeys: []string{"pipeline.in_flight_bytes"}},
+		{name: "negative budget from the environment", env: []string{"SIMDEX_PIPELINE_IN_FLIGHT_BYTES=-5"}, wantKeys: []string{"pipeline.in_flight_bytes"}},
 		{name: "bad policy schedule", env: []string{"SIMDEX_POLICY_SCHEDULES_EVALUATE=bad cron"}, wantKeys: []string{"policy.schedules.evaluate", "bad cron"}},
 		{name: "bad policy scope and notifier", yaml: "policy:\n  near_copies:\n    resemblance: 3\nnotifier:\n  flags_subject: \"a.*\"\n",
 			wantKeys: []string{"policy.near_copies", "resemblance 3", "notifier.flags_subject"}},

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/robfig/cron/v3"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
@@ -216,6 +217,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	events := make(chan connectors.Event, 4*cfg.Pipeline.Workers)
 	p := &pipeline{
 		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
+		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: cfg.Extract.MaxObjectSize,
 		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
 		m: newPipelineMetrics(d.reg), obs: []Observer{pol},
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
@@ -54,7 +55,11 @@ type pipeline struct {
 	rm       remover
 	obs      []Observer
 	workers  int
-	shutdown time.Duration // how long in-flight work may take after stop
+	budget   *semaphore.Weighted // bytes of objects in flight (PipelineConfig.InFlightBytes)
+	capacity int64               // the budget's size
+	unknown  int64               // the weight of an object of unknown size
+	running  context.Context     // run's: done once stopping (nil outside run)
+	shutdown time.Duration       // how long in-flight work may take after stop
 	logger   *slog.Logger
 	m        *pipelineMetrics
 }
@@ -68,6 +73,7 @@ type pipelineMetrics struct {
 	extractErr *prometheus.CounterVec
 	stage      *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
+	bytes      prometheus.Gauge
 }
 
 func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
@@ -98,7 +104,10 @@ func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
 			Name: "simdex_events_in_flight", Help: "Events being processed.",
 		}),
 	}
-	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stage, m.inFlight)
+	m.bytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "simdex_pipeline_bytes_in_flight", Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes).",
+	})
+	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stage, m.inFlight, m.bytes)
 	return m
 }
 
@@ -106,6 +115,7 @@ func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
 // started finish (bounded by p.shutdown) and returns. Events still queued
 // in the channel are left unsettled, so their origin redelivers them.
 func (p *pipeline) run(ctx context.Context, events <-chan connectors.Event) {
+	p.running = ctx
 	var wg sync.WaitGroup
 	for w := 0; w < p.workers; w++ {
 		wg.Add(1)
@@ -194,6 +204,11 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	if ev.Open == nil {
 		return &connectors.Error{Op: "open", Source: ev.Source, Key: ev.Key, Kind: connectors.Invalid, Err: errors.New("created event has no body")}
 	}
+	release, err := p.reserve(ctx, ev.Size)
+	if err != nil {
+		return &connectors.Error{Op: "wait for memory", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+	}
+	defer release()
 	t := time.Now()
 	body, err := ev.Open(ctx)
 	p.m.stage.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
@@ -243,6 +258,35 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		}
 	}
 	return p.observe(ctx, ev, ids)
+}
+
+// reserve takes an object's share of the in-flight budget, waiting until
+// it fits; a pipeline without a budget reserves nothing.
+func (p *pipeline) reserve(ctx context.Context, size int64) (release func(), err error) {
+	if p.budget == nil {
+		return func() {}, nil
+	}
+	w := size
+	if w < 0 {
+		w = p.unknown
+	}
+	w = min(max(w, 1), p.capacity) // a larger object runs alone
+	// An event still waiting when the pipeline stops has not started: it
+	// is left to be delivered again rather than started then.
+	if p.running != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(p.running, cancel)()
+	}
+	if err := p.budget.Acquire(ctx, w); err != nil {
+		return nil, err
+	}
+	p.m.bytes.Add(float64(w))
+	return func() {
+		p.m.bytes.Sub(float64(w))
+		p.budget.Release(w)
+	}, nil
 }
 
 // observe tells the observers about committed documents; a failure leaves

@@ -5,14 +5,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
@@ -111,4 +115,118 @@ func TestEmptyObjectIsRecordedAndLogged(t *testing.T) {
 	if !strings.Contains(logged.String(), "level=WARN msg=\"indexed without a fingerprint") || !strings.Contains(logged.String(), "empty") {
 		t.Errorf("log does not report the empty object:\n%s", logged.String())
 	}
+}
+
+// countingBody counts the bodies open at once: a body is open from Open
+// to Close, which the pipeline calls before it releases the object's share
+// of the in-flight budget.
+type countingBody struct {
+	io.Reader
+	open *atomic.Int32
+}
+
+func (b countingBody) Close() error { b.open.Add(-1); return nil }
+
+// TestPipelineBoundsBytesInFlight: with four workers and a budget of 100
+// bytes, objects of 60 bytes are processed one at a time, objects of 40
+// two at a time, and objects of unknown size (counted as the object size
+// cap, here above the budget) alone.
+func TestPipelineBoundsBytesInFlight(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	eng, err := OpenEngine(ctx, &cfg, "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	for _, tc := range []struct {
+		size    int64
+		wantMax int32
+	}{{60, 1}, {40, 2}, {-1, 1}} {
+		t.Run(fmt.Sprint(tc.size), func(t *testing.T) {
+			const capacity = 100
+			p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 4, logger: slog.New(slog.DiscardHandler),
+				budget: semaphore.NewWeighted(capacity), capacity: capacity, unknown: 1 << 20,
+				shutdown: time.Second, m: newPipelineMetrics(prometheus.NewRegistry())}
+			var open, most atomic.Int32
+			var settled sync.WaitGroup
+			events := make(chan connectors.Event)
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { p.run(runCtx, events); close(done) }()
+			for i := range 8 {
+				settled.Add(1)
+				text := fmt.Sprintf("Object %d of size %d, with words enough to be fingerprinted and compared.", i, tc.size)
+				events <- connectors.Event{Kind: connectors.Created, Source: "test", Key: fmt.Sprintf("size%d-%d.txt", tc.size, i), VersionID: "v1", Size: tc.size,
+					Open: func(context.Context) (io.ReadCloser, error) {
+						n := open.Add(1)
+						for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+						}
+						time.Sleep(20 * time.Millisecond) // long enough for others to start, were they allowed to
+						return countingBody{strings.NewReader(text), &open}, nil
+					},
+					Done: func(_ context.Context, err error) {
+						if err != nil {
+							t.Errorf("settled with %v", err)
+						}
+						settled.Done()
+					}}
+			}
+			settled.Wait()
+			stop()
+			<-done
+			if got := most.Load(); got != tc.wantMax {
+				t.Errorf("%d objects in flight at most, want %d", got, tc.wantMax)
+			}
+		})
+	}
+}
+
+// TestPipelineStopsEventsWaitingForMemory: when the pipeline stops, an
+// event waiting for its share of the budget is settled with a transient
+// error (to be delivered again) instead of being started, while the event
+// under way finishes.
+func TestPipelineStopsEventsWaitingForMemory(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	eng, err := OpenEngine(ctx, &cfg, "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 2, logger: slog.New(slog.DiscardHandler),
+		budget: semaphore.NewWeighted(100), capacity: 100, unknown: 100,
+		shutdown: 10 * time.Second, m: newPipelineMetrics(prometheus.NewRegistry())}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	events := make(chan connectors.Event)
+	go func() { p.run(runCtx, events); close(done) }()
+	opened, release := make(chan struct{}), make(chan struct{})
+	settled := make(chan error, 2)
+	ev := func(key string, open func(context.Context) (io.ReadCloser, error)) connectors.Event {
+		return connectors.Event{Kind: connectors.Created, Source: "test", Key: key, VersionID: "v1", Size: 100, Open: open,
+			Done: func(_ context.Context, err error) { settled <- err }}
+	}
+	events <- ev("first.txt", func(context.Context) (io.ReadCloser, error) {
+		close(opened)
+		<-release
+		return io.NopCloser(strings.NewReader("The first object, under way when the pipeline stops.")), nil
+	})
+	<-opened
+	events <- ev("second.txt", func(context.Context) (io.ReadCloser, error) {
+		t.Error("the waiting event was started after the stop")
+		return nil, errors.New("started")
+	})
+	time.Sleep(50 * time.Millisecond) // the second worker waits for memory
+	stop()
+	if err := <-settled; !connectors.IsTransient(err) {
+		t.Errorf("waiting event settled with %v, want a transient error", err)
+	}
+	close(release)
+	if err := <-settled; err != nil {
+		t.Errorf("event under way settled with %v, want success", err)
+	}
+	<-done
 }
