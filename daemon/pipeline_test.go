@@ -127,19 +127,27 @@ type countingBody struct {
 
 func (b countingBody) Close() error { b.open.Add(-1); return nil }
 
+// openTestEngine opens an engine with the default configuration in a
+// temporary data directory, closed when the test ends.
+func openTestEngine(t *testing.T) *Engine {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	eng, err := OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
+}
+
 // TestPipelineBoundsBytesInFlight: with four workers and a budget of 100
 // bytes, objects of 60 bytes are processed one at a time, objects of 40
 // two at a time, and objects of unknown size (counted as the object size
 // cap, here above the budget) alone.
 func TestPipelineBoundsBytesInFlight(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	eng, err := OpenEngine(ctx, &cfg, "", slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := openTestEngine(t)
 	for _, tc := range []struct {
 		size    int64
 		wantMax int32
@@ -189,13 +197,7 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 // under way finishes.
 func TestPipelineStopsEventsWaitingForMemory(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	eng, err := OpenEngine(ctx, &cfg, "", slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := openTestEngine(t)
 	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 2, logger: slog.New(slog.DiscardHandler),
 		budget: semaphore.NewWeighted(100), capacity: 100, unknown: 100,
 		shutdown: 10 * time.Second, m: newPipelineMetrics(prometheus.NewRegistry())}
