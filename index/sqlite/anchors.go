@@ -298,9 +298,9 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, b *block, ps []anchorPosting)
 // One statement reads the first few blocks of every key: enough for
 // limit+1 postings when blocks are full, as appending leaves them. A key
 // whose blocks (thinned by removals or split by out-of-order inserts) were
-// all used up short of that is read again alone, block after block. A statement per key cost
-// more in the driver than the lookups themselves (a third of an "all
-// versions" query's CPU).
+// all used up short of that is read again alone, block after block. A
+// statement per key cost more in the driver than the lookups themselves
+// (a third of an "all versions" query's CPU).
 func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []int64, limit int) (map[int64][]anchorPosting, error) {
 	keys = s.over.filter(anchorTable, keys, limit)
 	out := make(map[int64][]anchorPosting, len(keys))
