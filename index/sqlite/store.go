@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -961,7 +960,7 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 	for i, b := range bands {
 		keys[i] = postingKey(b)
 	}
-	lists, err := s.postingLists(ctx, tx, "band_postings", keys, math.MaxInt32-1)
+	lists, err := s.wholeLists(ctx, tx, "band_postings", keys)
 	if err != nil {
 		return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
 	}
@@ -1500,6 +1499,38 @@ func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.C
 // table, at most limit+1 of them (so that a caller can tell a key held by
 // more than limit contents), in one statement: a statement per key costs
 // more in the driver than the lookups themselves.
+// wholeLists returns, for each key, every content posted under it in
+// table, from a plain join: a row per posting, cheaper than postingLists's
+// lists built as text when nothing bounds them (band keys are held by a
+// content and its near-copies).
+func (s *Store) wholeLists(ctx context.Context, tx *sql.Tx, table string, keys []int64) (map[int64][]int64, error) {
+	out := make(map[int64][]int64, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.rs.in(ctx, tx, `SELECT p.h, p.c FROM (SELECT DISTINCT value FROM json_each(?)) j JOIN `+table+` p ON p.h = j.value`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, c int64
+		if err := rows.Scan(&k, &c); err != nil {
+			return nil, err
+		}
+		out[k] = append(out[k], c)
+	}
+	return out, rows.Err()
+}
+
 func (s *Store) postingLists(ctx context.Context, tx *sql.Tx, table string, keys []int64, limit int) (map[int64][]int64, error) {
 	out := make(map[int64][]int64, len(keys))
 	if len(keys) == 0 {
