@@ -307,17 +307,9 @@ func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []
 	if len(keys) == 0 {
 		return out, nil
 	}
-	list, err := json.Marshal(keys)
-	if err != nil {
-		return nil, err
-	}
 	blocks := min(limit, 1<<24)/anchorBlockIDs + 2
-	stmt, err := s.rs.in(ctx, tx, `SELECT j.value, b.first, b.n, b.ids FROM (SELECT DISTINCT value FROM json_each(?)) j
-		JOIN anchor_blocks b ON b.h = j.value AND b.first IN (SELECT first FROM anchor_blocks WHERE h = j.value ORDER BY first LIMIT ?)`)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := stmt.QueryContext(ctx, string(list), blocks)
+	rows, err := s.queryByKeys(ctx, tx, `SELECT j.value, b.first, b.n, b.ids FROM (SELECT DISTINCT value FROM json_each(?)) j
+		JOIN anchor_blocks b ON b.h = j.value AND b.first IN (SELECT first FROM anchor_blocks WHERE h = j.value ORDER BY first LIMIT ?)`, keys, blocks)
 	if err != nil {
 		return nil, err
 	}

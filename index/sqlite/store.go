@@ -1495,10 +1495,21 @@ func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.C
 	return flush()
 }
 
-// postingLists returns, for each key, the contents posted under it in
-// table, at most limit+1 of them (so that a caller can tell a key held by
-// more than limit contents), in one statement: a statement per key costs
-// more in the driver than the lookups themselves.
+// queryByKeys runs query in tx with keys as its first parameter, a JSON
+// list (read with json_each), and args after: one statement for any
+// number of keys, whose text stays constant.
+func (s *Store) queryByKeys(ctx context.Context, tx *sql.Tx, query string, keys []int64, args ...any) (*sql.Rows, error) {
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.rs.in(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, append([]any{string(list)}, args...)...)
+}
+
 // wholeLists returns, for each key, every content posted under it in
 // table, from a plain join: a row per posting, cheaper than postingLists's
 // lists built as text when nothing bounds them (band keys are held by a
@@ -1508,15 +1519,7 @@ func (s *Store) wholeLists(ctx context.Context, tx *sql.Tx, table string, keys [
 	if len(keys) == 0 {
 		return out, nil
 	}
-	list, err := json.Marshal(keys)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.rs.in(ctx, tx, `SELECT p.h, p.c FROM (SELECT DISTINCT value FROM json_each(?)) j JOIN `+table+` p ON p.h = j.value`)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, string(list))
+	rows, err := s.queryByKeys(ctx, tx, `SELECT p.h, p.c FROM (SELECT DISTINCT value FROM json_each(?)) j JOIN `+table+` p ON p.h = j.value`, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -1531,21 +1534,17 @@ func (s *Store) wholeLists(ctx context.Context, tx *sql.Tx, table string, keys [
 	return out, rows.Err()
 }
 
+// postingLists returns, for each key, the contents posted under it in
+// table, at most limit+1 of them (so that a caller can tell a key held by
+// more than limit contents), in one statement: a statement per key costs
+// more in the driver than the lookups themselves.
 func (s *Store) postingLists(ctx context.Context, tx *sql.Tx, table string, keys []int64, limit int) (map[int64][]int64, error) {
 	out := make(map[int64][]int64, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	list, err := json.Marshal(keys)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.rs.in(ctx, tx, `SELECT j.value, (SELECT group_concat(c) FROM (SELECT c FROM `+table+` WHERE h = j.value LIMIT ?))
-		FROM (SELECT DISTINCT value FROM json_each(?)) j`)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, limit+1, string(list))
+	rows, err := s.queryByKeys(ctx, tx, `SELECT j.value, (SELECT group_concat(c) FROM (SELECT c FROM `+table+` WHERE h = j.value LIMIT ?2))
+		FROM (SELECT DISTINCT value FROM json_each(?1)) j`, keys, limit+1)
 	if err != nil {
 		return nil, err
 	}
