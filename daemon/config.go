@@ -48,11 +48,13 @@ type PipelineConfig struct {
 	// Workers is how many objects are extracted and indexed at once.
 	Workers int `mapstructure:"workers"`
 	// InFlightBytes bounds the bytes of the objects being fetched,
-	// extracted and indexed at once: a worker waits until its object fits.
-	// An object larger than the bound (or of unknown size, counted as
-	// extract.max_object_size) runs alone. Extraction holds about twice an
-	// object's size besides (its text), so the pipeline's memory is about
-	// three times this.
+	// extracted and indexed at once: a worker waits until its object fits,
+	// and an object larger than the bound runs alone. Extraction holds
+	// about twice an object's size besides (its text), so the pipeline's
+	// memory is about three times this. An object whose event does not
+	// carry its size (a NATS reference message) counts as a worker's share
+	// of the bound: counted as the object size cap, such objects would run
+	// one at a time.
 	InFlightBytes int64 `mapstructure:"in_flight_bytes"`
 	// ShutdownTimeout bounds how long events under way may take to finish
 	// after a stop signal.

@@ -217,7 +217,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	events := make(chan connectors.Event, 4*cfg.Pipeline.Workers)
 	p := &pipeline{
 		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
-		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: cfg.Extract.MaxObjectSize,
+		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: max(1, cfg.Pipeline.InFlightBytes/int64(cfg.Pipeline.Workers)),
 		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
 		m: newPipelineMetrics(d.reg), obs: []Observer{pol},
 	}

@@ -57,7 +57,7 @@ type pipeline struct {
 	workers  int
 	budget   *semaphore.Weighted // bytes of objects in flight (PipelineConfig.InFlightBytes)
 	capacity int64               // the budget's size
-	unknown  int64               // the weight of an object of unknown size
+	unknown  int64               // the weight of an object of unknown size: a worker's share
 	running  context.Context     // run's: done once stopping (nil outside run)
 	shutdown time.Duration       // how long in-flight work may take after stop
 	logger   *slog.Logger

@@ -143,8 +143,8 @@ func openTestEngine(t *testing.T) *Engine {
 
 // TestPipelineBoundsBytesInFlight: with four workers and a budget of 100
 // bytes, objects of 60 bytes are processed one at a time, objects of 40
-// two at a time, and objects of unknown size (counted as the object size
-// cap, here above the budget) alone.
+// two at a time, and objects of unknown size (counted here as 1 MiB, above
+// the budget) alone.
 func TestPipelineBoundsBytesInFlight(t *testing.T) {
 	ctx := context.Background()
 	eng := openTestEngine(t)
