@@ -146,6 +146,9 @@ func addAnchorPostings(ctx context.Context, stmts *txStmts, rows []posting) erro
 			}
 		}
 		rows = rows[k:]
+		for _, p := range ps {
+			stmts.anchors.add(h, p.c, p.n)
+		}
 		b := last[h]
 		var tail []anchorPosting // the last block's postings, then the new ones
 		if b != nil {
@@ -303,10 +306,20 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, b *block, ps []anchorPosting)
 // (a third of an "all versions" query's CPU).
 func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []int64, limit int) (map[int64][]anchorPosting, error) {
 	keys = s.over.filter(anchorTable, keys, limit)
-	out := make(map[int64][]anchorPosting, len(keys))
 	if len(keys) == 0 {
-		return out, nil
+		return map[int64][]anchorPosting{}, nil
 	}
+	if s.mem != nil {
+		at, err := s.readAnchorsGen(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		if out, ok := s.mem.read(keys, limit, at); ok {
+			recordOverfull(&s.over, gen, s.now(), anchorTable, out, limit)
+			return out, nil
+		}
+	}
+	out := make(map[int64][]anchorPosting, len(keys))
 	blocks := min(limit, 1<<24)/anchorBlockIDs + 2
 	rows, err := s.queryByKeys(ctx, tx, `SELECT j.value, b.first, b.n, b.ids FROM (SELECT DISTINCT value FROM json_each(?)) j
 		JOIN anchor_blocks b ON b.h = j.value AND b.first IN (SELECT first FROM anchor_blocks WHERE h = j.value ORDER BY first LIMIT ?)`, keys, blocks)

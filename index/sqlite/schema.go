@@ -83,4 +83,10 @@ CREATE TABLE anchor_blocks (
 	PRIMARY KEY (h, first)
 ) WITHOUT ROWID;
 `,
+	// 5: a count of the transactions that changed anchor postings, by
+	// which in-memory anchor lists tell that another process wrote
+	// (memanchors.go).
+	`
+INSERT INTO meta(key, value) VALUES ('anchors_gen', '0');
+`,
 }
