@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,6 +54,7 @@ func apiBenchDaemon(b *testing.B, n int, flags int) (string, string, *benchcorpu
 	cfg.Index.Path = fx.Path
 	cfg.Connectors.NATS = nil
 	cfg.Log.Level = "warn"
+	benchAnchors(&cfg)
 	if flags > 0 {
 		addOpenFlags(b, cfg, flags)
 	}
@@ -60,6 +62,12 @@ func apiBenchDaemon(b *testing.B, n int, flags int) (string, string, *benchcorpu
 	tok, err := ReadTokenFile(cfg.InitialAdminTokenPath())
 	if err != nil {
 		b.Fatal(err)
+	}
+	if cfg.Index.AnchorsInMemory {
+		// Steady state: the lists load in the background after start.
+		waitFor(b, 10*time.Minute, "anchor lists in memory", func() bool {
+			return strings.Contains(metrics(b, d.Addr().String()), "\nsimdex_index_anchor_lists_in_memory 1\n")
+		})
 	}
 	return d.Addr().String(), tok, fx
 }

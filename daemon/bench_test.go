@@ -116,7 +116,16 @@ func (r *rig) benchConfig(dataDir string) Config {
 	if os.Getenv("SIMDEX_BENCH_DUPLICATES") == "off" {
 		cfg.Policy.Duplicates.Enabled = false
 	}
+	benchAnchors(&cfg)
 	return cfg
+}
+
+// benchAnchors reads anchor lists from disk when SIMDEX_BENCH_ANCHORS is
+// "disk", to compare with the default (in memory) in the same build.
+func benchAnchors(cfg *Config) {
+	if os.Getenv("SIMDEX_BENCH_ANCHORS") == "disk" {
+		cfg.Index.AnchorsInMemory = false
+	}
 }
 
 // startBenchDaemon runs a daemon in-process until the benchmark ends,

@@ -106,6 +106,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer eng.Close()
+	anchors := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "simdex_index_anchor_lists_in_memory",
+		Help: "Whether queries read the anchor posting lists from memory (index.anchors_in_memory, once loaded): 1, or 0 while they load or when they are read from disk.",
+	}, func() float64 {
+		if eng.Store.AnchorsInMemory() {
+			return 1
+		}
+		return 0
+	})
+	if err := d.reg.Register(anchors); err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	defer d.reg.Unregister(anchors)
 
 	nc, err := nats.Connect(natsURL, nats.Name("simdex"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
 		nats.ReconnectWait(2*time.Second),

@@ -28,7 +28,10 @@ func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slo
 	if durability == "" {
 		durability = cfg.Index.Durability
 	}
-	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Durability(durability), Logger: logger})
+	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
+		Scheme: opts.Scheme(), Durability: sqlite.Durability(durability), Logger: logger,
+		AnchorsInMemory: cfg.Index.AnchorsInMemory,
+	})
 	if err != nil {
 		return nil, err
 	}

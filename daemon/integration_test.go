@@ -219,6 +219,11 @@ func TestUploadsAreIndexedAndDeletesReflected(t *testing.T) {
 	if len(sim.Matches) != 1 || sim.Matches[0].Name != keys[1] {
 		t.Fatalf("similar = %+v", sim.Matches)
 	}
+	// By default the anchor lists come from memory, updated by each
+	// commit: the match above and the removal below went through them.
+	if m := metrics(t, addr); !strings.Contains(m, "\nsimdex_index_anchor_lists_in_memory 1\n") {
+		t.Errorf("anchor lists not in memory:\n%s", m)
+	}
 	// A delete removes it from the index.
 	if err := r.mc.RemoveObject(context.Background(), r.bucket, keys[1], minio.RemoveObjectOptions{}); err != nil {
 		t.Fatal(err)

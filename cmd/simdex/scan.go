@@ -93,6 +93,9 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 		cfg.Index.Path = f.index
 	}
 	logger := g.logger(cfg)
+	// A scan queries no anchor lists one document at a time (its analysis
+	// reads them whole): loading them into memory would be wasted.
+	cfg.Index.AnchorsInMemory = false
 	eng, err := daemon.OpenEngine(ctx, &cfg, f.durability, logger)
 	if err != nil {
 		return &exitError{code: 2, err: err}

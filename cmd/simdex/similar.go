@@ -58,6 +58,8 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	if f.index != "" {
 		cfg.Index.Path = f.index
 	}
+	// One query: loading every anchor list would cost more than it saves.
+	cfg.Index.AnchorsInMemory = false
 	eng, err := daemon.OpenEngine(ctx, &cfg, "", g.logger(cfg))
 	if err != nil {
 		return &exitError{code: 2, err: err}
