@@ -351,18 +351,25 @@ func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, 
 	if ubiq.err != nil {
 		return nil, fmt.Errorf("similar: %w", ubiq.err)
 	}
-	var out []Match
+	// The documents of every hit at once: a call per hit was a tenth of
+	// an "all versions" query at 1,000,000 documents.
+	scores := make(map[ContentID]Scores, len(hits))
+	contents := make([]ContentID, 0, len(hits))
 	for _, h := range hits {
-		recs, err := ix.store.ByContent(ctx, h.content)
-		if err != nil {
-			return nil, fmt.Errorf("similar: %w", err)
+		scores[h.content] = h.scores
+		contents = append(contents, h.content)
+	}
+	recs, err := ix.store.ByContent(ctx, contents...)
+	if err != nil {
+		return nil, fmt.Errorf("similar: %w", err)
+	}
+	var out []Match
+	for _, r := range recs {
+		s, ok := scores[r.Content]
+		if !ok || slices.Contains(exclude, r.ID) {
+			continue
 		}
-		for _, r := range recs {
-			if slices.Contains(exclude, r.ID) {
-				continue
-			}
-			out = append(out, Match{Scores: h.scores, Record: r, SameBytes: r.RawSHA256 == fp.RawSHA256})
-		}
+		out = append(out, Match{Scores: s, Record: r, SameBytes: r.RawSHA256 == fp.RawSHA256})
 	}
 	slices.SortStableFunc(out, func(a, b Match) int {
 		if c := compareDesc(a.Resemblance, b.Resemblance); c != 0 {

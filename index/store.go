@@ -145,8 +145,9 @@ type Reader interface {
 	// Lookup returns the current versions of key (newest first), the
 	// document whose idempotency key equals key, or ErrNotFound.
 	Lookup(ctx context.Context, key string) ([]*Record, error)
-	// ByContent returns every document version whose text is content.
-	ByContent(ctx context.Context, content ContentID) ([]*Record, error)
+	// ByContent returns every document version whose text is one of
+	// contents, by id.
+	ByContent(ctx context.Context, contents ...ContentID) ([]*Record, error)
 	// Seen reports whether a document with this idempotency key is stored.
 	Seen(ctx context.Context, idempotencyKey string) (bool, error)
 	// Documents calls fn with every stored document version, by id.

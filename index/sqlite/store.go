@@ -948,9 +948,21 @@ func (s *Store) Lookup(ctx context.Context, key string) ([]*index.Record, error)
 	return rs, nil
 }
 
-// ByContent returns every document version whose text is content.
-func (s *Store) ByContent(ctx context.Context, content index.ContentID) ([]*index.Record, error) {
-	return s.records(ctx, fmt.Sprintf("documents of content %d", content), "WHERE d.content_id = ? ORDER BY d.id", int64(content))
+// ByContent returns every document version whose text is one of
+// contents, by id. The contents travel as one JSON list, so that the
+// statement's text stays the same (and prepared) whatever their number.
+func (s *Store) ByContent(ctx context.Context, contents ...index.ContentID) ([]*index.Record, error) {
+	switch len(contents) {
+	case 0:
+		return nil, nil
+	case 1:
+		return s.records(ctx, fmt.Sprintf("documents of content %d", contents[0]), "WHERE d.content_id = ? ORDER BY d.id", int64(contents[0]))
+	}
+	list, err := json.Marshal(contents)
+	if err != nil {
+		return nil, fmt.Errorf("documents of %d contents: %w", len(contents), err)
+	}
+	return s.records(ctx, fmt.Sprintf("documents of %d contents", len(contents)), "WHERE d.content_id IN (SELECT value FROM json_each(?)) ORDER BY d.id", string(list))
 }
 
 // Seen reports whether a document with this idempotency key is stored.

@@ -139,6 +139,24 @@ func Run(t *testing.T, o Opener) {
 		if err != nil || len(rs) != 2 {
 			t.Fatalf("ByContent: %v %v", rs, err)
 		}
+		// Several contents at once, by document id; unknown ones add nothing.
+		other := put(t, s, entry("c", "", "other", []uint64{h(3)}, nil), entry("d", "", "same", []uint64{h(1)}, []uint64{h(2)}))
+		rs, err = s.ByContent(ctx, other[0].Content, 1<<40, c[0].Content)
+		var ids []index.DocID
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		if want := []index.DocID{c[0].ID, c[1].ID, other[0].ID, other[1].ID}; err != nil || !slices.Equal(ids, want) {
+			t.Fatalf("ByContent of two contents: %v %v, want %v", ids, err, want)
+		}
+		if rs, err := s.ByContent(ctx); err != nil || len(rs) != 0 {
+			t.Fatalf("ByContent of none: %v %v", rs, err)
+		}
+		for _, key := range []string{"c", "d"} {
+			if _, err := s.Remove(ctx, key, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
 		var all []index.DocID
 		if err := s.Documents(ctx, func(r *index.Record) error { all = append(all, r.ID); return nil }); err != nil || !slices.Equal(all, []index.DocID{c[0].ID, c[1].ID}) {
 			t.Fatalf("Documents: %v %v", all, err)
