@@ -174,7 +174,8 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, ok := a.getRecord(w, r, id); !ok {
+	rec, ok := a.getRecord(w, r, id)
+	if !ok {
 		return
 	}
 	th, err := a.thresholds(r)
@@ -182,7 +183,7 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	ms, err := a.ix.Similar(r.Context(), id, th)
+	ms, err := a.ix.SimilarOf(r.Context(), rec, th)
 	switch {
 	case errors.Is(err, index.ErrNotFound):
 		writeError(w, http.StatusNotFound, err)

@@ -267,11 +267,21 @@ func (s *scorer) scoreSorted(b *Fingerprint, bc []Chunk) Scores {
 // Similar returns every near-copy of the stored document id (all versions
 // of this file), best first, the document itself excluded.
 func (ix *Index) Similar(ctx context.Context, id DocID, th Thresholds) ([]Match, error) {
-	_, fp, err := ix.FingerprintOf(ctx, id)
+	r, err := ix.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return ix.SimilarOf(ctx, r, th)
+}
+
+// SimilarOf is Similar for a stored document already read (a caller that
+// checked who may see it need not read it again).
+func (ix *Index) SimilarOf(ctx context.Context, r *Record, th Thresholds) ([]Match, error) {
+	fp, err := ix.fingerprintOf(ctx, r)
 	if err != nil || fp == nil {
 		return nil, err // fp nil: stored with an error, no text to compare
 	}
-	return ix.SimilarTo(ctx, fp, th, id)
+	return ix.SimilarTo(ctx, fp, th, r.ID)
 }
 
 // SimilarTo returns every stored near-copy of a fingerprint, best first,

@@ -228,20 +228,30 @@ func (ix *Index) FingerprintOf(ctx context.Context, id DocID) (*Record, *Fingerp
 	if err != nil {
 		return nil, nil, err
 	}
+	fp, err := ix.fingerprintOf(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, fp, nil
+}
+
+// fingerprintOf returns the fingerprint of the stored document r, nil if
+// it has no text.
+func (ix *Index) fingerprintOf(ctx context.Context, r *Record) (*Fingerprint, error) {
 	if r.Content == 0 {
-		return r, nil, nil
+		return nil, nil
 	}
 	var fp *Fingerprint
-	err = ix.store.Fingerprints(ctx, []ContentID{r.Content}, func(_ ContentID, f *Fingerprint) error {
+	err := ix.store.Fingerprints(ctx, []ContentID{r.Content}, func(_ ContentID, f *Fingerprint) error {
 		fp = f
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("fingerprint of document %d: %w", id, err)
+		return nil, fmt.Errorf("fingerprint of document %d: %w", r.ID, err)
 	}
 	if fp == nil {
-		return nil, nil, fmt.Errorf("fingerprint of document %d: content %d: %w", id, r.Content, ErrNotFound)
+		return nil, fmt.Errorf("fingerprint of document %d: content %d: %w", r.ID, r.Content, ErrNotFound)
 	}
 	fp.RawSHA256 = r.RawSHA256
-	return r, fp, nil
+	return fp, nil
 }
