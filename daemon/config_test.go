@@ -52,6 +52,7 @@ func TestBadConfigs(t *testing.T) {
 		{name: "several problems", yaml: "log:\n  format: xml\nindex:\n  durability: maybe\n", wantKeys: []string{"log.format", "index.durability"}},
 		{name: "bad sketch", yaml: "index:\n  sketch:\n    bands: 7\n", wantKeys: []string{"index.sketch"}},
 		{name: "bad env value", env: []string{"SIMDEX_INDEX_TEMPLATE_SHARE=lots"}, wantKeys: []string{"template_share"}},
+		{name: "anchors in memory not a boolean", yaml: "index:\n  anchors_in_memory: sometimes\n", wantKeys: []string{"anchors_in_memory"}},
 		{name: "bad extract limit", yaml: "extract:\n  max_depth: -1\n", wantKeys: []string{"extract"}},
 		{name: "no in-flight budget", yaml: "pipeline:\n  in_flight_bytes: 0\n", wantKeys: []string{"pipeline.in_flight_bytes"}},
 		{name: "negative budget from the environment", env: []string{"SIMDEX_PIPELINE_IN_FLIGHT_BYTES=-5"}, wantKeys: []string{"pipeline.in_flight_bytes"}},
