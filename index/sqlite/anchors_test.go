@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -20,13 +21,20 @@ func anchorList(t *testing.T, s *Store, h int64) []int64 {
 	return anchorListLimit(t, s, h, 1<<30)
 }
 
-func anchorListLimit(t *testing.T, s *Store, h int64, limit int) []int64 {
+// readTx begins a read transaction; the caller rolls it back.
+func readTx(t *testing.T, s *Store) *sql.Tx {
 	t.Helper()
-	ctx := context.Background()
-	tx, err := s.r.BeginTx(ctx, nil)
+	tx, err := s.r.BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tx
+}
+
+func anchorListLimit(t *testing.T, s *Store, h int64, limit int) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	tx := readTx(t, s)
 	defer tx.Rollback()
 	lists, err := s.anchorLists(ctx, tx, s.over.start(s.now()), []int64{h}, limit)
 	if err != nil {

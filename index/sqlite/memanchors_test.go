@@ -73,10 +73,7 @@ func memLists(t *testing.T, s *Store, keys []int64) map[int64][]anchorPosting {
 func diskLists(t *testing.T, s *Store, keys []int64) map[int64][]anchorPosting {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := s.r.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := readTx(t, s)
 	defer tx.Rollback()
 	out := make(map[int64][]anchorPosting)
 	for _, k := range keys {
