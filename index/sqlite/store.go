@@ -355,7 +355,7 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	if released {
 		defer s.over.forget() // postings are gone once committed
 	}
-	if err := s.commit(ctx, tx, &d); err != nil {
+	if err := s.commit(tx, &d); err != nil {
 		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
 	}
 	return out, nil
@@ -363,7 +363,7 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 
 // commit commits a write transaction whose anchor changes are d, and
 // brings the in-memory anchor lists up to it.
-func (s *Store) commit(ctx context.Context, tx *sql.Tx, d *anchorDelta) error {
+func (s *Store) commit(tx *sql.Tx, d *anchorDelta) error {
 	// A failed commit changed nothing; had it changed the store after all,
 	// the next commit would find the generation moved and load the lists.
 	if err := tx.Commit(); err != nil {
@@ -725,7 +725,7 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 	if released {
 		defer s.over.forget() // postings are gone once committed
 	}
-	if err := s.commit(ctx, tx, &d); err != nil {
+	if err := s.commit(tx, &d); err != nil {
 		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
 	}
 	return ids, nil
