@@ -85,8 +85,10 @@ CREATE TABLE anchor_blocks (
 `,
 	// 5: a count of the transactions that changed anchor postings, by
 	// which in-memory anchor lists tell that another process wrote
-	// (memanchors.go).
+	// (memanchors.go). A count already there (a store whose version was
+	// set back by hand) is kept: starting it over could make lists loaded
+	// at a higher count look current.
 	`
-INSERT INTO meta(key, value) VALUES ('anchors_gen', '0');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('anchors_gen', '0');
 `,
 }
