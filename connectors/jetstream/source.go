@@ -88,7 +88,7 @@ var (
 // Timing of internal loops.
 const (
 	lagInterval     = 10 * time.Second
-	drainWait       = 100 * time.Millisecond
+	drainWait       = 2 * time.Second // at most, for the messages buffered at shutdown
 	setupRetryFirst = 100 * time.Millisecond
 	setupRetryMax   = 30 * time.Second
 )
@@ -378,9 +378,16 @@ func (s *Source) read(ctx context.Context, iter natsjs.MessagesContext, q *queue
 				iter.Stop()
 				return fmt.Errorf("next message from consumer %s on stream %s: %w", s.cfg.Durable, s.cfg.Stream, err)
 			}
+			// Drained, Next returns what the library holds and then
+			// ErrMsgIteratorClosed once the subscription's messages in
+			// flight have arrived. Waiting 100 ms for each one instead
+			// gave up on them under load (they then came back only after
+			// AckWait).
 			iter.Drain()
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainWait)
+			defer cancel()
 			for {
-				msg, err := iter.Next(natsjs.NextMaxWait(drainWait))
+				msg, err := iter.Next(natsjs.NextContext(dctx))
 				if err != nil {
 					iter.Stop()
 					return nil
