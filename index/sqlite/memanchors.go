@@ -99,16 +99,22 @@ func (s *Store) readAnchorsGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 // the load), and the lists changed since, whole, in a map; the two are
 // merged when the changes grow large.
 type memAnchors struct {
-	mu       sync.RWMutex
-	state    memState
-	gen      int64          // generation of the lists, when ready
-	queue    []*anchorDelta // commits during a load, in order
-	keys     []uint32       // base: posting keys, ascending
-	offs     []uint32       // base: keys[i]'s ids are ids[offs[i]:offs[i+1]]
-	ids      []uint32       // base: content ids, ascending within a key
+	mu    sync.RWMutex
+	state memState
+	gen   int64          // generation of the lists, when ready
+	queue []*anchorDelta // commits during a load, in order
+	anchorArrays
 	changed  map[uint32][]uint32
-	nChanged int     // postings in changed
-	counts   []int32 // anchor count by content id
+	nChanged int // postings in changed
+}
+
+// anchorArrays is the base of the lists, as loaded or last merged, and
+// every content's anchor count.
+type anchorArrays struct {
+	keys   []uint32 // posting keys, ascending
+	offs   []uint32 // keys[i]'s ids are ids[offs[i]:offs[i+1]]
+	ids    []uint32 // content ids, ascending within a key
+	counts []int32  // anchor count by content id
 }
 
 type memState int
@@ -168,21 +174,20 @@ func (m *memAnchors) read(keys []int64, limit int, gen int64) (map[int64][]ancho
 
 // loaded is the lists as read from the store at generation gen.
 type loaded struct {
-	gen             int64
-	keys, offs, ids []uint32
-	counts          []int32
+	gen int64
+	anchorArrays
 }
 
-// readAll reads every anchor block in one read transaction of db.
-func readAll(ctx context.Context, db *sql.DB) (*loaded, error) {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+// readAnchors reads every anchor block in one read transaction.
+func (s *Store) readAnchors(ctx context.Context) (*loaded, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
 	var l loaded
-	if err := tx.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '"+anchorsGenKey+"'").Scan(&l.gen); err != nil {
-		return nil, fmt.Errorf("read generation: %w", err)
+	if l.gen, err = s.readAnchorsGen(ctx, tx); err != nil {
+		return nil, err
 	}
 	// Sized first: growing arrays of a hundred megabytes copied them again
 	// and again, and the collector spun waiting for each copy to end (half
@@ -251,7 +256,7 @@ func setCount(counts []int32, c int64, n int32) []int32 {
 func (m *memAnchors) install(l *loaded) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.keys, m.offs, m.ids, m.counts, m.gen = l.keys, l.offs, l.ids, l.counts, l.gen
+	m.anchorArrays, m.gen = l.anchorArrays, l.gen
 	m.changed, m.nChanged = nil, 0
 	queue := m.queue
 	m.queue = nil
@@ -272,7 +277,13 @@ func (m *memAnchors) install(l *loaded) bool {
 }
 
 func (m *memAnchors) clearLocked() {
-	m.keys, m.offs, m.ids, m.counts, m.changed, m.nChanged = nil, nil, nil, nil, nil, 0
+	m.anchorArrays, m.changed, m.nChanged = anchorArrays{}, nil, 0
+}
+
+// offLocked makes queries read the blocks for good.
+func (m *memAnchors) offLocked() {
+	m.state, m.queue = memOff, nil
+	m.clearLocked()
 }
 
 // committed takes the changes of one committed transaction, which moved
@@ -303,8 +314,7 @@ func (m *memAnchors) committed(d *anchorDelta) bool {
 func (m *memAnchors) applyLocked(d *anchorDelta) {
 	for _, op := range d.ops {
 		if op.c < 0 || op.c > math.MaxUint32 {
-			m.state = memOff
-			m.clearLocked()
+			m.offLocked()
 			return
 		}
 		if op.n != 0 {
@@ -387,7 +397,7 @@ func (s *Store) loadAnchors(done chan struct{}) {
 	}
 	for {
 		start := time.Now()
-		l, err := readAll(s.memCtx, s.r)
+		l, err := s.readAnchors(s.memCtx)
 		if err == nil {
 			anchorsRead()
 		}
@@ -396,8 +406,7 @@ func (s *Store) loadAnchors(done chan struct{}) {
 				log.Warn("load anchor lists into memory: reading them from disk instead", "path", s.path, "err", err)
 			}
 			s.mem.mu.Lock()
-			s.mem.state, s.mem.queue = memOff, nil
-			s.mem.clearLocked()
+			s.mem.offLocked()
 			s.mem.mu.Unlock()
 			return
 		}
