@@ -952,11 +952,8 @@ func (s *Store) Lookup(ctx context.Context, key string) ([]*index.Record, error)
 // contents, by id. The contents travel as one JSON list, so that the
 // statement's text stays the same (and prepared) whatever their number.
 func (s *Store) ByContent(ctx context.Context, contents ...index.ContentID) ([]*index.Record, error) {
-	switch len(contents) {
-	case 0:
+	if len(contents) == 0 {
 		return nil, nil
-	case 1:
-		return s.records(ctx, fmt.Sprintf("documents of content %d", contents[0]), "WHERE d.content_id = ? ORDER BY d.id", int64(contents[0]))
 	}
 	list, err := json.Marshal(contents)
 	if err != nil {
