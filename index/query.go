@@ -297,7 +297,12 @@ func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, 
 		chunks = append(chunks, c.Hash)
 	}
 	limit := ix.candidateLimit()
-	cands, err := ix.store.Candidates(ctx, sketch.Bands(ix.opts.Sketch, fp.MinHash, nil), chunks, limit)
+	cands, err := ix.store.Candidates(ctx, CandidateQuery{
+		TextSHA256:   fp.TextSHA256,
+		Bands:        sketch.Bands(ix.opts.Sketch, fp.MinHash, nil),
+		Chunks:       chunks,
+		MaxChunkDocs: limit,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("similar: %w", err)
 	}

@@ -167,8 +167,10 @@ type Reader interface {
 // fn.
 type Searcher interface {
 	// Candidates returns contents sharing at least one LSH band key or one
-	// non-template chunk whose document frequency is at most maxChunkDocs.
-	Candidates(ctx context.Context, bands []uint64, chunks []uint64, maxChunkDocs int) ([]ContentID, error)
+	// non-template chunk whose document frequency is at most
+	// q.MaxChunkDocs. When the query's text is stored, its content is among
+	// them.
+	Candidates(ctx context.Context, q CandidateQuery) ([]ContentID, error)
 	// AnchorCandidates returns up to limit contents sharing with the query
 	// at least minShare of the anchors of the smaller of the two (and at
 	// least two anchors), best share first, ignoring anchors held by more
@@ -179,6 +181,21 @@ type Searcher interface {
 	Fingerprints(ctx context.Context, ids []ContentID, fn func(ContentID, *Fingerprint) error) error
 	// SimHashes calls fn with every stored content's SimHash.
 	SimHashes(ctx context.Context, fn func(ContentID, uint64) error) error
+}
+
+// CandidateQuery is what Searcher.Candidates looks up.
+type CandidateQuery struct {
+	// TextSHA256 is the query's Fingerprint.TextSHA256. When that text is
+	// stored, a store may skip the band keys it knows no other content
+	// holds: most of a stored document's keys are its own.
+	TextSHA256 [32]byte
+	// Bands are the query's LSH band keys (sketch.Bands), in band order.
+	Bands []uint64
+	// Chunks are the hashes of the query's non-template chunks.
+	Chunks []uint64
+	// MaxChunkDocs: a chunk held by more contents is boilerplate and
+	// contributes no candidates.
+	MaxChunkDocs int
 }
 
 // Store is what the index keeps its state in: the embedded SQLite store, or

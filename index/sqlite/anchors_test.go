@@ -230,7 +230,7 @@ func TestMigrateToAnchorBlocks(t *testing.T) {
 			}
 		}
 	}
-	if _, err := s.w.ExecContext(ctx, "DROP TABLE anchor_blocks; DROP INDEX contents_simhash; PRAGMA user_version = 3"); err != nil {
+	if _, err := s.w.ExecContext(ctx, "DROP TABLE band_shares; DROP TABLE anchor_blocks; DROP INDEX contents_simhash; PRAGMA user_version = 3"); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

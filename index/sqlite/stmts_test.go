@@ -53,7 +53,7 @@ func TestStatementsUnderContention(t *testing.T) {
 			defer wg.Done()
 			for range rounds {
 				q := fp(1)
-				cands, err := s.Candidates(ctx, []uint64{1 << 40}, []uint64{7 << 40}, 100)
+				cands, err := s.Candidates(ctx, index.CandidateQuery{Bands: []uint64{1 << 40}, Chunks: []uint64{7 << 40}, MaxChunkDocs: 100})
 				if err == nil {
 					_, err = s.AnchorCandidates(ctx, q.Anchors(), 100, 0.1, 10)
 				}

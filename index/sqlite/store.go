@@ -499,6 +499,7 @@ type txStmts struct {
 	pool    *statements
 	m       map[string]*sql.Stmt
 	anchors *anchorDelta // the anchor postings added, if they are tracked
+	bands   bandShares   // the band keys of the contents stored
 }
 
 // prepare returns the statement of query bound to the transaction (which
@@ -555,9 +556,15 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 		return 0, err
 	}
 	*buf = fp.AppendBody((*buf)[:0])
-	bandKeys := make([]byte, 0, 4*len(bands))
-	for _, b := range bands {
-		bandKeys = binary.LittleEndian.AppendUint32(bandKeys, uint32(postingKey(b)))
+	keys := make([]int64, len(bands))
+	bandBlob := make([]byte, 0, 4*len(bands))
+	for i, b := range bands {
+		keys[i] = postingKey(b)
+		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
+	}
+	mask, err := stmts.bands.maskOf(ctx, stmts, keys)
+	if err != nil {
+		return 0, err
 	}
 	anchors := fp.Anchors()
 	insert, err := stmts.prepare(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id")
@@ -565,8 +572,11 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 		return 0, err
 	}
 	err = insert.QueryRowContext(ctx,
-		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), *buf, bandKeys, len(anchors)).Scan(&id)
+		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), *buf, bandBlob, len(anchors)).Scan(&id)
 	if err != nil {
+		return 0, err
+	}
+	if err := stmts.bands.stored(ctx, stmts, id, keys, mask); err != nil {
 		return 0, err
 	}
 	for _, a := range anchors {
@@ -821,11 +831,7 @@ func releaseContent(ctx context.Context, tx *sql.Tx, cid int64, d *anchorDelta) 
 		}
 		d.remove(postingKey(a), cid)
 	}
-	keys = keys[:0]
-	for ; len(bands) >= 4; bands = bands[4:] {
-		keys = append(keys, int64(binary.LittleEndian.Uint32(bands)))
-	}
-	return true, deletePostings(ctx, tx, "band_postings", cid, keys)
+	return true, deletePostings(ctx, tx, "band_postings", cid, bandKeys(bands))
 }
 
 func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, keys []int64) error {
@@ -998,7 +1004,7 @@ func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) err
 }
 
 // Candidates returns contents that share a band key or a chunk.
-func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunkDocs int) ([]index.ContentID, error) {
+func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index.ContentID, error) {
 	gen := s.over.start(s.now())
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
@@ -1020,9 +1026,20 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 			}
 		}
 	}
-	keys := make([]int64, len(bands))
-	for i, b := range bands {
-		keys[i] = postingKey(b)
+	// A stored text's band keys that no other content holds need not be
+	// looked up (bandshares.go); its content is a candidate by itself.
+	self, mask, err := s.storedBands(ctx, tx, q.TextSHA256)
+	if err != nil {
+		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
+	}
+	if self != 0 {
+		add([]int64{self})
+	}
+	keys := make([]int64, 0, len(q.Bands))
+	for i, b := range q.Bands {
+		if self == 0 || i >= maskBands || mask&(1<<i) != 0 {
+			keys = append(keys, postingKey(b))
+		}
 	}
 	lists, err := s.wholeLists(ctx, tx, "band_postings", keys)
 	if err != nil {
@@ -1032,16 +1049,16 @@ func (s *Store) Candidates(ctx context.Context, bands, chunks []uint64, maxChunk
 		add(lists[k])
 	}
 	keys = keys[:0]
-	for _, h := range chunks {
+	for _, h := range q.Chunks {
 		keys = append(keys, postingKey(h))
 	}
 	// One more than allowed is fetched: a chunk held by more contents than
-	// maxChunkDocs is boilerplate and contributes no candidates.
-	if lists, err = s.boundedLists(ctx, tx, gen, "chunk_postings", keys, maxChunkDocs); err != nil {
+	// MaxChunkDocs is boilerplate and contributes no candidates.
+	if lists, err = s.boundedLists(ctx, tx, gen, "chunk_postings", keys, q.MaxChunkDocs); err != nil {
 		return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
 	}
 	for _, k := range keys {
-		if cs := lists[k]; len(cs) <= maxChunkDocs {
+		if cs := lists[k]; len(cs) <= q.MaxChunkDocs {
 			add(cs)
 		}
 	}
@@ -1353,8 +1370,8 @@ func (s *Store) Check(ctx context.Context) error {
 				return err
 			}
 		}
-		for ; len(bands) >= 4; bands = bands[4:] {
-			if err := expectPosting(ctx, conn, "band_postings", int64(binary.LittleEndian.Uint32(bands)), id); err != nil {
+		for _, k := range bandKeys(bands) {
+			if err := expectPosting(ctx, conn, "band_postings", k, id); err != nil {
 				return err
 			}
 		}
@@ -1363,6 +1380,9 @@ func (s *Store) Check(ctx context.Context) error {
 		return fmt.Errorf("check index: %w", err)
 	}
 	rows.Close()
+	if err := checkBandShares(ctx, s.r); err != nil {
+		return err
+	}
 	return checkAnchorBlocks(ctx, s.r, conn)
 }
 
@@ -1383,6 +1403,7 @@ func expectPosting(ctx context.Context, conn *sql.Conn, table string, h, c int64
 var backfills = map[int]func(context.Context, *sql.Tx) error{
 	2: backfillAnchors,
 	4: blockAnchors,
+	6: backfillBandShares,
 }
 
 // backfillAnchors posts the anchors of contents stored before version 2.

@@ -119,7 +119,7 @@ func TestPostingsOfOneTransaction(t *testing.T) {
 		}
 	}
 	for i, e := range entries {
-		got, err := s.Candidates(ctx, e.Bands[:1], nil, 10)
+		got, err := s.Candidates(ctx, index.CandidateQuery{Bands: e.Bands[:1], MaxChunkDocs: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestOverfullKeysForgottenOnRemove(t *testing.T) {
 		}
 	}
 	for range 2 { // the second lookup is answered from memory
-		if got, err := s.Candidates(ctx, nil, []uint64{shared}, 10); err != nil || len(got) != 0 {
+		if got, err := s.Candidates(ctx, index.CandidateQuery{Chunks: []uint64{shared}, MaxChunkDocs: 10}); err != nil || len(got) != 0 {
 			t.Fatalf("chunk held by 12 contents, limit 10: candidates %v, %v", got, err)
 		}
 	}
@@ -155,7 +155,7 @@ func TestOverfullKeysForgottenOnRemove(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := s.Candidates(ctx, nil, []uint64{shared}, 10); err != nil || len(got) != 9 {
+	if got, err := s.Candidates(ctx, index.CandidateQuery{Chunks: []uint64{shared}, MaxChunkDocs: 10}); err != nil || len(got) != 9 {
 		t.Fatalf("chunk held by 9 contents after removals, limit 10: candidates %v, %v", got, err)
 	}
 }

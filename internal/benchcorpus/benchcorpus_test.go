@@ -210,7 +210,7 @@ func TestFixtureMigratedInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.Exec(`DROP TABLE anchor_blocks; DROP INDEX contents_simhash; DELETE FROM meta WHERE key = 'anchors_gen';
+	_, err = db.Exec(`DROP TABLE band_shares; DROP TABLE anchor_blocks; DROP INDEX contents_simhash; DELETE FROM meta WHERE key = 'anchors_gen';
 		CREATE TABLE sample_postings (h INTEGER NOT NULL, c INTEGER NOT NULL, PRIMARY KEY (h, c)) WITHOUT ROWID;
 		PRAGMA user_version = 3`)
 	db.Close()

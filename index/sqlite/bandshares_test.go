@@ -1,0 +1,154 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/index/storetest"
+)
+
+// bandDoc is a document whose text has the given band keys (as 64-bit
+// hashes: their posting keys are the top 31 bits).
+func bandDoc(key, text string, bands ...uint64) index.Entry {
+	return index.Entry{Doc: index.Doc{Key: key}, Fingerprint: storetest.Fingerprint(text, nil, nil), Bands: bands, Parent: -1}
+}
+
+// putBandDocs stores n documents of 8 bands, half of them drawn from a few
+// keys, so that many are shared, at different positions, and half their
+// own, in batches of batch.
+func putBandDocs(t *testing.T, s *Store, n, batch int) []index.Entry {
+	t.Helper()
+	var all []index.Entry
+	for i := 0; i < n; i += batch {
+		var entries []index.Entry
+		for j := i; j < min(i+batch, n); j++ {
+			bands := make([]uint64, 8)
+			for b := range bands {
+				bands[b] = uint64((j*7+b*13)%(n*3)+1) << 40
+				if b%2 == 1 { // held by this content alone
+					bands[b] = uint64(1_000_000+j*8+b) << 40
+				}
+			}
+			entries = append(entries, bandDoc(fmt.Sprintf("doc-%d", j), fmt.Sprintf("text %d", j), bands...))
+		}
+		if _, err := s.Put(context.Background(), entries); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, entries...)
+	}
+	return all
+}
+
+// sameCandidates fails unless every entry's query naming its stored text
+// finds what the query without it finds.
+func sameCandidates(t *testing.T, s *Store, entries []index.Entry) (skipped int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, e := range entries {
+		q := index.CandidateQuery{Bands: e.Bands, MaxChunkDocs: 100}
+		all, err := s.Candidates(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.TextSHA256 = e.Fingerprint.TextSHA256
+		got, err := s.Candidates(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(all)
+		slices.Sort(got)
+		if !slices.Equal(got, all) {
+			t.Fatalf("%s: candidates %v, without naming its text %v", e.Doc.Key, got, all)
+		}
+		tx := readTx(t, s)
+		_, mask, err := s.storedBands(ctx, tx, e.Fingerprint.TextSHA256)
+		tx.Rollback()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range e.Bands {
+			if mask&(1<<i) == 0 {
+				skipped++
+			}
+		}
+	}
+	return skipped
+}
+
+// TestMigrateToBandShares takes a store back to schema 5, whose contents
+// have no band masks: the migration must compute them from the postings.
+func TestMigrateToBandShares(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := open(t, path, 1)
+	entries := putBandDocs(t, s, 60, 7)
+	if _, err := s.w.ExecContext(ctx, "DROP TABLE band_shares; PRAGMA user_version = 5"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	var logged bytes.Buffer
+	s, err := Open(ctx, path, Options{Scheme: 1, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if !strings.Contains(logged.String(), "to=6") {
+		t.Errorf("the migration was not logged:\n%s", logged.String())
+	}
+	var shared int
+	if err := s.r.QueryRow("SELECT count(*) FROM band_shares").Scan(&shared); err != nil || shared == 0 {
+		t.Fatalf("%d masks after the migration (%v)", shared, err)
+	}
+	if skipped := sameCandidates(t, s, entries); skipped == 0 {
+		t.Fatal("no band key is skipped: the test shares too many")
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBandSharesAcrossStores: a content stored by another process (a
+// `simdex scan --index` into the daemon's index) shares bands with this
+// one's; each must find the other, whichever wrote last.
+func TestBandSharesAcrossStores(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	a, b := open(t, path, 1), open(t, path, 1)
+	x := bandDoc("x", "x", 1<<40, 2<<40, 3<<40)
+	y := bandDoc("y", "y", 4<<40, 2<<40, 5<<40)
+	if _, err := a.Put(ctx, []index.Entry{x}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, []index.Entry{y}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Store{a, b} {
+		if sameCandidates(t, s, []index.Entry{x, y}) != 4 {
+			t.Fatal("band keys held by one content looked up")
+		}
+	}
+}
+
+func TestCheckFindsMissingBandShare(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+	putBandDocs(t, s, 20, 5)
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("healthy store: %v", err)
+	}
+	if _, err := s.w.Exec("UPDATE band_shares SET mask = mask & ~1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); !errors.Is(err, ErrInconsistent) {
+		t.Fatalf("store with a band bit missing: %v", err)
+	}
+}
