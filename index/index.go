@@ -308,12 +308,23 @@ func (ix *Index) write(batch []*commitReq) {
 // on at least one whole block, so only the hashes sharing a block with the
 // query are compared. At 1,000,000 contents that is about 14,000
 // comparisons instead of a million (1 ms per query), with the same result.
+// Each block value's list holds the hashes themselves beside their
+// positions: read through positions, the comparisons were random reads of
+// an 8 MB array at 1,000,000 contents, a cache miss each (175 µs a query
+// instead of a few tens), for 56 MB more.
 type simTable struct {
 	mu     sync.RWMutex
 	hashes []uint64
 	ids    []ContentID
 	pos    map[ContentID]struct{}
-	blocks [simBlocks][][]int32 // block b's value → positions in hashes
+	blocks [simBlocks][]simBucket // by block b's value
+}
+
+// simBucket lists the hashes with one value of a block, and their
+// positions in simTable.hashes.
+type simBucket struct {
+	hashes []uint64
+	pos    []int32
 }
 
 const (
@@ -348,7 +359,7 @@ func (t *simTable) add(id ContentID, h uint64) {
 	if t.pos == nil {
 		t.pos = make(map[ContentID]struct{})
 		for b := range t.blocks {
-			t.blocks[b] = make([][]int32, simBlockSize(b))
+			t.blocks[b] = make([]simBucket, simBlockSize(b))
 		}
 	}
 	if _, ok := t.pos[id]; ok {
@@ -359,8 +370,9 @@ func (t *simTable) add(id ContentID, h uint64) {
 	t.hashes = append(t.hashes, h)
 	t.ids = append(t.ids, id)
 	for b := range t.blocks {
-		v := simBlock(h, b)
-		t.blocks[b][v] = append(t.blocks[b][v], p)
+		k := &t.blocks[b][simBlock(h, b)]
+		k.hashes = append(k.hashes, h)
+		k.pos = append(k.pos, p)
 	}
 }
 
@@ -375,9 +387,10 @@ func (t *simTable) near(q uint64, maxDist int) []ContentID {
 		idx = sketch.Near(t.hashes, q, maxDist, nil)
 	} else {
 		for b := range t.blocks {
-			for _, p := range t.blocks[b][simBlock(q, b)] {
-				if bits.OnesCount64(t.hashes[p]^q) <= maxDist {
-					idx = append(idx, p)
+			k := &t.blocks[b][simBlock(q, b)]
+			for i, h := range k.hashes {
+				if bits.OnesCount64(h^q) <= maxDist {
+					idx = append(idx, k.pos[i])
 				}
 			}
 		}
