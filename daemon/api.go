@@ -133,6 +133,8 @@ type api struct {
 	tokens tokenManager
 	// records reads the stored rules and the audit log.
 	records policyRecords
+	// searches admits near-copy searches in turn; nil runs them at once.
+	searches *searchGate
 	// ui serves the review UI at / and /ui/; nil serves none.
 	ui http.Handler
 }

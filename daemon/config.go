@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 
@@ -77,6 +78,18 @@ type HTTPConfig struct {
 	// 0600), so that the first operator can sign in and create the others.
 	InitialAdminToken bool      `mapstructure:"initial_admin_token"`
 	TLS               TLSConfig `mapstructure:"tls"`
+	// MaxSearches is how many near-copy searches the API runs at once
+	// ("all versions" by id or upload, families); the others wait their
+	// turn in order of arrival. 0: twice the CPUs.
+	MaxSearches int `mapstructure:"max_searches"`
+}
+
+// Searches returns MaxSearches, resolved.
+func (h HTTPConfig) Searches() int {
+	if h.MaxSearches > 0 {
+		return h.MaxSearches
+	}
+	return 2 * runtime.GOMAXPROCS(0)
 }
 
 // TLSConfig serves HTTPS, optionally authenticating clients by
@@ -266,6 +279,9 @@ func (c *Config) Validate() error {
 		bad("log.format", "%q is not text or json", c.Log.Format)
 	}
 	errs = append(errs, c.HTTP.TLS.validate()...)
+	if c.HTTP.MaxSearches < 0 {
+		bad("http.max_searches", "%d is negative", c.HTTP.MaxSearches)
+	}
 	if c.Pipeline.Workers < 1 {
 		bad("pipeline.workers", "%d is below 1", c.Pipeline.Workers)
 	}

@@ -53,6 +53,7 @@ func TestBadConfigs(t *testing.T) {
 		{name: "bad sketch", yaml: "index:\n  sketch:\n    bands: 7\n", wantKeys: []string{"index.sketch"}},
 		{name: "bad env value", env: []string{"SIMDEX_INDEX_TEMPLATE_SHARE=lots"}, wantKeys: []string{"template_share"}},
 		{name: "anchors in memory not a boolean", yaml: "index:\n  anchors_in_memory: sometimes\n", wantKeys: []string{"anchors_in_memory"}},
+		{name: "negative max searches", yaml: "http:\n  max_searches: -1\n", wantKeys: []string{"http.max_searches"}},
 		{name: "bad extract limit", yaml: "extract:\n  max_depth: -1\n", wantKeys: []string{"extract"}},
 		{name: "no in-flight budget", yaml: "pipeline:\n  in_flight_bytes: 0\n", wantKeys: []string{"pipeline.in_flight_bytes"}},
 		{name: "negative budget from the environment", env: []string{"SIMDEX_PIPELINE_IN_FLIGHT_BYTES=-5"}, wantKeys: []string{"pipeline.in_flight_bytes"}},

@@ -198,6 +198,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
 	}
 	d.addr.Store(ln.Addr())
+	searches, err := newSearchGate(cfg.HTTP.Searches(), d.reg)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	defer searches.unregister(d.reg)
 	a := &api{
 		ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
@@ -209,6 +214,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		tokens:   tokens,
 		records:  pst,
 		ui:       d.ui,
+		searches: searches,
 		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
 			return listDeadLetters(ctx, nc, limit)
 		},

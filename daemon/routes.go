@@ -29,6 +29,9 @@ type route struct {
 	public  bool
 	perm    auth.Permission
 	handler http.HandlerFunc
+	// search routes run near-copy searches: in turn, at most
+	// http.max_searches at once (searchGate).
+	search bool
 	// req and resp are values of the JSON request body and success answer,
 	// from which the OpenAPI document's schemas are generated.
 	req, resp any
@@ -79,15 +82,15 @@ func (a *api) routes() []route {
 		{method: "GET", path: "/api/v1/openapi.json", summary: "This OpenAPI document", handler: a.openAPI},
 		{method: "GET", path: "/api/v1/whoami", summary: "The caller: role, matters and permissions", handler: a.whoami, resp: Whoami{}},
 		{method: "GET", path: "/api/v1/documents/{id}/similar", summary: "All versions of a stored document: every copy and near-copy with its scores",
-			query: []string{"resemblance", "containment"}, perm: auth.PermSimilarRead, handler: a.similarByID, resp: matchesAnswer{}},
+			query: []string{"resemblance", "containment"}, perm: auth.PermSimilarRead, handler: a.similarByID, resp: matchesAnswer{}, search: true},
 		{method: "POST", path: "/api/v1/similar", summary: "All versions of an uploaded file (not stored), and of each attachment or member in it",
-			query: []string{"resemblance", "containment"}, body: "application/octet-stream", perm: auth.PermSimilarRead, handler: a.similarByUpload, resp: matchesAnswer{}},
+			query: []string{"resemblance", "containment"}, body: "application/octet-stream", perm: auth.PermSimilarRead, handler: a.similarByUpload, resp: matchesAnswer{}, search: true},
 		{method: "POST", path: "/api/v1/connectors/{name}/backfill", summary: "Queue every object version of an S3 connector", perm: auth.PermConnectorsBackfill, handler: a.backfillConnector},
 		{method: "GET", path: "/api/v1/documents/{id}", summary: "A stored document version", perm: auth.PermDocumentsRead, handler: a.document, resp: Document{}},
 		{method: "GET", path: "/api/v1/documents/{id}/children", summary: "The attachments and archive members directly inside a document", perm: auth.PermDocumentsRead, handler: a.children, resp: documentsAnswer{}},
 		{method: "GET", path: "/api/v1/documents/{id}/text", summary: "A document's extracted text (text/plain)", perm: auth.PermDocumentsRead, handler: a.text},
 		{method: "GET", path: "/api/v1/documents/{id}/family", summary: "A document's near-copy family: members, pivot and the scored pairs between them",
-			query: []string{"limit", "resemblance", "containment"}, perm: auth.PermFamiliesRead, handler: a.family, resp: FamilyResponse{}},
+			query: []string{"limit", "resemblance", "containment"}, perm: auth.PermFamiliesRead, handler: a.family, resp: FamilyResponse{}, search: true},
 		{method: "GET", path: "/api/v1/documents", summary: "The stored versions of an index key, newest first", query: []string{"key*"}, perm: auth.PermDocumentsRead, handler: a.documentsByKey, resp: documentsAnswer{}},
 		{method: "GET", path: "/api/v1/search", summary: "Documents whose name or key contains q, or whose id is q, newest first",
 			query: []string{"q*", "limit"}, perm: auth.PermDocumentsRead, handler: a.search, resp: documentsAnswer{}},
@@ -159,6 +162,9 @@ func (a *api) handler() http.Handler {
 	}
 	for _, rt := range a.routes() {
 		var h http.Handler = rt.handler
+		if rt.search {
+			h = a.searches.wrap(h)
+		}
 		if !rt.public {
 			if rt.perm != "" {
 				h = auth.Require(rt.perm, h)
