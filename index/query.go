@@ -281,12 +281,18 @@ func (ix *Index) SimilarOf(ctx context.Context, r *Record, th Thresholds) ([]Mat
 	if err != nil || fp == nil {
 		return nil, err // fp nil: stored with an error, no text to compare
 	}
-	return ix.SimilarTo(ctx, fp, th, r.ID)
+	return ix.similarTo(ctx, fp, r.Content, th, r.ID)
 }
 
 // SimilarTo returns every stored near-copy of a fingerprint, best first,
 // leaving out the documents in exclude.
 func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, exclude ...DocID) ([]Match, error) {
+	return ix.similarTo(ctx, fp, 0, th, exclude...)
+}
+
+// similarTo is SimilarTo of fp, which is content self's when self is not
+// zero: the store need not load it again.
+func (ix *Index) similarTo(ctx context.Context, fp *Fingerprint, self ContentID, th Thresholds, exclude ...DocID) ([]Match, error) {
 	if fp.Scheme != 0 && fp.Scheme != ix.scheme {
 		return nil, fmt.Errorf("similar: %w", ErrSchemeMismatch)
 	}
@@ -335,6 +341,10 @@ func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, 
 		fp *Fingerprint
 	}
 	var fps []loaded
+	if i, ok := slices.BinarySearch(cands, self); ok && self != 0 {
+		fps = append(fps, loaded{self, fp})
+		cands = slices.Delete(cands, i, i+1)
+	}
 	if err := ix.store.Fingerprints(ctx, cands, func(id ContentID, b *Fingerprint) error {
 		fps = append(fps, loaded{id, b})
 		return nil

@@ -2,10 +2,12 @@ package sqlite
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -311,5 +313,24 @@ func TestSharedAnchors(t *testing.T) {
 	want = []anchorPosting{{1, 1}, {2, 1}, {3, 2}, {3, 2}, {3, 2}, {5, 1 << 20}, {7, 5}, {big, 9}}
 	if got := sharedAnchors(lists, 3); !slices.Equal(got, want) {
 		t.Errorf("unpacked: got %v, want %v", got, want)
+	}
+}
+
+// TestRadixSortAbove: sorting by the bits above lo is a stable sort on
+// them, whatever the number of passes.
+func TestRadixSortAbove(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, width := range []int{0, 1, 5, 11, 12, 20, 39} {
+		for _, n := range []int{0, 1, 2, 100, 5000} {
+			keys := make([]int64, n)
+			for i := range keys {
+				keys[i] = r.Int64N(1<<width)<<24 | int64(i) // low bits: the original position
+			}
+			want := slices.Clone(keys)
+			slices.SortStableFunc(want, func(a, b int64) int { return cmp.Compare(a>>24, b>>24) })
+			if got := radixSortAbove(keys, make([]int64, n), 24, width); !slices.Equal(got, want) {
+				t.Fatalf("width %d, %d keys: not sorted stably", width, n)
+			}
+		}
 	}
 }

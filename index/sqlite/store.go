@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -1236,8 +1237,10 @@ func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
 // (longer ones are boilerplate, held by too many contents to tell
 // anything), sorted by content. They are sorted as integers, content id
 // above anchor count, which took a third of the time of sorting the
-// structures; ids too large for that (never seen: 2^40 contents) are
-// sorted as structures.
+// structures, by radix on the id's bits alone (a query's tens of thousands
+// of postings in two passes: a third of the time of slices.Sort, which
+// was a tenth of an "all versions" query); ids too large for that (never
+// seen: 2^40 contents) are sorted as structures.
 func sharedAnchors(lists map[int64][]anchorPosting, maxDocs int) []anchorPosting {
 	const countBits = 24
 	var all []anchorPosting
@@ -1256,14 +1259,43 @@ func sharedAnchors(lists map[int64][]anchorPosting, maxDocs int) []anchorPosting
 		return all
 	}
 	keys := make([]int64, len(all))
+	var most int64
 	for i, p := range all {
 		keys[i] = p.c<<countBits | int64(p.n)
+		most = max(most, p.c)
 	}
-	slices.Sort(keys)
+	keys = radixSortAbove(keys, make([]int64, len(keys)), countBits, bits.Len64(uint64(most)))
 	for i, k := range keys {
 		all[i] = anchorPosting{c: k >> countBits, n: int32(k & (1<<countBits - 1))}
 	}
 	return all
+}
+
+// radixSortAbove sorts keys, which are not negative, by their bits from
+// lo to lo+width (the bits below lo keep their order: the sort is stable),
+// in passes of radixBits, using scratch (as long as keys); it returns the
+// slice holding the result, keys or scratch.
+func radixSortAbove(keys, scratch []int64, lo, width int) []int64 {
+	const radixBits = 11
+	var count [1 << radixBits]int
+	for shift := lo; shift < lo+width; shift += radixBits {
+		clear(count[:])
+		for _, k := range keys {
+			count[k>>shift&(1<<radixBits-1)]++
+		}
+		sum := 0
+		for i, n := range count {
+			count[i] = sum
+			sum += n
+		}
+		for _, k := range keys {
+			d := k >> shift & (1<<radixBits - 1)
+			scratch[count[d]] = k
+			count[d]++
+		}
+		keys, scratch = scratch, keys
+	}
+	return keys
 }
 
 // ChunkContents counts the contents holding each chunk.
