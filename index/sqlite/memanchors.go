@@ -157,13 +157,21 @@ func (m *memAnchors) read(keys []int64, limit int, gen int64) (map[int64][]ancho
 		return nil, false
 	}
 	out := make(map[int64][]anchorPosting, len(keys))
-	for _, k := range keys {
+	lists := make([][]uint32, len(keys))
+	total := 0
+	for i, k := range keys {
 		l := m.list(uint32(k))
+		lists[i] = l[:min(len(l), limit+1)]
+		total += len(lists[i])
+	}
+	all := make([]anchorPosting, total) // one allocation for every list
+	for i, k := range keys {
+		l := lists[i]
 		if len(l) == 0 {
 			continue
 		}
-		l = l[:min(len(l), limit+1)]
-		ps := make([]anchorPosting, len(l))
+		ps := all[:len(l):len(l)]
+		all = all[len(l):]
 		for i, c := range l {
 			ps[i] = anchorPosting{int64(c), m.counts[c]}
 		}

@@ -1243,7 +1243,13 @@ func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
 // seen: 2^40 contents) are sorted as structures.
 func sharedAnchors(lists map[int64][]anchorPosting, maxDocs int) []anchorPosting {
 	const countBits = 24
-	var all []anchorPosting
+	total := 0
+	for _, ps := range lists {
+		if len(ps) <= maxDocs {
+			total += len(ps)
+		}
+	}
+	all := make([]anchorPosting, 0, total) // sized first: appends were most of a query's garbage
 	packable := true
 	for _, ps := range lists {
 		if len(ps) > maxDocs {
@@ -1258,13 +1264,14 @@ func sharedAnchors(lists map[int64][]anchorPosting, maxDocs int) []anchorPosting
 		slices.SortFunc(all, func(a, b anchorPosting) int { return cmp.Compare(a.c, b.c) })
 		return all
 	}
-	keys := make([]int64, len(all))
+	buf := make([]int64, 2*len(all))
+	keys := buf[:len(all)]
 	var most int64
 	for i, p := range all {
 		keys[i] = p.c<<countBits | int64(p.n)
 		most = max(most, p.c)
 	}
-	keys = radixSortAbove(keys, make([]int64, len(keys)), countBits, bits.Len64(uint64(most)))
+	keys = radixSortAbove(keys, buf[len(all):], countBits, bits.Len64(uint64(most)))
 	for i, k := range keys {
 		all[i] = anchorPosting{c: k >> countBits, n: int32(k & (1<<countBits - 1))}
 	}
