@@ -39,6 +39,10 @@ var ErrSchemaVersion = sqlitedb.ErrSchemaVersion
 // Store is the SQLite token store. It is safe for concurrent use.
 type Store struct {
 	db *sql.DB
+	// byID reads a token: prepared once, as every API request runs it
+	// (parsed at each call, it was a tenth of an "all versions" request's
+	// CPU at 1,000,000 documents).
+	byID *sql.Stmt
 }
 
 var _ auth.Store = (*Store)(nil)
@@ -50,11 +54,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open token store %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(4) // every API request reads a token
-	return &Store{db: db}, nil
+	byID, err := db.PrepareContext(ctx, `SELECT `+columns+` FROM token WHERE id = ?`)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open token store %s: %w", path, err)
+	}
+	return &Store{db: db, byID: byID}, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return errors.Join(s.byID.Close(), s.db.Close()) }
 
 // PutToken implements auth.Store.
 func (s *Store) PutToken(ctx context.Context, t auth.Token) error {
@@ -104,7 +113,7 @@ func scanToken(r scanner) (auth.Token, error) {
 
 // Token implements auth.Store.
 func (s *Store) Token(ctx context.Context, id string) (auth.Token, error) {
-	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM token WHERE id = ?`, id))
+	t, err := scanToken(s.byID.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Token{}, fmt.Errorf("load token %s: %w", id, auth.ErrTokenNotFound)
 	}
