@@ -169,7 +169,8 @@ type Searcher interface {
 	// Candidates returns contents sharing at least one LSH band key or one
 	// non-template chunk whose document frequency is at most
 	// q.MaxChunkDocs. When the query's text is stored, its content is among
-	// them.
+	// them. Contents no longer stored may be returned too (loading their
+	// fingerprints finds nothing).
 	Candidates(ctx context.Context, q CandidateQuery) ([]ContentID, error)
 	// AnchorCandidates returns up to limit contents sharing with the query
 	// at least minShare of the anchors of the smaller of the two (and at

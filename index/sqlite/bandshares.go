@@ -7,99 +7,124 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Band shares let a query of a stored text skip the band keys no other
-// content holds. Nearly every band key is held by one content alone (at
-// 1,000,000 documents, 31.6 million postings under 30.1 million keys), so
-// looking up a stored document's 32 keys found itself 32 times: 32 B-tree
-// seeks into a table of hundreds of megabytes, four tenths of an "all
-// versions" query.
+// Band shares let a query of a stored text find its band candidates
+// without looking up its band keys. Nearly every band key is held by one
+// content alone (at 1,000,000 documents, 31.6 million postings under 30.1
+// million keys), so looking up a stored document's 32 keys found itself 32
+// times: 32 B-tree seeks into a table of hundreds of megabytes, four
+// tenths of an "all versions" query.
 //
 // band_shares holds, for each content with a band key some other content
 // also holds, a mask of those bands (bit i for the i-th key of
-// contents.bands; keys past maskBands are always looked up). The writer
-// keeps the invariant: whenever a band key is held by two or more contents,
-// each of them has the key's bit. It learns a new content's mask before
-// inserting it, from at most two holders of each of its keys (the table's
-// and those of its own transaction), and sets the bit of the one earlier
-// holder when there was exactly one: with two or more, each already has it.
-// Bits are never cleared (a removal can leave a bit whose key is no longer
-// shared: one seek too many, no miss), and the rows go with their content.
+// contents.bands; keys past maskBands are always looked up) and its
+// partners: the contents it shares band keys with, up to maxPartners
+// (NULL beyond: its queries look up the masked keys). The writer keeps the
+// invariants: whenever a band key is held by two or more contents, each of
+// them has the key's bit and, unless past the limit, lists the others.
+// Before inserting a content it reads up to maxPartners+1 holders of each
+// of its keys (the table's and its own transaction's), which give its own
+// row, then adds its bits and itself to each holder's row. A key with more
+// holders than were read has every holder past the limit already (each
+// saw or was given more than maxPartners others), so those not read need
+// nothing. Nothing is taken out on removal: a bit may outlive the sharing
+// (one seek too many) and a removed partner stays listed (loading its
+// fingerprint finds nothing), never a miss; rows go with their content.
 //
-// The mask lives in the database, in the transaction that adds the
-// postings, so another process's writes keep it right too, and a reader
-// sees it in the same snapshot as the postings.
+// The rows live in the database, in the transaction that adds the
+// postings, so another process's writes keep them right too, and a reader
+// sees them in the same snapshot as the postings.
 
 // maskBands is how many band positions a mask covers.
 const maskBands = 63
 
+// maxPartners is the most contents a band_shares row lists as sharing a
+// band key with its content. A content sharing with more has no list
+// (NULL): its queries look up its masked keys instead.
+const maxPartners = 64
+
 // bandShares tracks the band keys of the contents one transaction stores.
 type bandShares struct {
-	// holder is, for each key this transaction posted, the content that
-	// holds it, or -1 if several of its contents do.
-	holder map[int64]int64
+	holders map[int64][]int64 // key -> this transaction's contents holding it
 }
 
-// maskOf returns the band mask of a content about to be stored with band
-// posting keys keys, and gives the content that alone held one of them
-// the key's bit.
-func (b *bandShares) maskOf(ctx context.Context, stmts *txStmts, keys []int64) (int64, error) {
+// shared is what a content about to be stored shares through its band
+// keys: its mask, and each other content holding one of its keys with
+// those keys.
+type shared struct {
+	mask     int64
+	others   map[int64][]int64
+	overflow bool // more than maxPartners others, or more holders of a key than were read
+}
+
+// shareOf finds what a content about to be stored with band posting keys
+// keys shares.
+func (b *bandShares) shareOf(ctx context.Context, stmts *txStmts, keys []int64) (shared, error) {
+	sh := shared{others: make(map[int64][]int64)}
 	if len(keys) == 0 {
-		return 0, nil
+		return sh, nil
 	}
-	held, err := bandHolders(ctx, stmts, keys)
+	held, err := bandHolders(ctx, stmts, keys, maxPartners+1)
 	if err != nil {
-		return 0, fmt.Errorf("look up band holders: %w", err)
+		return sh, fmt.Errorf("look up band holders: %w", err)
 	}
-	var mask int64
-	lone := make(map[int64][]int64) // earlier sole holder -> its keys now shared
 	for i, k := range keys {
-		others := held[i]
-		several := false
-		switch p := b.holder[k]; {
-		case p < 0:
-			several = true
-		case p > 0 && !containsID(others, p):
-			others = append(others, p)
+		hs := held[i]
+		sh.overflow = sh.overflow || len(hs) > maxPartners
+		for _, p := range b.holders[k] {
+			if !containsID(hs, p) {
+				hs = append(hs, p)
+			}
 		}
-		if len(others) == 0 && !several {
+		if len(hs) == 0 {
 			continue
 		}
 		if i < maskBands {
-			mask |= 1 << i
+			sh.mask |= 1 << i
 		}
-		if !several && len(others) == 1 {
-			lone[others[0]] = append(lone[others[0]], k)
-		}
-	}
-	for c, ks := range lone {
-		if err := shareBands(ctx, stmts, c, ks); err != nil {
-			return 0, err
+		for _, h := range hs {
+			if !containsID(sh.others[h], k) {
+				sh.others[h] = append(sh.others[h], k)
+			}
 		}
 	}
-	return mask, nil
+	sh.overflow = sh.overflow || len(sh.others) > maxPartners
+	return sh, nil
 }
 
-// stored records a new content's keys and mask.
-func (b *bandShares) stored(ctx context.Context, stmts *txStmts, c int64, keys []int64, mask int64) error {
-	if b.holder == nil {
-		b.holder = make(map[int64]int64)
+// stored records a new content c, its keys and what it shares: its own
+// row, and c's bits and id in the rows of the contents it shares with.
+func (b *bandShares) stored(ctx context.Context, stmts *txStmts, c int64, keys []int64, sh shared) error {
+	if b.holders == nil {
+		b.holders = make(map[int64][]int64)
 	}
 	for _, k := range keys {
-		switch p, ok := b.holder[k]; {
-		case !ok:
-			b.holder[k] = c
-		case p != c: // not a key c holds at two positions
-			b.holder[k] = -1
+		if hs := b.holders[k]; !containsID(hs, c) { // c may hold a key at two positions
+			b.holders[k] = append(hs, c)
 		}
 	}
-	if mask == 0 {
-		return nil
+	if sh.mask != 0 || len(sh.others) > 0 {
+		var partners []int64
+		if !sh.overflow {
+			partners = make([]int64, 0, len(sh.others))
+			for o := range sh.others {
+				partners = append(partners, o)
+			}
+		}
+		if err := putShare(ctx, stmts, c, sh.mask, partners, sh.overflow); err != nil {
+			return err
+		}
 	}
-	return orMask(ctx, stmts, c, mask)
+	for o, ks := range sh.others {
+		if err := shareWith(ctx, stmts, o, ks, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func containsID(ids []int64, id int64) bool {
@@ -111,19 +136,19 @@ func containsID(ids []int64, id int64) bool {
 	return false
 }
 
-// bandHolders returns, for each key, up to two contents posted under it,
-// in one statement.
-func bandHolders(ctx context.Context, stmts *txStmts, keys []int64) ([][]int64, error) {
+// bandHolders returns, for each key, up to limit contents posted under
+// it, in one statement.
+func bandHolders(ctx context.Context, stmts *txStmts, keys []int64, limit int) ([][]int64, error) {
 	list, err := json.Marshal(keys)
 	if err != nil {
 		return nil, err
 	}
-	st, err := stmts.prepare(ctx, `SELECT j.key, (SELECT group_concat(c) FROM (SELECT c FROM band_postings WHERE h = j.value LIMIT 2))
-		FROM json_each(?) j`)
+	st, err := stmts.prepare(ctx, `SELECT j.key, (SELECT group_concat(c) FROM (SELECT c FROM band_postings WHERE h = j.value LIMIT ?2))
+		FROM json_each(?1) j`)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, string(list))
+	rows, err := st.QueryContext(ctx, string(list), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -138,64 +163,108 @@ func bandHolders(ctx context.Context, stmts *txStmts, keys []int64) ([][]int64, 
 		if !cs.Valid || cs.String == "" || i < 0 || i >= len(keys) {
 			continue
 		}
-		for f := range strings.SplitSeq(cs.String, ",") {
-			id, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("holders of band key %d: %w", keys[i], err)
-			}
-			out[i] = append(out[i], id)
+		if out[i], err = parseIDs(cs.String); err != nil {
+			return nil, fmt.Errorf("holders of band key %d: %w", keys[i], err)
 		}
 	}
 	return out, rows.Err()
 }
 
-// shareBands gives content c the bits of its bands whose key is in keys.
-// A content already gone (released in this transaction) needs none.
-func shareBands(ctx context.Context, stmts *txStmts, c int64, keys []int64) error {
-	st, err := stmts.prepare(ctx, "SELECT bands FROM contents WHERE id = ?")
-	if err != nil {
-		return err
+func parseIDs(list string) ([]int64, error) {
+	var ids []int64
+	for f := range strings.SplitSeq(list, ",") {
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
 	}
-	var bands []byte
-	if err := st.QueryRowContext(ctx, c).Scan(&bands); errors.Is(err, sql.ErrNoRows) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("read bands of content %d: %w", c, err)
-	}
-	mask := bandMask(bands, func(k int64) bool { return containsID(keys, k) })
-	if mask == 0 {
-		return nil
-	}
-	return orMask(ctx, stmts, c, mask)
+	return ids, nil
 }
 
-// orMask adds mask's bits to content c's.
-func orMask(ctx context.Context, stmts *txStmts, c, mask int64) error {
-	st, err := stmts.prepare(ctx, "INSERT INTO band_shares (c, mask) VALUES (?, ?) ON CONFLICT (c) DO UPDATE SET mask = mask | excluded.mask")
+// shareWith gives content o the bits of its bands whose key is in keys,
+// and c as a partner. A content already gone (released in this
+// transaction) needs nothing.
+func shareWith(ctx context.Context, stmts *txStmts, o int64, keys []int64, c int64) error {
+	st, err := stmts.prepare(ctx, `SELECT c.bands, coalesce(b.mask, 0), b.partners, b.c IS NOT NULL AND b.partners IS NULL
+		FROM contents c LEFT JOIN band_shares b ON b.c = c.id WHERE c.id = ?`)
 	if err != nil {
 		return err
 	}
-	if _, err := st.ExecContext(ctx, c, mask); err != nil {
+	var bands, blob []byte
+	var mask int64
+	var overflow bool
+	if err := st.QueryRowContext(ctx, o).Scan(&bands, &mask, &blob, &overflow); errors.Is(err, sql.ErrNoRows) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("read band shares of content %d: %w", o, err)
+	}
+	mask |= bandMask(bands, func(k int64) bool { return containsID(keys, k) })
+	var partners []int64
+	if !overflow {
+		partners = decodeIDs(blob)
+		if !containsID(partners, c) {
+			partners = append(partners, c)
+		}
+		overflow = len(partners) > maxPartners
+	}
+	return putShare(ctx, stmts, o, mask, partners, overflow)
+}
+
+// putShare writes content c's row.
+func putShare(ctx context.Context, stmts *txStmts, c, mask int64, partners []int64, overflow bool) error {
+	st, err := stmts.prepare(ctx, "INSERT OR REPLACE INTO band_shares (c, mask, partners) VALUES (?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	var blob []byte // NULL: too many partners to list
+	if !overflow {
+		blob = encodeIDs(partners)
+	}
+	if _, err := st.ExecContext(ctx, c, mask, blob); err != nil {
 		return fmt.Errorf("record shared bands of content %d: %w", c, err)
 	}
 	return nil
 }
 
-// storedBands returns the content stored with text and its band mask, or
-// zero when the text is not stored.
-func (s *Store) storedBands(ctx context.Context, tx *sql.Tx, text [32]byte) (content, mask int64, err error) {
+// encodeIDs encodes content ids, sorted, as 8 bytes each; never nil, so
+// that an empty list is not stored as NULL.
+func encodeIDs(ids []int64) []byte {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	out := make([]byte, 0, 8*len(ids))
+	for _, id := range ids {
+		out = binary.LittleEndian.AppendUint64(out, uint64(id))
+	}
+	return out
+}
+
+func decodeIDs(b []byte) []int64 {
+	ids := make([]int64, 0, len(b)/8)
+	for ; len(b) >= 8; b = b[8:] {
+		ids = append(ids, int64(binary.LittleEndian.Uint64(b)))
+	}
+	return ids
+}
+
+// storedBands returns the content stored with text, its band mask and
+// the contents sharing a band key with it (known false: too many to list),
+// or a zero content when the text is not stored.
+func (s *Store) storedBands(ctx context.Context, tx *sql.Tx, text [32]byte) (content, mask int64, partners []int64, known bool, err error) {
 	if text == ([32]byte{}) {
-		return 0, 0, nil
+		return 0, 0, nil, false, nil
 	}
-	st, err := s.rs.in(ctx, tx, "SELECT c.id, coalesce(b.mask, 0) FROM contents c LEFT JOIN band_shares b ON b.c = c.id WHERE c.text_sha256 = ?")
+	st, err := s.rs.in(ctx, tx, `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NULL OR b.partners IS NOT NULL
+		FROM contents c LEFT JOIN band_shares b ON b.c = c.id WHERE c.text_sha256 = ?`)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, false, err
 	}
-	err = st.QueryRowContext(ctx, text[:]).Scan(&content, &mask)
+	var blob []byte
+	err = st.QueryRowContext(ctx, text[:]).Scan(&content, &mask, &blob, &known)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, nil
+		return 0, 0, nil, false, nil
 	}
-	return content, mask, err
+	return content, mask, decodeIDs(blob), known, err
 }
 
 // bandKeys decodes contents.bands: each band's posting key, in band order.
@@ -259,20 +328,71 @@ func sharedBandMasks(ctx context.Context, q querier) (map[int64]int64, error) {
 	return out, nil
 }
 
-// backfillBandShares records the masks of contents stored before version
-// 6.
+// sharedPartners computes from the postings the contents each content
+// shares a band key with; nil for a content sharing with more than
+// maxPartners.
+func sharedPartners(ctx context.Context, q querier) (map[int64][]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT h, group_concat(c) FROM band_postings
+		WHERE h IN (SELECT h FROM band_postings GROUP BY h HAVING count(*) > 1) GROUP BY h`)
+	if err != nil {
+		return nil, fmt.Errorf("find band partners: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64][]int64)
+	for rows.Next() {
+		var h int64
+		var list string
+		if err := rows.Scan(&h, &list); err != nil {
+			return nil, fmt.Errorf("find band partners: %w", err)
+		}
+		holders, err := parseIDs(list)
+		if err != nil {
+			return nil, fmt.Errorf("holders of band key %d: %w", h, err)
+		}
+		for _, c := range holders {
+			ps, seen := out[c]
+			if seen && ps == nil {
+				continue // too many already
+			}
+			for _, o := range holders {
+				if o != c && !containsID(ps, o) {
+					ps = append(ps, o)
+				}
+			}
+			if len(ps) > maxPartners {
+				ps = nil
+			}
+			out[c] = ps
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find band partners: %w", err)
+	}
+	return out, nil
+}
+
+// backfillBandShares records the masks and partners of contents stored
+// before version 6.
 func backfillBandShares(ctx context.Context, tx *sql.Tx) error {
 	masks, err := sharedBandMasks(ctx, tx)
 	if err != nil {
 		return err
 	}
-	st, err := tx.PrepareContext(ctx, "INSERT INTO band_shares (c, mask) VALUES (?, ?)")
+	partners, err := sharedPartners(ctx, tx)
+	if err != nil {
+		return err
+	}
+	st, err := tx.PrepareContext(ctx, "INSERT INTO band_shares (c, mask, partners) VALUES (?, ?, ?)")
 	if err != nil {
 		return fmt.Errorf("record shared bands: %w", err)
 	}
 	defer st.Close()
-	for c, m := range masks {
-		if _, err := st.ExecContext(ctx, c, m); err != nil {
+	for c, ps := range partners {
+		var blob []byte
+		if ps != nil {
+			blob = encodeIDs(ps)
+		}
+		if _, err := st.ExecContext(ctx, c, masks[c], blob); err != nil {
 			return fmt.Errorf("record shared bands of content %d: %w", c, err)
 		}
 	}
@@ -280,31 +400,59 @@ func backfillBandShares(ctx context.Context, tx *sql.Tx) error {
 }
 
 // checkBandShares verifies that every content holding a shared band key
-// has its bit.
+// has its bit and, unless it has too many, lists the contents it shares
+// with.
 func checkBandShares(ctx context.Context, q querier) error {
 	want, err := sharedBandMasks(ctx, q)
 	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, "SELECT c, mask FROM band_shares")
+	partners, err := sharedPartners(ctx, q)
+	if err != nil {
+		return fmt.Errorf("check index: %w", err)
+	}
+	rows, err := q.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
 	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
 	defer rows.Close()
-	have := make(map[int64]int64)
+	type row struct {
+		mask     int64
+		partners []int64
+		listed   bool
+	}
+	have := make(map[int64]row)
 	for rows.Next() {
 		var c, m int64
-		if err := rows.Scan(&c, &m); err != nil {
+		var blob []byte
+		if err := rows.Scan(&c, &m, &blob); err != nil {
 			return fmt.Errorf("check index: %w", err)
 		}
-		have[c] = m
+		have[c] = row{m, decodeIDs(blob), blob != nil}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
 	for c, m := range want {
-		if have[c]&m != m {
-			return fmt.Errorf("check index: %w: content %d lacks shared band bits %#x", ErrInconsistent, c, m&^have[c])
+		if have[c].mask&m != m {
+			return fmt.Errorf("check index: %w: content %d lacks shared band bits %#x", ErrInconsistent, c, m&^have[c].mask)
+		}
+	}
+	for c, ps := range partners {
+		r, ok := have[c]
+		if !ok {
+			return fmt.Errorf("check index: %w: content %d shares band keys and has no band_shares row", ErrInconsistent, c)
+		}
+		if !r.listed {
+			continue // too many to list: its queries look its keys up
+		}
+		for _, o := range ps {
+			if !containsID(r.partners, o) {
+				return fmt.Errorf("check index: %w: content %d shares a band key with %d, which it does not list", ErrInconsistent, c, o)
+			}
+		}
+		if ps == nil {
+			return fmt.Errorf("check index: %w: content %d lists partners but shares with more than %d", ErrInconsistent, c, maxPartners)
 		}
 	}
 	return nil

@@ -48,7 +48,8 @@ func putBandDocs(t *testing.T, s *Store, n, batch int) []index.Entry {
 }
 
 // sameCandidates fails unless every entry's query naming its stored text
-// finds what the query without it finds.
+// finds what the query without it finds. It returns how many band keys
+// those queries did not look up.
 func sameCandidates(t *testing.T, s *Store, entries []index.Entry) (skipped int) {
 	t.Helper()
 	ctx := context.Background()
@@ -69,13 +70,13 @@ func sameCandidates(t *testing.T, s *Store, entries []index.Entry) (skipped int)
 			t.Fatalf("%s: candidates %v, without naming its text %v", e.Doc.Key, got, all)
 		}
 		tx := readTx(t, s)
-		_, mask, err := s.storedBands(ctx, tx, e.Fingerprint.TextSHA256)
+		_, mask, _, known, err := s.storedBands(ctx, tx, e.Fingerprint.TextSHA256)
 		tx.Rollback()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range e.Bands {
-			if mask&(1<<i) == 0 {
+			if known || mask&(1<<i) == 0 {
 				skipped++
 			}
 		}
@@ -111,6 +112,10 @@ func TestMigrateToBandShares(t *testing.T) {
 	if skipped := sameCandidates(t, s, entries); skipped == 0 {
 		t.Fatal("no band key is skipped: the test shares too many")
 	}
+	var listed int
+	if err := s.r.QueryRow("SELECT count(*) FROM band_shares WHERE partners IS NOT NULL").Scan(&listed); err != nil || listed == 0 {
+		t.Fatalf("%d contents list their partners after the migration (%v)", listed, err)
+	}
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +137,7 @@ func TestBandSharesAcrossStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []*Store{a, b} {
-		if sameCandidates(t, s, []index.Entry{x, y}) != 4 {
+		if sameCandidates(t, s, []index.Entry{x, y}) != 6 {
 			t.Fatal("band keys held by one content looked up")
 		}
 	}
@@ -150,5 +155,61 @@ func TestCheckFindsMissingBandShare(t *testing.T) {
 	}
 	if err := s.Check(ctx); !errors.Is(err, ErrInconsistent) {
 		t.Fatalf("store with a band bit missing: %v", err)
+	}
+}
+
+// TestBandSharesBeyondPartners: contents sharing a band key with more
+// contents than a row lists fall back to looking their shared keys up,
+// and still find every one, through puts in one transaction and several,
+// removals, and a migration.
+func TestBandSharesBeyondPartners(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := open(t, path, 1)
+	var entries []index.Entry
+	n := maxPartners + 10
+	for i := range n {
+		entries = append(entries, bandDoc(fmt.Sprintf("doc-%d", i), fmt.Sprintf("text %d", i),
+			uint64(i+1)<<40, 7<<40, uint64(1000+i/2)<<40)) // key 7: everyone's; the third: pairs
+	}
+	if _, err := s.Put(ctx, entries[:n/2]); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries[n/2:] {
+		if _, err := s.Put(ctx, []index.Entry{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var overflowed int
+	if err := s.r.QueryRow("SELECT count(*) FROM band_shares WHERE partners IS NULL").Scan(&overflowed); err != nil || overflowed != n {
+		t.Fatalf("%d of %d contents past the partner limit (%v)", overflowed, n, err)
+	}
+	sameCandidates(t, s, entries)
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Fewer than the limit once most are removed: lists already dropped
+	// stay dropped (the keys are looked up), and a newcomer lists its own.
+	for _, e := range entries[:n-5] {
+		if _, err := s.Remove(ctx, e.Doc.Key, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late := bandDoc("late", "late", 7<<40)
+	if _, err := s.Put(ctx, []index.Entry{late}); err != nil {
+		t.Fatal(err)
+	}
+	sameCandidates(t, s, append(entries[n-5:], late))
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, "DROP TABLE band_shares; PRAGMA user_version = 5"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, path, 1)
+	sameCandidates(t, s, append(entries[n-5:], late))
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

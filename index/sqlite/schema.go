@@ -92,12 +92,14 @@ CREATE TABLE anchor_blocks (
 INSERT OR IGNORE INTO meta(key, value) VALUES ('anchors_gen', '0');
 `,
 	// 6: for each content holding a band key another content holds too,
-	// the mask of those bands (bandshares.go), so that a query of a stored
-	// text looks up only those; backfillBandShares fills it.
+	// the mask of those bands and the contents it shares them with
+	// (bandshares.go), so that a query of a stored text need not look up
+	// the keys only it holds; backfillBandShares fills it.
 	`
 CREATE TABLE band_shares (
-	c    INTEGER PRIMARY KEY REFERENCES contents(id) ON DELETE CASCADE,
-	mask INTEGER NOT NULL
+	c        INTEGER PRIMARY KEY REFERENCES contents(id) ON DELETE CASCADE,
+	mask     INTEGER NOT NULL,
+	partners BLOB
 );
 `,
 }

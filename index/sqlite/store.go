@@ -563,7 +563,7 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 		keys[i] = postingKey(b)
 		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
 	}
-	mask, err := stmts.bands.maskOf(ctx, stmts, keys)
+	shares, err := stmts.bands.shareOf(ctx, stmts, keys)
 	if err != nil {
 		return 0, err
 	}
@@ -577,7 +577,7 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 	if err != nil {
 		return 0, err
 	}
-	if err := stmts.bands.stored(ctx, stmts, id, keys, mask); err != nil {
+	if err := stmts.bands.stored(ctx, stmts, id, keys, shares); err != nil {
 		return 0, err
 	}
 	for _, a := range anchors {
@@ -1029,7 +1029,9 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 	}
 	// A stored text's band keys that no other content holds need not be
 	// looked up (bandshares.go); its content is a candidate by itself.
-	self, mask, err := s.storedBands(ctx, tx, q.TextSHA256)
+	// When the stored text's partners are listed, they are its band
+	// candidates: no band key is looked up at all.
+	self, mask, partners, known, err := s.storedBands(ctx, tx, q.TextSHA256)
 	if err != nil {
 		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
 	}
@@ -1037,17 +1039,22 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 		add([]int64{self})
 	}
 	keys := make([]int64, 0, len(q.Bands))
-	for i, b := range q.Bands {
-		if self == 0 || i >= maskBands || mask&(1<<i) != 0 {
-			keys = append(keys, postingKey(b))
+	switch {
+	case self != 0 && known:
+		add(partners)
+	default:
+		for i, b := range q.Bands {
+			if self == 0 || i >= maskBands || mask&(1<<i) != 0 {
+				keys = append(keys, postingKey(b))
+			}
 		}
-	}
-	lists, err := s.wholeLists(ctx, tx, "band_postings", keys)
-	if err != nil {
-		return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
-	}
-	for _, k := range keys {
-		add(lists[k])
+		lists, err := s.wholeLists(ctx, tx, "band_postings", keys)
+		if err != nil {
+			return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
+		}
+		for _, k := range keys {
+			add(lists[k])
+		}
 	}
 	keys = keys[:0]
 	for _, h := range q.Chunks {
@@ -1055,7 +1062,8 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 	}
 	// One more than allowed is fetched: a chunk held by more contents than
 	// MaxChunkDocs is boilerplate and contributes no candidates.
-	if lists, err = s.boundedLists(ctx, tx, gen, "chunk_postings", keys, q.MaxChunkDocs); err != nil {
+	lists, err := s.boundedLists(ctx, tx, gen, "chunk_postings", keys, q.MaxChunkDocs)
+	if err != nil {
 		return nil, fmt.Errorf("find candidates by chunk: %w", s.mapErr(err))
 	}
 	for _, k := range keys {
