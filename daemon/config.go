@@ -129,7 +129,10 @@ type IndexConfig struct {
 	KeepText bool `mapstructure:"keep_text"`
 	// AnchorsInMemory keeps the anchor posting lists in memory (about 170
 	// MB per million documents) for faster similarity queries.
-	AnchorsInMemory  bool             `mapstructure:"anchors_in_memory"`
+	AnchorsInMemory bool `mapstructure:"anchors_in_memory"`
+	// DeferBandShares is set by bulk commands (`simdex scan`), not in
+	// configuration: see sqlite.Options.DeferBandShares.
+	DeferBandShares  bool             `mapstructure:"-"`
 	Thresholds       ThresholdsConfig `mapstructure:"thresholds"`
 	TemplateShare    float64          `mapstructure:"template_share"`
 	TemplateMin      int              `mapstructure:"template_min_contents"`

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Band shares let a query of a stored text find its band candidates
@@ -53,8 +55,8 @@ type bandShares struct {
 }
 
 // shared is what a content about to be stored shares through its band
-// keys: its mask, and each other content holding one of its keys with
-// those keys.
+// keys: its mask, and each other content holding one of its keys, with
+// the keys it held alone.
 type shared struct {
 	mask     int64
 	others   map[int64][]int64
@@ -68,12 +70,22 @@ func (b *bandShares) shareOf(ctx context.Context, stmts *txStmts, keys []int64) 
 	if len(keys) == 0 {
 		return sh, nil
 	}
-	held, err := bandHolders(ctx, stmts, keys, maxPartners+1)
+	held, err := bandHolders(ctx, stmts, keys, maxPartners+2)
 	if err != nil {
 		return sh, fmt.Errorf("look up band holders: %w", err)
 	}
 	for i, k := range keys {
 		hs := held[i]
+		if len(hs) > maxPartners+1 {
+			// Every holder of a key held by more than maxPartners+1
+			// contents is past the limit and has the key's bit: only
+			// the new content needs anything.
+			sh.overflow = true
+			if i < maskBands {
+				sh.mask |= 1 << i
+			}
+			continue
+		}
 		sh.overflow = sh.overflow || len(hs) > maxPartners
 		for _, p := range b.holders[k] {
 			if !containsID(hs, p) {
@@ -87,9 +99,13 @@ func (b *bandShares) shareOf(ctx context.Context, stmts *txStmts, keys []int64) 
 			sh.mask |= 1 << i
 		}
 		for _, h := range hs {
-			if !containsID(sh.others[h], k) {
-				sh.others[h] = append(sh.others[h], k)
+			ks := sh.others[h]
+			// Only a sole holder lacks the key's bit: with two or more,
+			// each has it already.
+			if len(hs) == 1 && !containsID(ks, k) {
+				ks = append(ks, k)
 			}
+			sh.others[h] = ks
 		}
 	}
 	sh.overflow = sh.overflow || len(sh.others) > maxPartners
@@ -119,12 +135,7 @@ func (b *bandShares) stored(ctx context.Context, stmts *txStmts, c int64, keys [
 			return err
 		}
 	}
-	for o, ks := range sh.others {
-		if err := shareWith(ctx, stmts, o, ks, c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return shareWith(ctx, stmts, sh.others, c)
 }
 
 func containsID(ids []int64, id int64) bool {
@@ -182,33 +193,79 @@ func parseIDs(list string) ([]int64, error) {
 	return ids, nil
 }
 
-// shareWith gives content o the bits of its bands whose key is in keys,
-// and c as a partner. A content already gone (released in this
-// transaction) needs nothing.
-func shareWith(ctx context.Context, stmts *txStmts, o int64, keys []int64, c int64) error {
-	st, err := stmts.prepare(ctx, `SELECT c.bands, coalesce(b.mask, 0), b.partners, b.c IS NOT NULL AND b.partners IS NULL
-		FROM contents c LEFT JOIN band_shares b ON b.c = c.id WHERE c.id = ?`)
+// shareWith gives each content of others the bits of its bands whose
+// key is listed for it (the keys it held alone), and c as a partner. It
+// reads their band_shares rows in one statement, and the bands of a
+// content only when it has bits to gain (one statement per content,
+// reading the wide contents row, was most of a bulk scan's time), and
+// writes only the rows that change. A content already gone (released in
+// this transaction) needs nothing.
+func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c int64) error {
+	if len(others) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(others))
+	for o := range others {
+		ids = append(ids, o)
+	}
+	list, err := json.Marshal(ids)
 	if err != nil {
 		return err
 	}
-	var bands, blob []byte
-	var mask int64
-	var overflow bool
-	if err := st.QueryRowContext(ctx, o).Scan(&bands, &mask, &blob, &overflow); errors.Is(err, sql.ErrNoRows) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("read band shares of content %d: %w", o, err)
+	st, err := stmts.prepare(ctx, `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NOT NULL AND b.partners IS NULL
+		FROM json_each(?) j JOIN contents c ON c.id = j.value LEFT JOIN band_shares b ON b.c = c.id`)
+	if err != nil {
+		return err
 	}
-	mask |= bandMask(bands, func(k int64) bool { return containsID(keys, k) })
-	var partners []int64
-	if !overflow {
-		partners = decodeIDs(blob)
-		if !containsID(partners, c) {
-			partners = append(partners, c)
+	rows, err := st.QueryContext(ctx, string(list))
+	if err != nil {
+		return fmt.Errorf("read band shares: %w", err)
+	}
+	type update struct {
+		o, mask  int64
+		partners []int64
+		overflow bool
+	}
+	var ups []update
+	for rows.Next() {
+		var u update
+		var blob []byte
+		if err := rows.Scan(&u.o, &u.mask, &blob, &u.overflow); err != nil {
+			rows.Close()
+			return fmt.Errorf("read band shares: %w", err)
 		}
-		overflow = len(partners) > maxPartners
+		if !u.overflow {
+			u.partners = decodeIDs(blob)
+			if !containsID(u.partners, c) {
+				u.partners = append(u.partners, c)
+			}
+			u.overflow = len(u.partners) > maxPartners
+		} else if len(others[u.o]) == 0 {
+			continue // past the limit, and no bit to gain
+		}
+		ups = append(ups, u)
 	}
-	return putShare(ctx, stmts, o, mask, partners, overflow)
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read band shares: %w", err)
+	}
+	for _, u := range ups {
+		if keys := others[u.o]; len(keys) > 0 {
+			st, err := stmts.prepare(ctx, "SELECT bands FROM contents WHERE id = ?")
+			if err != nil {
+				return err
+			}
+			var bands []byte
+			if err := st.QueryRowContext(ctx, u.o).Scan(&bands); err != nil {
+				return fmt.Errorf("read bands of content %d: %w", u.o, err)
+			}
+			u.mask |= bandMask(bands, func(k int64) bool { return containsID(keys, k) })
+		}
+		if err := putShare(ctx, stmts, u.o, u.mask, u.partners, u.overflow); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // putShare writes content c's row.
@@ -254,17 +311,66 @@ func (s *Store) storedBands(ctx context.Context, tx *sql.Tx, text [32]byte) (con
 	if text == ([32]byte{}) {
 		return 0, 0, nil, false, nil
 	}
-	st, err := s.rs.in(ctx, tx, `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NULL OR b.partners IS NOT NULL
+	st, err := s.rs.in(ctx, tx, `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NULL OR b.partners IS NOT NULL,
+		EXISTS (SELECT 1 FROM meta WHERE key = '`+bandSharesStaleKey+`')
 		FROM contents c LEFT JOIN band_shares b ON b.c = c.id WHERE c.text_sha256 = ?`)
 	if err != nil {
 		return 0, 0, nil, false, err
 	}
 	var blob []byte
-	err = st.QueryRowContext(ctx, text[:]).Scan(&content, &mask, &blob, &known)
+	var stale bool
+	err = st.QueryRowContext(ctx, text[:]).Scan(&content, &mask, &blob, &known, &stale)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil, false, nil
 	}
+	if stale { // a bulk load defers them: every key is looked up
+		return content, -1, nil, false, err
+	}
 	return content, mask, decodeIDs(blob), known, err
+}
+
+// bandSharesStaleKey is the meta key present while band_shares is left
+// stale by a bulk load (Options.DeferBandShares).
+const bandSharesStaleKey = "band_shares_stale"
+
+// errSharesStale: band_shares is stale, so not checked.
+var errSharesStale = errors.New("band shares stale")
+
+// settleBandShares computes band_shares from the postings, in one
+// transaction, if a bulk load left them stale.
+func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := time.Now()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("settle band shares: %w", s.mapErr(err))
+	}
+	defer tx.Rollback()
+	var stale bool
+	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM meta WHERE key = '"+bandSharesStaleKey+"')").Scan(&stale); err != nil {
+		return fmt.Errorf("settle band shares: %w", err)
+	}
+	if !stale {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
+		return fmt.Errorf("settle band shares: %w", err)
+	}
+	if err := backfillBandShares(ctx, tx); err != nil {
+		return fmt.Errorf("settle band shares: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = '"+bandSharesStaleKey+"'"); err != nil {
+		return fmt.Errorf("settle band shares: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("settle band shares: %w", s.mapErr(err))
+	}
+	if log != nil {
+		log.Info("computed band shares left by a bulk load", "path", s.path, "seconds", time.Since(start).Seconds())
+	}
+	s.committed()
+	return nil
 }
 
 // bandKeys decodes contents.bands: each band's posting key, in band order.
@@ -291,94 +397,97 @@ func bandMask(bands []byte, shared func(int64) bool) int64 {
 	return mask
 }
 
-// sharedBandMasks computes from the postings the mask each content with a
-// shared band key must at least have.
-func sharedBandMasks(ctx context.Context, q querier) (map[int64]int64, error) {
-	rows, err := q.QueryContext(ctx, `SELECT p.c, c.bands, group_concat(p.h)
-		FROM band_postings p JOIN contents c ON c.id = p.c
-		WHERE p.h IN (SELECT h FROM band_postings GROUP BY h HAVING count(*) > 1)
-		GROUP BY p.c`)
-	if err != nil {
-		return nil, fmt.Errorf("find shared band keys: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[int64]int64)
-	for rows.Next() {
-		var c int64
-		var bands []byte
-		var list string
-		if err := rows.Scan(&c, &bands, &list); err != nil {
-			return nil, fmt.Errorf("find shared band keys: %w", err)
-		}
-		shared := make(map[int64]bool)
-		for f := range strings.SplitSeq(list, ",") {
-			k, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("shared band keys of content %d: %w", c, err)
-			}
-			shared[k] = true
-		}
-		if m := bandMask(bands, func(k int64) bool { return shared[k] }); m != 0 {
-			out[c] = m
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find shared band keys: %w", err)
-	}
-	return out, nil
-}
-
-// sharedPartners computes from the postings the contents each content
-// shares a band key with; nil for a content sharing with more than
-// maxPartners.
-func sharedPartners(ctx context.Context, q querier) (map[int64][]int64, error) {
+// sharedBands computes from the postings what band_shares must hold: for
+// each content holding a band key another content holds, the mask it must
+// at least have, and the contents it shares keys with (nil for one that
+// shares with more than maxPartners). One pass over the keys held twice or
+// more, then the bands of the contents holding them, by id.
+func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partners map[int64][]int64, err error) {
 	rows, err := q.QueryContext(ctx, `SELECT h, group_concat(c) FROM band_postings
 		WHERE h IN (SELECT h FROM band_postings GROUP BY h HAVING count(*) > 1) GROUP BY h`)
 	if err != nil {
-		return nil, fmt.Errorf("find band partners: %w", err)
+		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[int64][]int64)
+	partners = make(map[int64][]int64)
+	keysOf := make(map[int64][]int64)
 	for rows.Next() {
 		var h int64
 		var list string
 		if err := rows.Scan(&h, &list); err != nil {
-			return nil, fmt.Errorf("find band partners: %w", err)
+			return nil, nil, fmt.Errorf("find shared band keys: %w", err)
 		}
 		holders, err := parseIDs(list)
 		if err != nil {
-			return nil, fmt.Errorf("holders of band key %d: %w", h, err)
+			return nil, nil, fmt.Errorf("holders of band key %d: %w", h, err)
 		}
 		for _, c := range holders {
-			ps, seen := out[c]
-			if seen && ps == nil {
+			keysOf[c] = append(keysOf[c], h)
+			ps, seen := partners[c]
+			switch {
+			case seen && ps == nil:
 				continue // too many already
+			case len(holders) > maxPartners+1:
+				partners[c] = nil
+				continue
 			}
 			for _, o := range holders {
 				if o != c && !containsID(ps, o) {
-					ps = append(ps, o)
+					if ps = append(ps, o); len(ps) > maxPartners {
+						ps = nil
+						break
+					}
 				}
 			}
-			if len(ps) > maxPartners {
-				ps = nil
-			}
-			out[c] = ps
+			partners[c] = ps
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find band partners: %w", err)
+		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
 	}
-	return out, nil
+	rows.Close()
+	ids := make([]int64, 0, len(keysOf))
+	for c := range keysOf {
+		ids = append(ids, c)
+	}
+	slices.Sort(ids)
+	masks = make(map[int64]int64, len(ids))
+	const batch = 4096
+	for len(ids) > 0 {
+		n := min(len(ids), batch)
+		list, err := json.Marshal(ids[:n])
+		if err != nil {
+			return nil, nil, err
+		}
+		ids = ids[n:]
+		rows, err := q.QueryContext(ctx, "SELECT c.id, c.bands FROM json_each(?) j JOIN contents c ON c.id = j.value", string(list))
+		if err != nil {
+			return nil, nil, fmt.Errorf("read bands: %w", err)
+		}
+		for rows.Next() {
+			var c int64
+			var bands []byte
+			if err := rows.Scan(&c, &bands); err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("read bands: %w", err)
+			}
+			ks := keysOf[c]
+			if m := bandMask(bands, func(k int64) bool { return slices.Contains(ks, k) }); m != 0 {
+				masks[c] = m
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, fmt.Errorf("read bands: %w", err)
+		}
+	}
+	return masks, partners, nil
 }
 
 // backfillBandShares records the masks and partners of contents stored
 // before version 6.
 func backfillBandShares(ctx context.Context, tx *sql.Tx) error {
-	masks, err := sharedBandMasks(ctx, tx)
-	if err != nil {
-		return err
-	}
-	partners, err := sharedPartners(ctx, tx)
+	masks, partners, err := sharedBands(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -403,11 +512,14 @@ func backfillBandShares(ctx context.Context, tx *sql.Tx) error {
 // has its bit and, unless it has too many, lists the contents it shares
 // with.
 func checkBandShares(ctx context.Context, q querier) error {
-	want, err := sharedBandMasks(ctx, q)
+	stale, err := queryIDs(ctx, q, "SELECT 1 FROM meta WHERE key = '"+bandSharesStaleKey+"'")
 	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
-	partners, err := sharedPartners(ctx, q)
+	if len(stale) > 0 {
+		return errSharesStale
+	}
+	want, partners, err := sharedBands(ctx, q)
 	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}

@@ -213,3 +213,49 @@ func TestBandSharesBeyondPartners(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeferredBandShares: a bulk load leaves band_shares to its close;
+// meanwhile queries look up every key and still find everything, and a
+// store opened without deferring (after a crash, or beside the load)
+// computes them.
+func TestDeferredBandShares(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	bulk, err := Open(ctx, path, Options{Scheme: 1, DeferBandShares: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := putBandDocs(t, bulk, 60, 7)
+	if skipped := sameCandidates(t, bulk, entries); skipped != 0 {
+		t.Fatalf("%d band keys skipped while band shares are stale", skipped)
+	}
+	if err := bulk.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Another store opens beside the load (or after it crashed): it
+	// computes them, and the load's next put makes them stale again.
+	other := open(t, path, 1)
+	if skipped := sameCandidates(t, other, entries); skipped == 0 {
+		t.Fatal("band shares not computed at open")
+	}
+	if err := other.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	more := bandDoc("late", "late", entries[0].Bands...)
+	if _, err := bulk.Put(ctx, []index.Entry{more}); err != nil {
+		t.Fatal(err)
+	}
+	all := append(entries, more)
+	if skipped := sameCandidates(t, other, all); skipped != 0 {
+		t.Fatalf("%d band keys skipped while band shares are stale again", skipped)
+	}
+	if err := bulk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if skipped := sameCandidates(t, other, all); skipped == 0 {
+		t.Fatal("band shares not computed when the load closed")
+	}
+	if err := other.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -63,22 +63,29 @@ type Options struct {
 	// load at 1,000,000 documents), for a third of the CPU of a
 	// similarity query (memanchors.go).
 	AnchorsInMemory bool
+	// DeferBandShares leaves band_shares (bandshares.go) to be computed
+	// once, when the store closes, instead of at each put: for bulk loads
+	// of many near-copies, where each new content would update the rows of
+	// dozens of others. Meanwhile queries look up every band key, and a
+	// store opened without it after a crash computes them at open.
+	DeferBandShares bool
 }
 
 // Store is the embedded SQLite index store. It is safe for concurrent use.
 type Store struct {
-	path    string
-	w       *sql.DB // one connection: SQLite has one writer
-	r       *sql.DB
-	now     func() time.Time
-	mu      sync.Mutex // serialises writers in this process
-	close   sync.Once
-	over    overfull        // posting keys known to be boilerplate
-	mem     *memAnchors     // nil unless Options.AnchorsInMemory
-	memCtx  context.Context // the loading of mem, stopped by Close
-	memStop context.CancelFunc
-	memDone chan struct{} // the latest load has ended; guarded by mu
-	logger  *slog.Logger
+	path        string
+	w           *sql.DB // one connection: SQLite has one writer
+	r           *sql.DB
+	now         func() time.Time
+	mu          sync.Mutex // serialises writers in this process
+	close       sync.Once
+	over        overfull        // posting keys known to be boilerplate
+	deferShares bool            // Options.DeferBandShares
+	mem         *memAnchors     // nil unless Options.AnchorsInMemory
+	memCtx      context.Context // the loading of mem, stopped by Close
+	memStop     context.CancelFunc
+	memDone     chan struct{} // the latest load has ended; guarded by mu
+	logger      *slog.Logger
 
 	rs, ws *statements // the readers' and the writer's prepared statements
 
@@ -172,6 +179,12 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 	}
 	if err := s.checkScheme(ctx, opts.Scheme); err != nil {
 		return nil, err
+	}
+	s.deferShares = opts.DeferBandShares
+	if !s.deferShares { // a bulk load that did not get to close
+		if err := s.settleBandShares(ctx, opts.Logger); err != nil {
+			return nil, err
+		}
 	}
 	s.logger = opts.Logger
 	// Readers do not map the file (mmap_size): it saved a fifth of a
@@ -317,6 +330,9 @@ func (s *Store) Close() error {
 	var err error
 	s.close.Do(func() {
 		s.stopAnchors()
+		if s.deferShares {
+			err = s.settleBandShares(context.Background(), s.logger)
+		}
 		var c error
 		if s.ckpt != nil {
 			close(s.ckptStop)
@@ -325,7 +341,7 @@ func (s *Store) Close() error {
 		}
 		// The writer closes last: closing the last connection checkpoints
 		// the whole log and removes it.
-		err = errors.Join(c, s.rs.close(), s.r.Close(), s.ws.close(), s.w.Close())
+		err = errors.Join(err, c, s.rs.close(), s.r.Close(), s.ws.close(), s.w.Close())
 		s.rs.wait()
 		s.ws.wait()
 	})
@@ -405,7 +421,16 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 	now := s.now().UnixNano()
 	var body []byte
 	var posts postings
-	stmts := txStmts{tx: tx, pool: s.ws, anchors: d}
+	stmts := txStmts{tx: tx, pool: s.ws, anchors: d, deferShares: s.deferShares}
+	if s.deferShares {
+		mark, err := stmts.prepare(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('"+bandSharesStaleKey+"', '1')")
+		if err == nil {
+			_, err = mark.ExecContext(ctx)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("mark band shares stale: %w", err)
+		}
+	}
 	for i := range entries {
 		e := &entries[i]
 		d := &e.Doc
@@ -501,6 +526,8 @@ type txStmts struct {
 	m       map[string]*sql.Stmt
 	anchors *anchorDelta // the anchor postings added, if they are tracked
 	bands   bandShares   // the band keys of the contents stored
+	// deferShares: band_shares is left stale (Options.DeferBandShares).
+	deferShares bool
 }
 
 // prepare returns the statement of query bound to the transaction (which
@@ -563,9 +590,11 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 		keys[i] = postingKey(b)
 		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
 	}
-	shares, err := stmts.bands.shareOf(ctx, stmts, keys)
-	if err != nil {
-		return 0, err
+	var shares shared
+	if !stmts.deferShares {
+		if shares, err = stmts.bands.shareOf(ctx, stmts, keys); err != nil {
+			return 0, err
+		}
 	}
 	anchors := fp.Anchors()
 	insert, err := stmts.prepare(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id")
@@ -577,8 +606,10 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 	if err != nil {
 		return 0, err
 	}
-	if err := stmts.bands.stored(ctx, stmts, id, keys, shares); err != nil {
-		return 0, err
+	if !stmts.deferShares {
+		if err := stmts.bands.stored(ctx, stmts, id, keys, shares); err != nil {
+			return 0, err
+		}
 	}
 	for _, a := range anchors {
 		posts[samplePostings] = append(posts[samplePostings], posting{postingKey(a), id, int32(len(anchors))})
@@ -1427,7 +1458,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return fmt.Errorf("check index: %w", err)
 	}
 	rows.Close()
-	if err := checkBandShares(ctx, s.r); err != nil {
+	if err := checkBandShares(ctx, s.r); err != nil && !errors.Is(err, errSharesStale) {
 		return err
 	}
 	return checkAnchorBlocks(ctx, s.r, conn)
