@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,7 +89,7 @@ func (b *bandShares) shareOf(ctx context.Context, stmts *txStmts, keys []int64) 
 		}
 		sh.overflow = sh.overflow || len(hs) > maxPartners
 		for _, p := range b.holders[k] {
-			if !containsID(hs, p) {
+			if !slices.Contains(hs, p) {
 				hs = append(hs, p)
 			}
 		}
@@ -102,7 +103,7 @@ func (b *bandShares) shareOf(ctx context.Context, stmts *txStmts, keys []int64) 
 			ks := sh.others[h]
 			// Only a sole holder lacks the key's bit: with two or more,
 			// each has it already.
-			if len(hs) == 1 && !containsID(ks, k) {
+			if len(hs) == 1 && !slices.Contains(ks, k) {
 				ks = append(ks, k)
 			}
 			sh.others[h] = ks
@@ -119,7 +120,7 @@ func (b *bandShares) stored(ctx context.Context, stmts *txStmts, c int64, keys [
 		b.holders = make(map[int64][]int64)
 	}
 	for _, k := range keys {
-		if hs := b.holders[k]; !containsID(hs, c) { // c may hold a key at two positions
+		if hs := b.holders[k]; !slices.Contains(hs, c) { // c may hold a key at two positions
 			b.holders[k] = append(hs, c)
 		}
 	}
@@ -136,15 +137,6 @@ func (b *bandShares) stored(ctx context.Context, stmts *txStmts, c int64, keys [
 		}
 	}
 	return shareWith(ctx, stmts, sh.others, c)
-}
-
-func containsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // bandHolders returns, for each key, up to limit contents posted under
@@ -204,11 +196,7 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 	if len(others) == 0 {
 		return nil
 	}
-	ids := make([]int64, 0, len(others))
-	for o := range others {
-		ids = append(ids, o)
-	}
-	list, err := json.Marshal(ids)
+	list, err := json.Marshal(slices.Collect(maps.Keys(others)))
 	if err != nil {
 		return err
 	}
@@ -236,7 +224,7 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 		}
 		if !u.overflow {
 			u.partners = decodeIDs(blob)
-			if !containsID(u.partners, c) {
+			if !slices.Contains(u.partners, c) {
 				u.partners = append(u.partners, c)
 			}
 			u.overflow = len(u.partners) > maxPartners
@@ -259,7 +247,7 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 			if err := st.QueryRowContext(ctx, u.o).Scan(&bands); err != nil {
 				return fmt.Errorf("read bands of content %d: %w", u.o, err)
 			}
-			u.mask |= bandMask(bands, func(k int64) bool { return containsID(keys, k) })
+			u.mask |= bandMask(bands, func(k int64) bool { return slices.Contains(keys, k) })
 		}
 		if err := putShare(ctx, stmts, u.o, u.mask, u.partners, u.overflow); err != nil {
 			return err
@@ -432,7 +420,7 @@ func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partner
 				continue
 			}
 			for _, o := range holders {
-				if o != c && !containsID(ps, o) {
+				if o != c && !slices.Contains(ps, o) {
 					if ps = append(ps, o); len(ps) > maxPartners {
 						ps = nil
 						break
@@ -446,11 +434,7 @@ func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partner
 		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
 	}
 	rows.Close()
-	ids := make([]int64, 0, len(keysOf))
-	for c := range keysOf {
-		ids = append(ids, c)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(keysOf))
 	masks = make(map[int64]int64, len(ids))
 	const batch = 4096
 	for len(ids) > 0 {
@@ -559,7 +543,7 @@ func checkBandShares(ctx context.Context, q querier) error {
 			continue // too many to list: its queries look its keys up
 		}
 		for _, o := range ps {
-			if !containsID(r.partners, o) {
+			if !slices.Contains(r.partners, o) {
 				return fmt.Errorf("check index: %w: content %d shares a band key with %d, which it does not list", ErrInconsistent, c, o)
 			}
 		}
