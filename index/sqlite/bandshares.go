@@ -127,10 +127,7 @@ func (b *bandShares) stored(ctx context.Context, stmts *txStmts, c int64, keys [
 	if sh.mask != 0 || len(sh.others) > 0 {
 		var partners []int64
 		if !sh.overflow {
-			partners = make([]int64, 0, len(sh.others))
-			for o := range sh.others {
-				partners = append(partners, o)
-			}
+			partners = slices.Collect(maps.Keys(sh.others))
 		}
 		if err := putShare(ctx, stmts, c, sh.mask, partners, sh.overflow); err != nil {
 			return err
@@ -321,8 +318,14 @@ func (s *Store) storedBands(ctx context.Context, tx *sql.Tx, text [32]byte) (con
 // stale by a bulk load (Options.DeferBandShares).
 const bandSharesStaleKey = "band_shares_stale"
 
-// errSharesStale: band_shares is stale, so not checked.
-var errSharesStale = errors.New("band shares stale")
+// sharesStale reports whether a bulk load left band_shares stale.
+func sharesStale(ctx context.Context, q querier) (bool, error) {
+	marks, err := queryIDs(ctx, q, "SELECT 1 FROM meta WHERE key = '"+bandSharesStaleKey+"'")
+	if err != nil {
+		return false, fmt.Errorf("read the band shares' stale mark: %w", err)
+	}
+	return len(marks) > 0, nil
+}
 
 // settleBandShares computes band_shares from the postings, in one
 // transaction, if a bulk load left them stale.
@@ -335,12 +338,8 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger) error {
 		return fmt.Errorf("settle band shares: %w", s.mapErr(err))
 	}
 	defer tx.Rollback()
-	var stale bool
-	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM meta WHERE key = '"+bandSharesStaleKey+"')").Scan(&stale); err != nil {
-		return fmt.Errorf("settle band shares: %w", err)
-	}
-	if !stale {
-		return nil
+	if stale, err := sharesStale(ctx, tx); err != nil || !stale {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
 		return fmt.Errorf("settle band shares: %w", err)
@@ -475,18 +474,10 @@ func backfillBandShares(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
-	st, err := tx.PrepareContext(ctx, "INSERT INTO band_shares (c, mask, partners) VALUES (?, ?, ?)")
-	if err != nil {
-		return fmt.Errorf("record shared bands: %w", err)
-	}
-	defer st.Close()
+	stmts := &txStmts{tx: tx}
 	for c, ps := range partners {
-		var blob []byte
-		if ps != nil {
-			blob = encodeIDs(ps)
-		}
-		if _, err := st.ExecContext(ctx, c, masks[c], blob); err != nil {
-			return fmt.Errorf("record shared bands of content %d: %w", c, err)
+		if err := putShare(ctx, stmts, c, masks[c], ps, ps == nil); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -496,12 +487,8 @@ func backfillBandShares(ctx context.Context, tx *sql.Tx) error {
 // has its bit and, unless it has too many, lists the contents it shares
 // with.
 func checkBandShares(ctx context.Context, q querier) error {
-	stale, err := queryIDs(ctx, q, "SELECT 1 FROM meta WHERE key = '"+bandSharesStaleKey+"'")
-	if err != nil {
-		return fmt.Errorf("check index: %w", err)
-	}
-	if len(stale) > 0 {
-		return errSharesStale
+	if stale, err := sharesStale(ctx, q); err != nil || stale {
+		return err // stale: computed when the bulk load closes, nothing to check
 	}
 	want, partners, err := sharedBands(ctx, q)
 	if err != nil {

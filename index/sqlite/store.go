@@ -421,7 +421,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 	now := s.now().UnixNano()
 	var body []byte
 	var posts postings
-	stmts := txStmts{tx: tx, pool: s.ws, anchors: d, deferShares: s.deferShares}
+	stmts := txStmts{tx: tx, pool: s.ws, anchors: d}
 	if s.deferShares {
 		mark, err := stmts.prepare(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('"+bandSharesStaleKey+"', '1')")
 		if err == nil {
@@ -526,8 +526,6 @@ type txStmts struct {
 	m       map[string]*sql.Stmt
 	anchors *anchorDelta // the anchor postings added, if they are tracked
 	bands   bandShares   // the band keys of the contents stored
-	// deferShares: band_shares is left stale (Options.DeferBandShares).
-	deferShares bool
 }
 
 // prepare returns the statement of query bound to the transaction (which
@@ -591,7 +589,7 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
 	}
 	var shares shared
-	if !stmts.deferShares {
+	if !s.deferShares {
 		if shares, err = stmts.bands.shareOf(ctx, stmts, keys); err != nil {
 			return 0, err
 		}
@@ -606,7 +604,7 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 	if err != nil {
 		return 0, err
 	}
-	if !stmts.deferShares {
+	if !s.deferShares {
 		if err := stmts.bands.stored(ctx, stmts, id, keys, shares); err != nil {
 			return 0, err
 		}
@@ -1070,10 +1068,9 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 		add([]int64{self})
 	}
 	keys := make([]int64, 0, len(q.Bands))
-	switch {
-	case self != 0 && known:
+	if self != 0 && known {
 		add(partners)
-	default:
+	} else {
 		for i, b := range q.Bands {
 			if self == 0 || i >= maskBands || mask&(1<<i) != 0 {
 				keys = append(keys, postingKey(b))
@@ -1458,7 +1455,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return fmt.Errorf("check index: %w", err)
 	}
 	rows.Close()
-	if err := checkBandShares(ctx, s.r); err != nil && !errors.Is(err, errSharesStale) {
+	if err := checkBandShares(ctx, s.r); err != nil {
 		return err
 	}
 	return checkAnchorBlocks(ctx, s.r, conn)
@@ -1721,13 +1718,9 @@ func (s *Store) postingLists(ctx context.Context, tx *sql.Tx, table string, keys
 		if !cs.Valid || cs.String == "" {
 			continue
 		}
-		var ids []int64
-		for f := range strings.SplitSeq(cs.String, ",") {
-			id, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("posting list of %d: %w", k, err)
-			}
-			ids = append(ids, id)
+		ids, err := parseIDs(cs.String)
+		if err != nil {
+			return nil, fmt.Errorf("posting list of %d: %w", k, err)
 		}
 		out[k] = ids
 	}
