@@ -175,6 +175,11 @@ func TestAnchorsInMemorySeeOtherWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The lists must be loaded before the other store writes: a load that
+	// reads after its commit holds it already and has nothing to reload.
+	if state, gen := waitAnchors(t, s); state != memReady || gen != 1 {
+		t.Fatalf("after this store's commit: state %v at generation %d, want ready at 1", state, gen)
+	}
 	other := open(t, path, 1) // no lists in memory, like the scan command
 	theirs, err := other.Put(ctx, []index.Entry{anchorDoc("theirs", "theirs", a1, a2, a3)})
 	if err != nil {
