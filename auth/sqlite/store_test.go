@@ -111,6 +111,38 @@ func TestStoreConcurrent(t *testing.T) {
 	}
 }
 
+// TestStoreKeepsConnections looks tokens up from many goroutines at once,
+// as concurrent API requests do, and checks that the pool kept its
+// connections rather than closing and reopening them (each reopening
+// parsed the schema again: half of a lookup's CPU).
+func TestStoreKeepsConnections(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "auth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tok := token("a000000000000000", auth.RoleViewer)
+	if err := s.PutToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if _, err := s.Token(ctx, tok.ID); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st := s.DBStats(); st.MaxIdleClosed != 0 {
+		t.Errorf("%d connections closed for want of idle room (%d opened in all)", st.MaxIdleClosed, st.OpenConnections)
+	}
+}
+
 func TestStoreRefusesNewerSchema(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "auth.db")
