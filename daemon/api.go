@@ -176,16 +176,26 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rec, ok := a.getRecord(w, r, id)
-	if !ok {
-		return
-	}
 	th, err := a.thresholds(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	ms, err := a.ix.SimilarOf(r.Context(), rec, th)
+	// The document and its search read one state of the index, on one
+	// connection.
+	ctx, done, err := a.ix.Snapshot(r.Context())
+	if err != nil {
+		a.logger.Error("similar by id", "doc_id", id, "err", err)
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	defer done()
+	r = r.WithContext(ctx)
+	rec, ok := a.getRecord(w, r, id)
+	if !ok {
+		return
+	}
+	ms, err := a.ix.SimilarOf(ctx, rec, th)
 	switch {
 	case errors.Is(err, index.ErrNotFound):
 		writeError(w, http.StatusNotFound, err)

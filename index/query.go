@@ -267,6 +267,11 @@ func (s *scorer) scoreSorted(b *Fingerprint, bc []Chunk) Scores {
 // Similar returns every near-copy of the stored document id (all versions
 // of this file), best first, the document itself excluded.
 func (ix *Index) Similar(ctx context.Context, id DocID, th Thresholds) ([]Match, error) {
+	ctx, done, err := ix.Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("similar to document %d: %w", id, err)
+	}
+	defer done()
 	r, err := ix.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -274,9 +279,26 @@ func (ix *Index) Similar(ctx context.Context, id DocID, th Thresholds) ([]Match,
 	return ix.SimilarOf(ctx, r, th)
 }
 
+// Snapshot returns a context in which the store's reads see it at one
+// moment (see Snapshotter), and the function that ends that snapshot. A
+// caller that reads before a search (a document, to check who may see it)
+// takes one so that the search reads the same state, on the same
+// connection. With a store that cannot, ctx is returned as it is.
+func (ix *Index) Snapshot(ctx context.Context) (context.Context, func(), error) {
+	if sn, ok := ix.store.(Snapshotter); ok {
+		return sn.Snapshot(ctx)
+	}
+	return ctx, func() {}, nil
+}
+
 // SimilarOf is Similar for a stored document already read (a caller that
 // checked who may see it need not read it again).
 func (ix *Index) SimilarOf(ctx context.Context, r *Record, th Thresholds) ([]Match, error) {
+	ctx, done, err := ix.Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("similar to document %d: %w", r.ID, err)
+	}
+	defer done()
 	fp, err := ix.fingerprintOf(ctx, r)
 	if err != nil || fp == nil {
 		return nil, err // fp nil: stored with an error, no text to compare
@@ -296,6 +318,11 @@ func (ix *Index) similarTo(ctx context.Context, fp *Fingerprint, self ContentID,
 	if fp.Scheme != 0 && fp.Scheme != ix.scheme {
 		return nil, fmt.Errorf("similar: %w", ErrSchemeMismatch)
 	}
+	ctx, done, err := ix.Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("similar: %w", err)
+	}
+	defer done()
 	ubiq := ix.newUbiquity(ctx)
 	sc := ix.newScorer(fp, ubiq)
 	chunks := make([]uint64, 0, len(sc.qChunks))

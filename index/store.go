@@ -138,6 +138,18 @@ type Preparer interface {
 	Prepare(ctx context.Context, entries []Entry)
 }
 
+// Snapshotter is a Store that can serve a series of reads from one
+// snapshot: the several calls of a near-copy search then see the store at
+// one moment and, in a store with a pool of connections, share one
+// connection and its page cache. The Index takes one for each search.
+type Snapshotter interface {
+	// Snapshot returns a context in which this store's reads share one read
+	// transaction, and the function that ends it, to be called once the
+	// reads are done. A context that holds one already is returned as it
+	// is, with a function that does nothing. Writes are not part of it.
+	Snapshot(ctx context.Context) (context.Context, func(), error)
+}
+
 // Reader looks documents up.
 type Reader interface {
 	// Get returns the document with id, or ErrNotFound.

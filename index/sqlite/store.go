@@ -873,8 +873,10 @@ func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, ke
 	return nil
 }
 
+// querier runs statements: a pool, a connection or a transaction.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
@@ -930,7 +932,7 @@ func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
 
 // records reads the documents selected by where, a constant clause.
 func (s *Store) records(ctx context.Context, what, where string, args ...any) ([]*index.Record, error) {
-	st, err := s.rs.get(ctx, "SELECT "+docColumns+docFrom+where)
+	st, err := s.readStmt(ctx, "SELECT "+docColumns+docFrom+where)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
 	}
@@ -1001,7 +1003,7 @@ func (s *Store) ByContent(ctx context.Context, contents ...index.ContentID) ([]*
 // Seen reports whether a document with this idempotency key is stored.
 func (s *Store) Seen(ctx context.Context, idem string) (bool, error) {
 	var one int
-	st, err := s.rs.get(ctx, "SELECT 1 FROM documents WHERE idem = ?")
+	st, err := s.readStmt(ctx, "SELECT 1 FROM documents WHERE idem = ?")
 	if err == nil {
 		err = st.QueryRowContext(ctx, idem).Scan(&one)
 	}
@@ -1016,7 +1018,7 @@ func (s *Store) Seen(ctx context.Context, idem string) (bool, error) {
 
 // Documents calls fn with every document version, by id.
 func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) error {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+docColumns+docFrom+"ORDER BY d.id")
+	rows, err := s.reads(ctx).QueryContext(ctx, "SELECT "+docColumns+docFrom+"ORDER BY d.id")
 	if err != nil {
 		return fmt.Errorf("list documents: %w", s.mapErr(err))
 	}
@@ -1036,16 +1038,11 @@ func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) err
 // Candidates returns contents that share a band key or a chunk.
 func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index.ContentID, error) {
 	gen := s.over.start(s.now())
-	conn, err := s.r.Conn(ctx)
+	tx, end, err := s.readTx(ctx) // one read lock for every lookup
 	if err != nil {
-		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
+		return nil, fmt.Errorf("find candidates: %w", err)
 	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil) // one read lock for every lookup
-	if err != nil {
-		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
-	}
-	defer tx.Rollback()
+	defer end()
 	seen := make(map[index.ContentID]struct{})
 	var out []index.ContentID
 	add := func(cs []int64) {
@@ -1113,7 +1110,7 @@ func (s *Store) Fingerprints(ctx context.Context, ids []index.ContentID, fn func
 	if err != nil {
 		return fmt.Errorf("load fingerprints: %w", err)
 	}
-	st, err := s.rs.get(ctx, "SELECT id, text_sha256, text_size, simhash, body FROM contents WHERE id IN (SELECT value FROM json_each(?))")
+	st, err := s.readStmt(ctx, "SELECT id, text_sha256, text_size, simhash, body FROM contents WHERE id IN (SELECT value FROM json_each(?))")
 	if err != nil {
 		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
 	}
@@ -1152,7 +1149,7 @@ func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprin
 // of the covering index it reads).
 func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) error) error {
 	// From the covering index: a scan of contents would read every body.
-	rows, err := s.r.QueryContext(ctx, "SELECT id, simhash FROM contents INDEXED BY contents_simhash")
+	rows, err := s.reads(ctx).QueryContext(ctx, "SELECT id, simhash FROM contents INDEXED BY contents_simhash")
 	if err != nil {
 		return fmt.Errorf("read simhashes: %w", s.mapErr(err))
 	}
@@ -1177,7 +1174,7 @@ func (s *Store) Groups(ctx context.Context, maxChunkDocs int, fn func([]index.Co
 		if table == "chunk_postings" {
 			limit = maxChunkDocs
 		}
-		rows, err := s.r.QueryContext(ctx, "SELECT h, c FROM "+table+" ORDER BY h")
+		rows, err := s.reads(ctx).QueryContext(ctx, "SELECT h, c FROM "+table+" ORDER BY h")
 		if err != nil {
 			return fmt.Errorf("group %s: %w", table, s.mapErr(err))
 		}
@@ -1244,7 +1241,7 @@ func (s *Store) AddTemplate(ctx context.Context, t index.Template) (int64, error
 
 // Templates returns every stored template.
 func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT id, name, reason, actor, at, chunks, samples FROM templates ORDER BY id")
+	rows, err := s.reads(ctx).QueryContext(ctx, "SELECT id, name, reason, actor, at, chunks, samples FROM templates ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("read templates: %w", s.mapErr(err))
 	}
@@ -1344,17 +1341,12 @@ func radixSortAbove(keys, scratch []int64, lo, width int) []int64 {
 // ChunkContents counts the contents holding each chunk.
 func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
 	out := make(map[uint64]int, len(hashes))
-	conn, err := s.r.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
-	}
-	defer conn.Close()
 	// One read transaction for every count, on one connection.
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, end, err := s.readTx(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
+		return nil, fmt.Errorf("count chunk contents: %w", err)
 	}
-	defer tx.Rollback()
+	defer end()
 	stmt, err := s.rs.in(ctx, tx, "SELECT count(*) FROM chunk_postings WHERE h = ?")
 	if err != nil {
 		return nil, fmt.Errorf("count chunk contents: %w", s.mapErr(err))
@@ -1375,7 +1367,7 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 // Stats counts documents and contents.
 func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
 	var st index.Stats
-	err := s.r.QueryRowContext(ctx, `SELECT
+	err := s.reads(ctx).QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM documents),
 		(SELECT count(*) FROM contents),
 		(SELECT count(*) FROM documents WHERE error != '')`).Scan(&st.Documents, &st.Contents, &st.Failed)
@@ -1527,18 +1519,13 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		return nil, nil
 	}
 	gen := s.over.start(s.now())
-	conn, err := s.r.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
-	}
-	defer conn.Close()
 	// One read transaction for every lookup: each statement on its own
 	// would take and release the WAL read lock (system calls) again.
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, end, err := s.readTx(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
+		return nil, fmt.Errorf("find anchor candidates: %w", err)
 	}
-	defer tx.Rollback()
+	defer end()
 	keys := make([]int64, 0, len(anchors))
 	seen := make(map[int64]struct{}, len(anchors))
 	for _, a := range anchors {
@@ -1601,17 +1588,12 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 
 // AnchorGroups implements index.Grouper.
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.ContentID, []int) error) error {
-	conn, err := s.r.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("group anchors: %w", s.mapErr(err))
-	}
-	defer conn.Close()
 	// One snapshot: the postings carry each content's anchor count.
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, end, err := s.readTx(ctx)
 	if err != nil {
-		return fmt.Errorf("group anchors: %w", s.mapErr(err))
+		return fmt.Errorf("group anchors: %w", err)
 	}
-	defer tx.Rollback()
+	defer end()
 	rows, err := tx.QueryContext(ctx, "SELECT h, first, n, ids FROM anchor_blocks ORDER BY h, first")
 	if err != nil {
 		return fmt.Errorf("group anchors: %w", s.mapErr(err))

@@ -42,7 +42,7 @@ func (s *Store) Prepare(ctx context.Context, entries []index.Entry) {
 			continue
 		}
 		var one int
-		known, err := s.rs.get(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?")
+		known, err := s.readStmt(ctx, "SELECT 1 FROM contents WHERE text_sha256 = ?")
 		if err == nil {
 			err = known.QueryRowContext(ctx, e.Fingerprint.TextSHA256[:]).Scan(&one)
 		}
@@ -90,7 +90,7 @@ func putText(ctx context.Context, stmts *txStmts, c index.ContentID, text []byte
 func (s *Store) Text(ctx context.Context, content index.ContentID) ([]byte, error) {
 	var codec string
 	var data []byte
-	st, err := s.rs.get(ctx, "SELECT codec, data FROM texts WHERE content_id = ?")
+	st, err := s.readStmt(ctx, "SELECT codec, data FROM texts WHERE content_id = ?")
 	if err == nil {
 		err = st.QueryRowContext(ctx, int64(content)).Scan(&codec, &data)
 	}
