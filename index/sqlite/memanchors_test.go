@@ -125,6 +125,13 @@ func followCommits(t *testing.T) {
 				t.Fatalf("%s: key %d: in memory %v, stored %v", step, k, got, want)
 			}
 		}
+		// Shares counted where the lists are match those of the lists.
+		for _, maxDocs := range []int{2, 5, 1 << 30} {
+			got, ok := s.mem.shares(keys, maxDocs, 0)
+			if want := sharesOfSorted(sharedAnchors(disk, maxDocs)); !ok || !slices.Equal(got, want) {
+				t.Fatalf("%s: shares of lists up to %d long: in memory %v (%v), stored %v", step, maxDocs, got, ok, want)
+			}
+		}
 	}
 	for step := range 60 {
 		switch op := rng.IntN(4); op {

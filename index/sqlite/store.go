@@ -1266,6 +1266,54 @@ func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
 	return out, rows.Err()
 }
 
+// anchorShare is a content on two or more of a query's anchor lists: on
+// how many, and how many anchors it has in all.
+type anchorShare struct {
+	c       int64
+	shared  int32
+	anchors int32
+}
+
+// anchorShares returns the contents on two or more of the lists of keys no
+// longer than maxDocs, ascending: counted where the lists are, when they
+// are in memory, else from the lists read from the blocks.
+func (s *Store) anchorShares(ctx context.Context, tx *sql.Tx, gen uint64, keys []int64, maxDocs int) ([]anchorShare, error) {
+	if s.mem != nil {
+		at, err := s.readAnchorsGen(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		if shares, ok := s.mem.shares(keys, maxDocs, at); ok {
+			return shares, nil
+		}
+	}
+	lists, err := s.anchorLists(ctx, tx, gen, keys, maxDocs)
+	if err != nil {
+		return nil, err
+	}
+	// Every posting of the lists that tell something, sorted by content:
+	// a content's run is the anchors it shares with the query. Sorting
+	// cost half what counting in a map did.
+	return sharesOfSorted(sharedAnchors(lists, maxDocs)), nil
+}
+
+// sharesOfSorted returns the contents found two or more times in all,
+// which is sorted by content.
+func sharesOfSorted(all []anchorPosting) []anchorShare {
+	var out []anchorShare
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].c == all[i].c {
+			j++
+		}
+		if j-i >= 2 {
+			out = append(out, anchorShare{all[i].c, int32(j - i), all[i].n})
+		}
+		i = j
+	}
+	return out
+}
+
 // sharedAnchors returns the postings of the lists no longer than maxDocs
 // (longer ones are boilerplate, held by too many contents to tell
 // anything), sorted by content. They are sorted as integers, content id
@@ -1315,7 +1363,7 @@ func sharedAnchors(lists map[int64][]anchorPosting, maxDocs int) []anchorPosting
 // lo to lo+width (the bits below lo keep their order: the sort is stable),
 // in passes of radixBits, using scratch (as long as keys); it returns the
 // slice holding the result, keys or scratch.
-func radixSortAbove(keys, scratch []int64, lo, width int) []int64 {
+func radixSortAbove[K int64 | uint32](keys, scratch []K, lo, width int) []K {
 	const radixBits = 11
 	var count [1 << radixBits]int
 	for shift := lo; shift < lo+width; shift += radixBits {
@@ -1536,35 +1584,22 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		}
 	}
 	queried := len(keys)
-	lists, err := s.anchorLists(ctx, tx, gen, keys, maxDocs)
+	shares, err := s.anchorShares(ctx, tx, gen, keys, maxDocs)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
-	// Every posting of the lists that tell something, sorted by content:
-	// a content's run is the anchors it shares with the query. Sorting
-	// cost half what counting in a map did.
-	all := sharedAnchors(lists, maxDocs)
 	type cand struct {
 		id    int64
 		share float64
 	}
 	var cands []cand
-	for i := 0; i < len(all); {
-		j := i + 1
-		for j < len(all) && all[j].c == all[i].c {
-			j++
-		}
-		n, theirs := j-i, int(all[i].n)
-		i = j
-		if n < 2 {
-			continue
-		}
-		smaller := min(queried, theirs)
+	for _, sh := range shares {
+		smaller := min(queried, int(sh.anchors))
 		if smaller == 0 {
 			continue
 		}
-		if share := float64(n) / float64(smaller); share >= minShare {
-			cands = append(cands, cand{all[j-1].c, share})
+		if share := float64(sh.shared) / float64(smaller); share >= minShare {
+			cands = append(cands, cand{sh.c, share})
 		}
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
