@@ -293,10 +293,11 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, b *block, ps []anchorPosting)
 	return w.flush()
 }
 
-// anchorLists returns, for each key, the postings under it, or at least
-// limit+1 of them when it has more (to tell such keys apart), ascending by
-// content. Keys known to hold more than limit are left out, as
-// postingLists does.
+// anchorLists returns, for each key, the postings under it in the blocks,
+// or at least limit+1 of them when it has more (to tell such keys apart),
+// ascending by content. Keys known to hold more than limit are left out,
+// as postingLists does. (Lists in memory are counted where they are:
+// memAnchors.shares.)
 //
 // One statement reads the first few blocks of every key: enough for
 // limit+1 postings when blocks are full, as appending leaves them. A key
@@ -308,16 +309,6 @@ func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []
 	keys = s.over.filter(anchorTable, keys, limit)
 	if len(keys) == 0 {
 		return map[int64][]anchorPosting{}, nil
-	}
-	if s.mem != nil {
-		at, err := s.readAnchorsGen(ctx, tx)
-		if err != nil {
-			return nil, err
-		}
-		if out, ok := s.mem.read(keys, limit, at); ok {
-			recordOverfull(&s.over, gen, s.now(), anchorTable, out, limit)
-			return out, nil
-		}
 	}
 	out := make(map[int64][]anchorPosting, len(keys))
 	blocks := min(limit, 1<<24)/anchorBlockIDs + 2

@@ -149,38 +149,6 @@ func (m *memAnchors) list(k uint32) []uint32 {
 	return m.ids[m.offs[i]:m.offs[i+1]]
 }
 
-// read returns the lists of keys as anchorLists would, at least limit+1
-// postings of a longer list, if the lists are at least generation gen.
-func (m *memAnchors) read(keys []int64, limit int, gen int64) (map[int64][]anchorPosting, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.state != memReady || m.gen < gen {
-		return nil, false
-	}
-	out := make(map[int64][]anchorPosting, len(keys))
-	lists := make([][]uint32, len(keys))
-	total := 0
-	for i, k := range keys {
-		l := m.list(uint32(k))
-		lists[i] = l[:min(len(l), limit+1)]
-		total += len(lists[i])
-	}
-	all := make([]anchorPosting, total) // one allocation for every list
-	for i, k := range keys {
-		l := lists[i]
-		if len(l) == 0 {
-			continue
-		}
-		ps := all[:len(l):len(l)]
-		all = all[len(l):]
-		for i, c := range l {
-			ps[i] = anchorPosting{int64(c), m.counts[c]}
-		}
-		out[k] = ps
-	}
-	return out, true
-}
-
 // sharesScratch holds the buffers shares sorts postings in.
 var sharesScratch = sync.Pool{New: func() any { return new([]uint32) }}
 
