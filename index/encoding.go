@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // encodingVersion is the first byte of an encoded fingerprint body.
@@ -45,7 +46,7 @@ func (fp *Fingerprint) DecodeBody(b []byte) error {
 	}
 	d := decoder{b: b[1:]}
 	n := d.count()
-	fp.Chunks = fp.Chunks[:0]
+	fp.Chunks = slices.Grow(fp.Chunks[:0], n) // n is at most the bytes left
 	for i := 0; i < n && d.err == nil; i++ {
 		h := d.u64()
 		l := d.uvarint()
@@ -55,12 +56,12 @@ func (fp *Fingerprint) DecodeBody(b []byte) error {
 		fp.Chunks = append(fp.Chunks, Chunk{Hash: h, Len: uint32(l)})
 	}
 	n = d.count()
-	fp.Samples = fp.Samples[:0]
+	fp.Samples = slices.Grow(fp.Samples[:0], n)
 	for i := 0; i < n && d.err == nil; i++ {
 		fp.Samples = append(fp.Samples, d.u32())
 	}
 	n = d.count()
-	fp.MinHash = fp.MinHash[:0]
+	fp.MinHash = slices.Grow(fp.MinHash[:0], n)
 	for i := 0; i < n && d.err == nil; i++ {
 		fp.MinHash = append(fp.MinHash, d.u32())
 	}

@@ -1128,7 +1128,9 @@ func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprin
 	defer rows.Close()
 	for rows.Next() {
 		var id, simhash int64
-		var sha, body []byte
+		// Raw: the body is decoded and the hash copied before Next, and a
+		// copy of each was a tenth of a search's garbage.
+		var sha, body sql.RawBytes
 		fp := new(index.Fingerprint)
 		if err := rows.Scan(&id, &sha, &fp.TextSize, &simhash, &body); err != nil {
 			return err
