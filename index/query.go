@@ -332,6 +332,7 @@ func (ix *Index) similarTo(ctx context.Context, fp *Fingerprint, self ContentID,
 	limit := ix.candidateLimit()
 	cands, err := ix.store.Candidates(ctx, CandidateQuery{
 		TextSHA256:   fp.TextSHA256,
+		Content:      self,
 		Bands:        sketch.Bands(ix.opts.Sketch, fp.MinHash, nil),
 		Chunks:       chunks,
 		MaxChunkDocs: limit,

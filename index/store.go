@@ -202,6 +202,10 @@ type CandidateQuery struct {
 	// stored, a store may skip the band keys it knows no other content
 	// holds: most of a stored document's keys are its own.
 	TextSHA256 [32]byte
+	// Content is the query's stored content when the caller knows it (a
+	// stored document's search), which a store may read directly instead
+	// of looking TextSHA256 up; zero when unknown.
+	Content ContentID
 	// Bands are the query's LSH band keys (sketch.Bands), in band order.
 	Bands []uint64
 	// Chunks are the hashes of the query's non-template chunks.

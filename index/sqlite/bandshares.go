@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/simdex/simdex/index"
 )
 
 // Band shares let a query of a stored text find its band candidates
@@ -291,20 +293,26 @@ func decodeIDs(b []byte) []int64 {
 
 // storedBands returns the content stored with text, its band mask and
 // the contents sharing a band key with it (known false: too many to list),
-// or a zero content when the text is not stored.
-func (s *Store) storedBands(ctx context.Context, tx *sql.Tx, text [32]byte) (content, mask int64, partners []int64, known bool, err error) {
+// or a zero content when the text is not stored. A known content id
+// (self) is read by its key; its text must match still.
+func (s *Store) storedBands(ctx context.Context, tx *sql.Tx, text [32]byte, self index.ContentID) (content, mask int64, partners []int64, known bool, err error) {
 	if text == ([32]byte{}) {
 		return 0, 0, nil, false, nil
 	}
-	st, err := s.rs.in(ctx, tx, `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NULL OR b.partners IS NOT NULL,
-		EXISTS (SELECT 1 FROM meta WHERE key = '`+bandSharesStaleKey+`')
-		FROM contents c LEFT JOIN band_shares b ON b.c = c.id WHERE c.text_sha256 = ?`)
+	const columns = `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NULL OR b.partners IS NOT NULL,
+		EXISTS (SELECT 1 FROM meta WHERE key = '` + bandSharesStaleKey + `')
+		FROM contents c LEFT JOIN band_shares b ON b.c = c.id `
+	query, args := columns+`WHERE c.text_sha256 = ?`, []any{text[:]}
+	if self != 0 {
+		query, args = columns+`WHERE c.id = ? AND c.text_sha256 = ?`, []any{int64(self), text[:]}
+	}
+	st, err := s.rs.in(ctx, tx, query)
 	if err != nil {
 		return 0, 0, nil, false, err
 	}
 	var blob []byte
 	var stale bool
-	err = st.QueryRowContext(ctx, text[:]).Scan(&content, &mask, &blob, &known, &stale)
+	err = st.QueryRowContext(ctx, args...).Scan(&content, &mask, &blob, &known, &stale)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil, false, nil
 	}

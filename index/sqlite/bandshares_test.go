@@ -70,7 +70,7 @@ func sameCandidates(t *testing.T, s *Store, entries []index.Entry) (skipped int)
 			t.Fatalf("%s: candidates %v, without naming its text %v", e.Doc.Key, got, all)
 		}
 		tx := readTx(t, s)
-		_, mask, _, known, err := s.storedBands(ctx, tx, e.Fingerprint.TextSHA256)
+		_, mask, _, known, err := s.storedBands(ctx, tx, e.Fingerprint.TextSHA256, 0)
 		tx.Rollback()
 		if err != nil {
 			t.Fatal(err)

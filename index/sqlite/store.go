@@ -1057,7 +1057,7 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 	// looked up (bandshares.go); its content is a candidate by itself.
 	// When the stored text's partners are listed, they are its band
 	// candidates: no band key is looked up at all.
-	self, mask, partners, known, err := s.storedBands(ctx, tx, q.TextSHA256)
+	self, mask, partners, known, err := s.storedBands(ctx, tx, q.TextSHA256, q.Content)
 	if err != nil {
 		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
 	}

@@ -448,18 +448,19 @@ func Run(t *testing.T, o Opener) {
 	})
 }
 
-// candidatesOfStoredText checks that a query naming its stored text finds
-// what the same query without it finds (and, at most, contents no longer
-// stored): a store may skip band keys it knows only that content holds,
-// never one another content holds. Random batches of puts, replacements and removals over a
+// candidatesOfStoredText checks that a query naming its stored text (and
+// its content, or a wrong one) finds what the same query without it finds
+// (and, at most, contents no longer stored): a store may skip band keys it
+// knows only that content holds, never one another content holds. Random batches of puts, replacements and removals over a
 // small set of band keys make keys shared at different band positions,
 // within one transaction and across several, and shared no longer.
 func candidatesOfStoredText(t *testing.T, s index.Store) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, 11))
 	type stored struct {
-		fp    *index.Fingerprint
-		bands []uint64
+		fp      *index.Fingerprint
+		bands   []uint64
+		content index.ContentID
 	}
 	live := map[string]stored{} // text -> what it was stored with
 	keyText := map[string]string{}
@@ -478,7 +479,8 @@ func candidatesOfStoredText(t *testing.T, s index.Store) {
 			batch[i] = entry(key, fmt.Sprintf("v%d", next), text, []uint64{h(uint64(next))}, bands)
 			texts[i] = text
 		}
-		if _, err := s.Put(ctx, batch); err != nil {
+		put, err := s.Put(ctx, batch)
+		if err != nil {
 			t.Fatalf("round %d: Put: %v", round, err)
 		}
 		for i, e := range batch { // a later version of a key replaces the earlier
@@ -486,7 +488,7 @@ func candidatesOfStoredText(t *testing.T, s index.Store) {
 				delete(live, old)
 			}
 			keyText[e.Doc.Key] = texts[i]
-			live[texts[i]] = stored{e.Fingerprint, e.Bands}
+			live[texts[i]] = stored{e.Fingerprint, e.Bands, put[i].Content}
 		}
 		if r.IntN(4) == 0 {
 			key := fmt.Sprintf("k%d", r.IntN(30))
@@ -505,27 +507,32 @@ func candidatesOfStoredText(t *testing.T, s index.Store) {
 				t.Fatal(err)
 			}
 			q.TextSHA256 = st.fp.TextSHA256
-			got, err := s.Candidates(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// More is allowed only of contents no longer stored.
-			var extra []index.ContentID
-			for _, c := range got {
-				if !slices.Contains(all, c) {
-					extra = append(extra, c)
+			// Naming the text, then its content too, then a content that
+			// is not the text's (which must not mislead the store).
+			for _, content := range []index.ContentID{0, st.content, st.content + 1} {
+				q.Content = content
+				got, err := s.Candidates(ctx, q)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			var found []index.ContentID
-			if err := s.Fingerprints(ctx, extra, func(c index.ContentID, _ *index.Fingerprint) error {
-				found = append(found, c)
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			missing := slices.DeleteFunc(slices.Clone(all), func(c index.ContentID) bool { return slices.Contains(got, c) })
-			if len(missing) > 0 || len(found) > 0 {
-				t.Fatalf("round %d, %s: candidates %v, without naming its text %v: %v missing, %v stored added", round, text, got, all, missing, found)
+				// More is allowed only of contents no longer stored.
+				var extra []index.ContentID
+				for _, c := range got {
+					if !slices.Contains(all, c) {
+						extra = append(extra, c)
+					}
+				}
+				var found []index.ContentID
+				if err := s.Fingerprints(ctx, extra, func(c index.ContentID, _ *index.Fingerprint) error {
+					found = append(found, c)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				missing := slices.DeleteFunc(slices.Clone(all), func(c index.ContentID) bool { return slices.Contains(got, c) })
+				if len(missing) > 0 || len(found) > 0 {
+					t.Fatalf("round %d, %s, content %d: candidates %v, without naming its text %v: %v missing, %v stored added", round, text, content, got, all, missing, found)
+				}
 			}
 		}
 	}
