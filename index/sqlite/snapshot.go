@@ -10,12 +10,12 @@ import (
 
 var _ index.Snapshotter = (*Store)(nil)
 
-// snapshotKey holds a *snapshot in a context.
-type snapshotKey struct{}
+// snapshotKey holds a store's *snapshot in a context: each store its
+// own, so that one's snapshot does not hide another's.
+type snapshotKey struct{ s *Store }
 
 // snapshot is a read transaction that a series of reads share.
 type snapshot struct {
-	s  *Store
 	tx *sql.Tx
 }
 
@@ -37,15 +37,13 @@ func (s *Store) Snapshot(ctx context.Context) (context.Context, func(), error) {
 	if err != nil {
 		return ctx, nil, fmt.Errorf("begin read snapshot: %w", s.mapErr(err))
 	}
-	return context.WithValue(ctx, snapshotKey{}, &snapshot{s: s, tx: tx}), func() { _ = tx.Rollback() }, nil
+	return context.WithValue(ctx, snapshotKey{s}, &snapshot{tx: tx}), func() { _ = tx.Rollback() }, nil
 }
 
 // snapshotIn returns this store's snapshot in ctx, or nil.
 func (s *Store) snapshotIn(ctx context.Context) *snapshot {
-	if sn, ok := ctx.Value(snapshotKey{}).(*snapshot); ok && sn.s == s {
-		return sn
-	}
-	return nil
+	sn, _ := ctx.Value(snapshotKey{s}).(*snapshot)
+	return sn
 }
 
 // readTx returns the read transaction of ctx's snapshot, or a new one; end

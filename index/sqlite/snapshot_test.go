@@ -122,3 +122,39 @@ func TestSnapshotSeesOneState(t *testing.T) {
 		t.Error("a snapshot's context read the store after the snapshot ended")
 	}
 }
+
+// TestSnapshotsOfTwoStores nests a snapshot of one store in another's: each
+// store's reads still find their own, on the one connection each has.
+func TestSnapshotsOfTwoStores(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stores [2]*Store
+	var ids [2]index.DocID
+	for i := range stores {
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1, Readers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		put, err := s.Put(ctx, []index.Entry{anchorDoc("a", "a")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores[i], ids[i] = s, put[0].ID
+	}
+	ctx, doneA, err := stores[0].Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doneA()
+	ctx, doneB, err := stores[1].Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doneB()
+	for i, s := range stores {
+		if _, err := s.Get(ctx, ids[i]); err != nil {
+			t.Errorf("store %d in nested snapshots: %v", i, err)
+		}
+	}
+}
