@@ -182,20 +182,20 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The document and its search read one state of the index, on one
-	// connection.
+	// connection, released before the answer is written.
 	ctx, done, err := a.ix.Snapshot(r.Context())
 	if err != nil {
 		a.logger.Error("similar by id", "doc_id", id, "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	defer done()
-	r = r.WithContext(ctx)
-	rec, ok := a.getRecord(w, r, id)
+	rec, ok := a.getRecord(w, r.WithContext(ctx), id)
 	if !ok {
+		done()
 		return
 	}
 	ms, err := a.ix.SimilarOf(ctx, rec, th)
+	done()
 	switch {
 	case errors.Is(err, index.ErrNotFound):
 		writeError(w, http.StatusNotFound, err)
