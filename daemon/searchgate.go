@@ -5,11 +5,12 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 )
 
 // searchGate runs the API's near-copy searches a few at a time and lets
-// the others wait their turn, in order of arrival (a channel's waiting
-// senders are served first in, first out), in the manner of Prometheus's
+// the others wait their turn, in order of arrival (semaphore.Weighted
+// serves its waiters first in, first out), in the manner of Prometheus's
 // query concurrency gate.
 //
 // Without it, every request ran at once and competed, at each of a
@@ -21,14 +22,14 @@ import (
 // among more of them; in turn, each runs without interruption and the
 // wait is about the same for all.
 type searchGate struct {
-	slots            chan struct{}
+	slots            *semaphore.Weighted
 	running, waiting prometheus.Gauge
 }
 
 // newSearchGate admits n searches at once and registers its gauges.
 func newSearchGate(n int, reg prometheus.Registerer) (*searchGate, error) {
 	g := &searchGate{
-		slots: make(chan struct{}, n),
+		slots: semaphore.NewWeighted(int64(n)),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "simdex_http_searches_running",
 			Help: "Near-copy searches the API is running (at most http.max_searches).",
@@ -60,18 +61,16 @@ func (g *searchGate) wrap(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.waiting.Inc()
-		select {
-		case g.slots <- struct{}{}:
-			g.waiting.Dec()
-		case <-r.Context().Done():
-			g.waiting.Dec()
+		err := g.slots.Acquire(r.Context(), 1)
+		g.waiting.Dec()
+		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, errors.New("request ended while waiting for a search slot"))
 			return
 		}
 		g.running.Inc()
 		defer func() {
 			g.running.Dec()
-			<-g.slots
+			g.slots.Release(1)
 		}()
 		h.ServeHTTP(w, r)
 	})
