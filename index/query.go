@@ -276,7 +276,7 @@ func (ix *Index) Similar(ctx context.Context, id DocID, th Thresholds) ([]Match,
 	if err != nil {
 		return nil, err
 	}
-	return ix.SimilarOf(ctx, r, th)
+	return ix.similarOf(ctx, r, th)
 }
 
 // Snapshot returns a context in which the store's reads see it at one
@@ -299,6 +299,11 @@ func (ix *Index) SimilarOf(ctx context.Context, r *Record, th Thresholds) ([]Mat
 		return nil, fmt.Errorf("similar to document %d: %w", r.ID, err)
 	}
 	defer done()
+	return ix.similarOf(ctx, r, th)
+}
+
+// similarOf is SimilarOf within the caller's snapshot.
+func (ix *Index) similarOf(ctx context.Context, r *Record, th Thresholds) ([]Match, error) {
 	fp, err := ix.fingerprintOf(ctx, r)
 	if err != nil || fp == nil {
 		return nil, err // fp nil: stored with an error, no text to compare
@@ -309,20 +314,20 @@ func (ix *Index) SimilarOf(ctx context.Context, r *Record, th Thresholds) ([]Mat
 // SimilarTo returns every stored near-copy of a fingerprint, best first,
 // leaving out the documents in exclude.
 func (ix *Index) SimilarTo(ctx context.Context, fp *Fingerprint, th Thresholds, exclude ...DocID) ([]Match, error) {
-	return ix.similarTo(ctx, fp, 0, th, exclude...)
-}
-
-// similarTo is SimilarTo of fp, which is content self's when self is not
-// zero: the store need not load it again.
-func (ix *Index) similarTo(ctx context.Context, fp *Fingerprint, self ContentID, th Thresholds, exclude ...DocID) ([]Match, error) {
-	if fp.Scheme != 0 && fp.Scheme != ix.scheme {
-		return nil, fmt.Errorf("similar: %w", ErrSchemeMismatch)
-	}
 	ctx, done, err := ix.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("similar: %w", err)
 	}
 	defer done()
+	return ix.similarTo(ctx, fp, 0, th, exclude...)
+}
+
+// similarTo is SimilarTo of fp within the caller's snapshot; fp is
+// content self's when self is not zero: the store need not load it again.
+func (ix *Index) similarTo(ctx context.Context, fp *Fingerprint, self ContentID, th Thresholds, exclude ...DocID) ([]Match, error) {
+	if fp.Scheme != 0 && fp.Scheme != ix.scheme {
+		return nil, fmt.Errorf("similar: %w", ErrSchemeMismatch)
+	}
 	ubiq := ix.newUbiquity(ctx)
 	sc := ix.newScorer(fp, ubiq)
 	chunks := make([]uint64, 0, len(sc.qChunks))
