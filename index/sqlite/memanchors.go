@@ -163,10 +163,12 @@ func (m *memAnchors) shares(keys []int64, maxDocs int, gen int64) ([]anchorShare
 	if m.state != memReady || m.gen < gen {
 		return nil, false
 	}
+	lists := make([][]uint32, 0, len(keys))
 	total := 0
 	var most uint32
 	for _, k := range keys {
 		if l := m.list(uint32(k)); len(l) > 0 && len(l) <= maxDocs {
+			lists = append(lists, l)
 			total += len(l)
 			most = max(most, l[len(l)-1]) // lists ascend
 		}
@@ -176,10 +178,8 @@ func (m *memAnchors) shares(keys []int64, maxDocs int, gen int64) ([]anchorShare
 	buf := slices.Grow((*bufp)[:0], 2*total)[:2*total]
 	*bufp = buf
 	ids := buf[:0:total]
-	for _, k := range keys {
-		if l := m.list(uint32(k)); len(l) > 0 && len(l) <= maxDocs {
-			ids = append(ids, l...)
-		}
+	for _, l := range lists {
+		ids = append(ids, l...)
 	}
 	ids = radixSortAbove(ids, buf[total:], 0, bits.Len32(most))
 	var out []anchorShare
