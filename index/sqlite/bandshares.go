@@ -340,6 +340,11 @@ func sharesStale(ctx context.Context, q querier) (bool, error) {
 func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Read first: every open runs this, and a write transaction would wait
+	// for the write lock (a scan writing the same file) to find nothing.
+	if stale, err := sharesStale(ctx, s.w); err != nil || !stale {
+		return err
+	}
 	start := time.Now()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -347,7 +352,7 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger) error {
 	}
 	defer tx.Rollback()
 	if stale, err := sharesStale(ctx, tx); err != nil || !stale {
-		return err
+		return err // settled by another process meanwhile
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
 		return fmt.Errorf("settle band shares: %w", err)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -258,4 +259,28 @@ func TestDeferredBandShares(t *testing.T) {
 	if err := other.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestOpenBesideWriter opens a store while another process holds the
+// file's write lock (a scan committing): opening must not need it.
+func TestOpenBesideWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	open(t, path, 1)
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	// Waiting for the lock would end in "database is locked" once the
+	// busy timeout is over.
+	s, err := Open(context.Background(), path, Options{Scheme: 1})
+	if err != nil {
+		t.Fatalf("open beside a writer: %v", err)
+	}
+	s.Close()
 }
