@@ -14,8 +14,9 @@ import (
 // query concurrency gate.
 //
 // Without it, every request ran at once and competed, at each of a
-// search's half-dozen store calls, for one of a few read connections,
-// which database/sql hands to a waiter chosen at random: at 1,000,000
+// search's half-dozen store calls (a search now holds one connection for
+// all of them), for one of a few read connections, which database/sql
+// hands to a waiter chosen at random: at 1,000,000
 // documents and 50 clients the slowest hundredth of searches took more
 // than twice the median (p99 98 ms, p50 43 ms). Searches are CPU-bound, so
 // running more of them at once than there are cores only shares the cores
