@@ -21,69 +21,67 @@ type Pair struct {
 // key or a non-ubiquitous chunk), as KDD'05 finds pairs from the sorted
 // file–chunk graph; each candidate pair is scored once.
 func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) error {
-	limit := ix.candidateLimit()
-	cand := make(map[[2]ContentID]struct{})
-	err := ix.store.Groups(ctx, limit, func(ids []ContentID) error {
-		for i := 0; i < len(ids); i++ {
-			for j := i + 1; j < len(ids); j++ {
-				a, b := ids[i], ids[j]
-				if a > b {
-					a, b = b, a
-				}
-				cand[[2]ContentID{a, b}] = struct{}{}
-			}
-		}
-		return ctx.Err()
-	})
+	found, err := ix.pairs(ctx, th)
 	if err != nil {
-		return fmt.Errorf("find candidate pairs: %w", err)
-	}
-	// Contained documents share few bands and often no whole chunk: pairs
-	// sharing at least AnchorShare of the smaller one's anchors (and two
-	// anchors) are candidates too.
-	if err := ix.anchorPairs(ctx, limit, func(a, b ContentID) { cand[[2]ContentID{a, b}] = struct{}{} }); err != nil {
 		return err
 	}
-	pairs := make([][2]ContentID, 0, len(cand))
-	need := make(map[ContentID]struct{})
-	for p := range cand {
-		pairs = append(pairs, p)
-		need[p[0]] = struct{}{}
-		need[p[1]] = struct{}{}
-	}
-	slices.SortFunc(pairs, func(x, y [2]ContentID) int {
-		if c := cmp.Compare(x[0], y[0]); c != 0 {
-			return c
+	for _, block := range found {
+		for _, p := range block {
+			if err := fn(p); err != nil {
+				return err
+			}
 		}
-		return cmp.Compare(x[1], y[1])
-	})
-	ids := make([]ContentID, 0, len(need))
-	for id := range need {
-		ids = append(ids, id)
 	}
-	slices.Sort(ids)
-	fps := make(map[ContentID]*Fingerprint, len(ids))
+	return nil
+}
+
+// pairs returns the reported pairs, in order, in blocks: collected in one
+// slice, the 3 million pairs of a 50,000-file scan were copied again at
+// each doubling (a tenth of its analysis).
+func (ix *Index) pairs(ctx context.Context, th Thresholds) ([][]Pair, error) {
+	g, err := ix.loadCandidateGraph(ctx, ix.candidateLimit())
+	if err != nil {
+		return nil, err
+	}
+	workers := runtime.GOMAXPROCS(0)
+	pairs, err := g.pairs(ctx, ix.opts.AnchorShare, workers)
+	if err != nil {
+		return nil, err
+	}
+	need := make([]bool, len(g.ids))
+	for _, p := range pairs {
+		need[p[0]], need[p[1]] = true, true
+	}
+	var ids []ContentID
+	for c, ok := range need {
+		if ok {
+			ids = append(ids, g.ids[c])
+		}
+	}
+	// Fingerprints and sorted chunks by number; each content is scored
+	// against many, so its chunks are sorted once.
+	tmpl := ix.templates.snapshot()
+	fps := make([]*Fingerprint, len(g.ids))
+	sorted := make([][]Chunk, len(g.ids))
 	if err := ix.store.Fingerprints(ctx, ids, func(id ContentID, fp *Fingerprint) error {
-		fps[id] = fp
+		c, ok := slices.BinarySearch(g.ids, id)
+		if !ok {
+			return fmt.Errorf("content %d not asked for", id)
+		}
+		fps[c], sorted[c] = fp, sortedChunks(fp.Chunks, tmpl.chunks)
 		return nil
 	}); err != nil {
-		return fmt.Errorf("load fingerprints for pairs: %w", err)
+		return nil, fmt.Errorf("load fingerprints for pairs: %w", err)
 	}
 	// Score on every core: the pairs are split where their first content
 	// changes, so each part keeps one scorer per query content, and the
-	// reports are passed to fn in order.
+	// parts' reports are kept in order.
 	ubiq := ix.newUbiquity(ctx)
-	// Each content is scored against many: its chunks are sorted once.
-	tmpl := ix.templates.snapshot()
-	sorted := make(map[ContentID][]Chunk, len(fps))
-	for id, fp := range fps {
-		sorted[id] = sortedChunks(fp.Chunks, tmpl.chunks)
-	}
-	parts := splitPairs(pairs, runtime.GOMAXPROCS(0))
-	found := make([][]Pair, len(parts))
-	g, gctx := errgroup.WithContext(ctx)
+	parts := splitPairs(pairs, workers)
+	found := make([]pairBlocks, len(parts))
+	eg, gctx := errgroup.WithContext(ctx)
 	for i, part := range parts {
-		g.Go(func() error {
+		eg.Go(func() error {
 			var sc *scorer
 			for k, p := range part {
 				if k%4096 == 0 && gctx.Err() != nil {
@@ -98,32 +96,40 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 				}
 				s := sc.scoreSorted(b, sorted[p[1]])
 				if s.Reported(th) && !s.Exact {
-					found[i] = append(found[i], Pair{A: p[0], B: p[1], Scores: s})
+					found[i].add(Pair{A: g.ids[p[0]], B: g.ids[p[1]], Scores: s})
 				}
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	if ubiq.err != nil {
-		return fmt.Errorf("score pairs: %w", ubiq.err)
+		return nil, fmt.Errorf("score pairs: %w", ubiq.err)
 	}
-	for _, part := range found {
-		for _, p := range part {
-			if err := fn(p); err != nil {
-				return err
-			}
-		}
+	var blocks [][]Pair
+	for _, f := range found {
+		blocks = append(blocks, f...)
 	}
-	return nil
+	return blocks, nil
+}
+
+// pairBlocks collects pairs in blocks of fixed size, never copied.
+type pairBlocks [][]Pair
+
+func (b *pairBlocks) add(p Pair) {
+	if n := len(*b); n == 0 || len((*b)[n-1]) == cap((*b)[n-1]) {
+		*b = append(*b, make([]Pair, 0, 4096))
+	}
+	last := &(*b)[len(*b)-1]
+	*last = append(*last, p)
 }
 
 // splitPairs cuts sorted pairs into at most n parts of similar size, each
 // cut where the first content changes.
-func splitPairs(pairs [][2]ContentID, n int) [][][2]ContentID {
-	var parts [][][2]ContentID
+func splitPairs[E comparable](pairs [][2]E, n int) [][][2]E {
+	var parts [][][2]E
 	for len(pairs) > 0 {
 		size := max(len(pairs)/max(n-len(parts), 1), 1)
 		end := min(size, len(pairs))
@@ -134,105 +140,6 @@ func splitPairs(pairs [][2]ContentID, n int) [][][2]ContentID {
 		pairs = pairs[end:]
 	}
 	return parts
-}
-
-// anchorPairs calls add(a, b), a < b, with every pair of contents that
-// share at least two anchors held by at most limit contents, and at least
-// AnchorShare of the anchors of the one with fewer.
-//
-// It counts shared anchors content by content with a dense counter rather
-// than per pair in a map: the work is the same (every pair inside every
-// anchor group is visited once), but a map operation per visit cost three
-// quarters of a 50,000-file scan's analysis on a corpus of overlapping
-// excerpts, where anchor groups hold hundreds of contents.
-func (ix *Index) anchorPairs(ctx context.Context, limit int, add func(a, b ContentID)) error {
-	var (
-		dense   = make(map[ContentID]int32)
-		ids     []ContentID // dense index → content
-		anchors []int       // dense index → the content's anchor count
-		members []int32     // every group's members, group after group
-		starts  = []int{0}  // group g is members[starts[g]:starts[g+1]]
-	)
-	err := ix.store.AnchorGroups(ctx, limit, func(group []ContentID, counts []int) error {
-		for i, id := range group {
-			d, ok := dense[id]
-			if !ok {
-				d = int32(len(ids))
-				dense[id] = d
-				ids = append(ids, id)
-				anchors = append(anchors, counts[i])
-			}
-			members = append(members, d)
-		}
-		starts = append(starts, len(members))
-		return ctx.Err()
-	})
-	if err != nil {
-		return fmt.Errorf("find candidate pairs by anchor: %w", err)
-	}
-	// Renumber in content order, and sort each group, so that the members
-	// after a content in a group are exactly its pairs a < b there.
-	order := make([]int32, len(ids))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(ids[x], ids[y]) })
-	rank := make([]int32, len(ids))
-	sortedIDs := make([]ContentID, len(ids))
-	sortedAnchors := make([]int, len(ids))
-	for r, d := range order {
-		rank[d] = int32(r)
-		sortedIDs[r], sortedAnchors[r] = ids[d], anchors[d]
-	}
-	ids, anchors = sortedIDs, sortedAnchors
-	for i, d := range members {
-		members[i] = rank[d]
-	}
-	// end[i] is where the group of members[i] ends; at[c] lists the
-	// positions in members of content c (compressed rows).
-	end := make([]int32, len(members))
-	at := make([]int32, len(members))
-	first := make([]int32, len(ids)+1)
-	for g := 0; g+1 < len(starts); g++ {
-		m := members[starts[g]:starts[g+1]]
-		slices.Sort(m)
-		for i := starts[g]; i < starts[g+1]; i++ {
-			end[i] = int32(starts[g+1])
-			first[members[i]+1]++
-		}
-	}
-	for c := range ids {
-		first[c+1] += first[c]
-	}
-	fill := slices.Clone(first[:len(ids)])
-	for i, c := range members {
-		at[fill[c]] = int32(i)
-		fill[c]++
-	}
-	shared := make([]int32, len(ids))
-	var touched []int32
-	for a := range ids {
-		if a%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		for _, i := range at[first[a]:first[a+1]] {
-			for _, b := range members[i+1 : end[i]] {
-				if shared[b] == 0 {
-					touched = append(touched, b)
-				}
-				shared[b]++
-			}
-		}
-		for _, b := range touched {
-			n := shared[b]
-			shared[b] = 0
-			if n >= 2 && float64(n) >= ix.opts.AnchorShare*float64(min(anchors[a], anchors[b])) {
-				add(ids[a], ids[b])
-			}
-		}
-		touched = touched[:0]
-	}
-	return nil
 }
 
 // Family is a set of near-copies: the connected component of the
@@ -283,11 +190,17 @@ func (ix *Index) Analyse(ctx context.Context, th Thresholds) (*Analysis, error) 
 		}
 	}
 	slices.SortFunc(an.Identical, func(a, b []DocID) int { return cmp.Compare(a[0], b[0]) })
-	if err := ix.Pairs(ctx, th, func(p Pair) error {
-		an.Pairs = append(an.Pairs, p)
-		return nil
-	}); err != nil {
+	found, err := ix.pairs(ctx, th)
+	if err != nil {
 		return nil, fmt.Errorf("analyse: %w", err)
+	}
+	n := 0
+	for _, block := range found {
+		n += len(block)
+	}
+	an.Pairs = make([]Pair, 0, n)
+	for _, block := range found {
+		an.Pairs = append(an.Pairs, block...)
 	}
 	an.Families = families(an)
 	return an, nil
