@@ -132,7 +132,11 @@ type IndexConfig struct {
 	AnchorsInMemory bool `mapstructure:"anchors_in_memory"`
 	// DeferBandShares is set by bulk commands (`simdex scan`), not in
 	// configuration: see sqlite.Options.DeferBandShares.
-	DeferBandShares  bool             `mapstructure:"-"`
+	DeferBandShares bool `mapstructure:"-"`
+	// MaxBatch, when set by a bulk command, overrides how many documents
+	// one group commit writes (index.Options.MaxBatch); not in
+	// configuration.
+	MaxBatch         int              `mapstructure:"-"`
 	Thresholds       ThresholdsConfig `mapstructure:"thresholds"`
 	TemplateShare    float64          `mapstructure:"template_share"`
 	TemplateMin      int              `mapstructure:"template_min_contents"`
@@ -226,6 +230,9 @@ func (c *Config) IndexOptions() index.Options {
 	o.AnchorShare = ic.AnchorShare
 	o.AnchorCandidates = ic.AnchorCandidates
 	o.KeepText = ic.KeepText
+	if ic.MaxBatch > 0 {
+		o.MaxBatch = ic.MaxBatch
+	}
 	o.Chunk = chunk.Params{Min: ic.Chunk.Min, Avg: ic.Chunk.Avg, Max: ic.Chunk.Max}
 	o.Sketch = sketch.Params{Window: ic.Sketch.Window, SampleN: ic.Sketch.SampleN, MinHashK: ic.Sketch.MinHashK, Bands: ic.Sketch.Bands, SimHashWords: ic.Sketch.SimHashWords}
 	return o

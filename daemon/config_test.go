@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/simdex/simdex/index"
 )
 
 func TestExampleConfigIsDefaults(t *testing.T) {
@@ -86,5 +88,25 @@ func TestBadConfigs(t *testing.T) {
 func TestMissingConfigFile(t *testing.T) {
 	if _, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), nil); err == nil {
 		t.Fatal("missing file accepted")
+	}
+}
+
+// A bulk command's commit size reaches the index; left unset, the index's
+// default stays, and configuration cannot set it.
+func TestMaxBatchOverride(t *testing.T) {
+	cfg := DefaultConfig()
+	if got, want := cfg.IndexOptions().MaxBatch, index.DefaultOptions().MaxBatch; got != want {
+		t.Errorf("MaxBatch %d by default, want the index's %d", got, want)
+	}
+	cfg.Index.MaxBatch = 2048
+	if got := cfg.IndexOptions().MaxBatch; got != 2048 {
+		t.Errorf("MaxBatch %d, want 2048", got)
+	}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte("index:\n  max_batch: 9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, nil); err == nil {
+		t.Error("index.max_batch accepted in a configuration file")
 	}
 }
