@@ -48,6 +48,7 @@ func (ix *Index) pairs(ctx context.Context, th Thresholds) ([][]Pair, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix.logger.Debug("analysis: candidate pairs found", "pairs", len(pairs), "contents", len(g.ids))
 	need := make([]bool, len(g.ids))
 	for _, p := range pairs {
 		need[p[0]], need[p[1]] = true, true

@@ -77,7 +77,25 @@ type scorer struct {
 	tmplSample map[uint32]struct{}
 	qSamples   []uint32 // query samples without template samples
 	qChunks    []Chunk  // sorted by hash, template chunks removed
+	qUbiq      []int8   // per query chunk: 0 not asked yet, 1 ubiquitous, 2 not
 	ubiq       *ubiquity
+}
+
+// ubiquitous reports whether the query's i-th chunk is ubiquitous, asking
+// ubiq once per scorer: a scorer meets the same chunk in many candidates,
+// and in a scan's analysis, where two cores score, the shared cache's lock
+// taken at every shared chunk was a tenth of the scoring.
+func (s *scorer) ubiquitous(i int) bool {
+	if s.qUbiq == nil {
+		s.qUbiq = make([]int8, len(s.qChunks))
+	}
+	if s.qUbiq[i] == 0 {
+		s.qUbiq[i] = 2
+		if s.ubiq.is(s.qChunks[i].Hash) {
+			s.qUbiq[i] = 1
+		}
+	}
+	return s.qUbiq[i] == 1
 }
 
 // ubiquity answers whether a chunk is held by more than TemplateShare of
@@ -213,8 +231,8 @@ func (s *scorer) scoreSorted(b *Fingerprint, bc []Chunk) Scores {
 	}
 	if sc.Exact {
 		sc.Resemblance, sc.ContainmentAB, sc.ContainmentBA = 1, 1, 1
-		for _, c := range s.qChunks {
-			if !s.ubiq.is(c.Hash) {
+		for i, c := range s.qChunks {
+			if !s.ubiquitous(i) {
 				sc.BytesInCommon += int64(c.Len)
 			}
 		}
@@ -233,7 +251,7 @@ func (s *scorer) scoreSorted(b *Fingerprint, bc []Chunk) Scores {
 		case s.qChunks[i].Hash > bc[j].Hash:
 			j++
 		default:
-			if !s.ubiq.is(bc[j].Hash) {
+			if !s.ubiquitous(i) {
 				sc.BytesInCommon += int64(s.qChunks[i].Len)
 			}
 			i++
