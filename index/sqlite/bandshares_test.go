@@ -261,6 +261,33 @@ func TestDeferredBandShares(t *testing.T) {
 	}
 }
 
+// TestSettleDeferredBeforeClose computes a bulk load's band shares while
+// the store stays open, as scan does while it writes its report.
+func TestSettleDeferredBeforeClose(t *testing.T) {
+	ctx := context.Background()
+	bulk, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1, DeferBandShares: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bulk.Close()
+	entries := putBandDocs(t, bulk, 60, 7)
+	if skipped := sameCandidates(t, bulk, entries); skipped != 0 {
+		t.Fatalf("%d band keys skipped while band shares are stale", skipped)
+	}
+	if err := bulk.SettleDeferred(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if skipped := sameCandidates(t, bulk, entries); skipped == 0 {
+		t.Fatal("band shares not computed by SettleDeferred")
+	}
+	if err := bulk.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := bulk.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestOpenBesideWriter opens a store while another process holds the
 // file's write lock (a scan committing): opening must not need it.
 func TestOpenBesideWriter(t *testing.T) {

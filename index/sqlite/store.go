@@ -348,6 +348,14 @@ func (s *Store) Close() error {
 	return err
 }
 
+// SettleDeferred computes now what a bulk load (Options.DeferBandShares)
+// leaves to Close, so that the caller can do other work meanwhile: the
+// writer's connection does it, and queries go on. Close then finds
+// nothing to do, unless documents were put since.
+func (s *Store) SettleDeferred(ctx context.Context) error {
+	return s.settleBandShares(ctx, s.logger)
+}
+
 // Path returns the database file.
 func (s *Store) Path() string { return s.path }
 
