@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -111,12 +112,51 @@ func detectCharset(data []byte, html bool) string {
 	if html {
 		d = chardet.NewHtmlDetector()
 	}
-	if r, err := d.DetectBest(sample); err == nil && r.Charset != "" && !strings.EqualFold(r.Charset, "utf-8") {
-		if e, _ := lookupEncoding(r.Charset); e != nil {
-			return r.Charset
+	// chardet runs its recognizers concurrently and sorts their results by
+	// confidence alone, so of two with the same confidence DetectBest
+	// returned whichever finished first: the same file was read as
+	// Shift JIS in one scan and as Big5 in the next. Ties go by name.
+	all, err := d.DetectAll(sample)
+	if err != nil || len(all) == 0 {
+		return "windows-1252"
+	}
+	var tied []string
+	for _, r := range all {
+		if r.Confidence == all[0].Confidence && r.Charset != "" && !strings.EqualFold(r.Charset, "utf-8") {
+			if e, _ := lookupEncoding(r.Charset); e != nil {
+				tied = append(tied, r.Charset)
+			}
 		}
 	}
-	return "windows-1252"
+	if len(tied) == 0 {
+		return "windows-1252"
+	}
+	return slices.Min(tied)
+}
+
+// utf8Fragment reports whether data is UTF-8 cut out of a longer text: a
+// carved file, or an excerpt cut at a byte count, may begin and end inside
+// a character. What lies between must be valid and hold multi-byte
+// characters, which another charset almost never is by chance.
+func utf8Fragment(data []byte) bool {
+	start := 0
+	for start < len(data) && start < utf8.UTFMax-1 && !utf8.RuneStart(data[start]) {
+		start++
+	}
+	end := len(data)
+	for i := end - 1; i >= 0 && i >= end-(utf8.UTFMax-1); i-- {
+		if utf8.RuneStart(data[i]) {
+			if !utf8.FullRune(data[i:end]) {
+				end = i
+			}
+			break
+		}
+	}
+	if start == 0 && end == len(data) {
+		return false // nothing cut: the whole was not valid
+	}
+	mid := data[start:end]
+	return utf8.Valid(mid) && slices.ContainsFunc(mid, func(b byte) bool { return b >= utf8.RuneSelf })
 }
 
 // decodeText returns data as UTF-8 and the charset it was in: a BOM wins,
@@ -144,6 +184,9 @@ func decodeText(data []byte, declared string) (string, string) {
 	// charset by chance, whatever the declaration says.
 	if utf8.Valid(data) {
 		return string(data), "utf-8"
+	}
+	if utf8Fragment(data) {
+		return strings.ToValidUTF8(string(data), "\uFFFD"), "utf-8"
 	}
 	if e, name := lookupEncoding(cs); e != nil && name != "utf-8" {
 		return convert(data, e), name
