@@ -376,15 +376,28 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 	}
 	// Sized first: grown by appending, the 3.5 million pairs of a
 	// 50,000-file scan were copied at each doubling (most of its report's
-	// time).
-	most := 0
+	// time). Sized exactly: scanned into a large index, most of the
+	// index's pairs may involve none of this scan's documents.
+	unscanned := func(ids []index.DocID) int {
+		n := 0
+		for _, id := range ids {
+			if _, ok := scanned[id]; !ok {
+				n++
+			}
+		}
+		return n
+	}
+	size := 0
 	for _, set := range an.Identical {
-		most += len(set) * (len(set) - 1) / 2
+		if involves(set) {
+			size += len(set) * (len(set) - 1) / 2
+		}
 	}
 	for _, p := range an.Pairs {
-		most += len(an.ByContent[p.A]) * len(an.ByContent[p.B])
+		a, b := an.ByContent[p.A], an.ByContent[p.B]
+		size += len(a)*len(b) - unscanned(a)*unscanned(b)
 	}
-	rep.Pairs = make([]pairJSON, 0, most)
+	rep.Pairs = make([]pairJSON, 0, size)
 	for _, set := range an.Identical {
 		if !involves(set) {
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -95,5 +96,29 @@ func TestReportOrderIsByName(t *testing.T) {
 	}
 	if want := []string{"a1", "z1", "m1", "b1", "z1"}; !slices.Equal(got, want) {
 		t.Errorf("identical sets, then family pivots: got %v, want %v", got, want)
+	}
+}
+
+// The report's pairs are sized exactly: documents indexed earlier count
+// only where they pair with one of this scan's.
+func TestReportPairsSizedExactly(t *testing.T) {
+	docs := map[index.DocID]*index.Record{}
+	for id := index.DocID(1); id <= 8; id++ {
+		docs[id] = &index.Record{ID: id, Doc: index.Doc{Name: fmt.Sprint("d", id)}}
+	}
+	scanned := map[index.DocID]string{1: "d1", 5: "d5"}
+	an := &index.Analysis{
+		Documents: docs,
+		Identical: [][]index.DocID{{1, 2, 3}, {6, 7}},
+		ByContent: map[index.ContentID][]index.DocID{10: {1, 2, 3}, 11: {4}, 12: {5}, 13: {6, 7}, 14: {8}},
+		Pairs: []index.Pair{
+			{A: 10, B: 11}, // 3 pairs, all with d1, d2 or d3: 1 involves d1
+			{A: 11, B: 12}, // d4 ~ d5: involved
+			{A: 13, B: 14}, // none scanned
+		},
+	}
+	rep := buildReport(an, scanned, len(scanned))
+	if len(rep.Pairs) != 3+1+1 || cap(rep.Pairs) != len(rep.Pairs) {
+		t.Errorf("%d pairs in room for %d, want 5 in room for 5", len(rep.Pairs), cap(rep.Pairs))
 	}
 }
