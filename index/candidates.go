@@ -38,20 +38,19 @@ type groupRows struct {
 // rawGroups collects groups as the store delivers them.
 type rawGroups struct {
 	members []ContentID
-	starts  []int
+	starts  []int // group k is members[starts[k]:starts[k+1]]
 }
 
+func newRawGroups() *rawGroups { return &rawGroups{starts: []int{0}} }
+
 func (g *rawGroups) add(ids []ContentID) {
-	if len(g.starts) == 0 {
-		g.starts = append(g.starts, 0)
-	}
 	g.members = append(g.members, ids...)
 	g.starts = append(g.starts, len(g.members))
 }
 
 // loadCandidateGraph reads every group of at most limit contents.
 func (ix *Index) loadCandidateGraph(ctx context.Context, limit int) (*candidateGraph, error) {
-	var near, anchor rawGroups
+	near, anchor := newRawGroups(), newRawGroups()
 	if err := ix.store.Groups(ctx, limit, func(ids []ContentID) error {
 		near.add(ids)
 		return ctx.Err()
@@ -68,7 +67,7 @@ func (ix *Index) loadCandidateGraph(ctx context.Context, limit int) (*candidateG
 	}); err != nil {
 		return nil, fmt.Errorf("find candidate pairs by anchor: %w", err)
 	}
-	return newCandidateGraph(&near, &anchor, anchorCount), nil
+	return newCandidateGraph(near, anchor, anchorCount), nil
 }
 
 func newCandidateGraph(near, anchor *rawGroups, anchorCount map[ContentID]int32) *candidateGraph {
