@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -343,6 +345,10 @@ type report struct {
 	Identical [][]string   `json:"identical"`
 	Families  []familyJSON `json:"families"`
 	Pairs     []pairJSON   `json:"pairs"`
+
+	// names are the names pairs refer to by number (na, nb), when
+	// buildReport made them.
+	names []string
 }
 
 type familyJSON struct {
@@ -361,95 +367,106 @@ type pairJSON struct {
 	BytesInCommon int64   `json:"bytes_in_common"`
 	Hamming       int     `json:"hamming"`
 	Exact         bool    `json:"exact"`
+
+	// na and nb are one more than the numbers of A and B in the report's
+	// names; 0 when not known.
+	na, nb int32
 }
 
 // buildReport keeps what involves this scan's documents; documents
 // indexed earlier are named by their stored name.
 func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) *report {
 	rep := &report{Files: files, Documents: len(scanned), Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}, Pairs: []pairJSON{}}
-	name := func(id index.DocID) string {
-		if n, ok := scanned[id]; ok {
-			return n
-		}
-		return an.Documents[id].Name
-	}
+	rn := newReportNames(an, scanned)
 	involves := func(ids []index.DocID) bool {
-		return slices.ContainsFunc(ids, func(id index.DocID) bool { _, ok := scanned[id]; return ok })
+		return slices.ContainsFunc(ids, func(id index.DocID) bool { return rn.scanned[rn.num.get(id)] })
 	}
-	// Sized first: grown by appending, the 3.5 million pairs of a
-	// 50,000-file scan were copied at each doubling (most of its report's
-	// time). Sized exactly: scanned into a large index, most of the
-	// index's pairs may involve none of this scan's documents.
-	unscanned := func(ids []index.DocID) int {
-		n := 0
-		for _, id := range ids {
-			if _, ok := scanned[id]; !ok {
-				n++
+	// Each content's documents by name number, looked up by content id
+	// rather than in ByContent for each of millions of pairs.
+	var docsOf idTable[index.ContentID, []int32]
+	docsOf.init(len(an.ByContent), maps.Keys(an.ByContent))
+	for c, ids := range an.ByContent {
+		nums := make([]int32, len(ids))
+		for i, id := range ids {
+			nums[i] = rn.num.get(id)
+		}
+		docsOf.set(c, nums)
+	}
+	// Every pair of documents the report lists, by name number: identical
+	// texts first, then the near-copy pairs of contents, each standing for
+	// the pairs of their documents.
+	each := func(fn func(a, b int32, s *index.Scores)) {
+		for _, set := range an.Identical {
+			if !involves(set) {
+				continue
+			}
+			s := index.Scores{Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1, BytesInCommon: an.Documents[set[0]].TextSize, Exact: true}
+			for i := range set {
+				for j := i + 1; j < len(set); j++ {
+					fn(rn.num.get(set[i]), rn.num.get(set[j]), &s)
+				}
 			}
 		}
-		return n
-	}
-	size := 0
-	for _, set := range an.Identical {
-		if involves(set) {
-			size += len(set) * (len(set) - 1) / 2
+		for k := range an.Pairs {
+			p := &an.Pairs[k]
+			bs := docsOf.get(p.B)
+			for _, na := range docsOf.get(p.A) {
+				for _, nb := range bs {
+					if rn.scanned[na] || rn.scanned[nb] {
+						fn(na, nb, &p.Scores)
+					}
+				}
+			}
 		}
 	}
-	for _, p := range an.Pairs {
-		a, b := an.ByContent[p.A], an.ByContent[p.B]
-		size += len(a)*len(b) - unscanned(a)*unscanned(b)
+	// The millions of pairs of a large scan are sorted by name without
+	// comparing names: counted by the rank of their first name, placed
+	// where that rank's run starts, then sorted within each run by the
+	// rank of the second (sort.Slice comparing names took a 50,000-file
+	// scan's report 2 s; growing the list by appending copied it at each
+	// doubling).
+	start := make([]int, len(rn.names)+1)
+	each(func(a, b int32, _ *index.Scores) { start[min(rn.rank[a], rn.rank[b])+1]++ })
+	for r := 1; r < len(start); r++ {
+		start[r] += start[r-1]
 	}
-	rep.Pairs = make([]pairJSON, 0, size)
+	rep.Pairs = make([]pairJSON, start[len(rn.names)])
+	second := make([]int32, len(rep.Pairs))
+	next := slices.Clone(start[:len(rn.names)])
+	each(func(a, b int32, s *index.Scores) {
+		ab, ba := s.ContainmentAB, s.ContainmentBA
+		if rn.rank[a] > rn.rank[b] {
+			a, b, ab, ba = b, a, ba, ab
+		}
+		i := next[rn.rank[a]]
+		next[rn.rank[a]]++
+		rep.Pairs[i] = pairJSON{A: rn.names[a], B: rn.names[b], Resemblance: round(s.Resemblance), ContainmentAB: round(ab),
+			ContainmentBA: round(ba), BytesInCommon: s.BytesInCommon, Hamming: s.Hamming, Exact: s.Exact, na: a + 1, nb: b + 1}
+		second[i] = rn.rank[b]
+	})
+	for r := range rn.names {
+		if lo, hi := start[r], start[r+1]; hi-lo > 1 {
+			sort.Sort(pairRun{rep.Pairs[lo:hi], second[lo:hi]})
+		}
+	}
 	for _, set := range an.Identical {
 		if !involves(set) {
 			continue
 		}
 		var names []string
 		for _, id := range set {
-			names = append(names, name(id))
+			names = append(names, rn.names[rn.num.get(id)])
 		}
 		sort.Strings(names)
 		rep.Identical = append(rep.Identical, names)
-		for i := range set {
-			for j := i + 1; j < len(set); j++ {
-				a, b := name(set[i]), name(set[j])
-				if a > b {
-					a, b = b, a
-				}
-				rep.Pairs = append(rep.Pairs, pairJSON{A: a, B: b, Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1,
-					BytesInCommon: an.Documents[set[i]].TextSize, Exact: true})
-			}
-		}
 	}
-	for _, p := range an.Pairs {
-		for _, a := range an.ByContent[p.A] {
-			for _, b := range an.ByContent[p.B] {
-				if !involves([]index.DocID{a, b}) {
-					continue
-				}
-				pa, pb, s := name(a), name(b), p.Scores
-				if pa > pb {
-					pa, pb = pb, pa
-					s.ContainmentAB, s.ContainmentBA = s.ContainmentBA, s.ContainmentAB
-				}
-				rep.Pairs = append(rep.Pairs, pairJSON{A: pa, B: pb, Resemblance: round(s.Resemblance), ContainmentAB: round(s.ContainmentAB),
-					ContainmentBA: round(s.ContainmentBA), BytesInCommon: s.BytesInCommon, Hamming: s.Hamming, Exact: s.Exact})
-			}
-		}
-	}
-	sort.Slice(rep.Pairs, func(i, j int) bool {
-		if rep.Pairs[i].A != rep.Pairs[j].A {
-			return rep.Pairs[i].A < rep.Pairs[j].A
-		}
-		return rep.Pairs[i].B < rep.Pairs[j].B
-	})
 	for _, fam := range an.Families {
 		if !involves(fam.Members) {
 			continue
 		}
-		fj := familyJSON{Pivot: name(fam.Pivot), Links: fam.Links, AvgResemblance: round(fam.AvgResemblance)}
+		fj := familyJSON{Pivot: rn.names[rn.num.get(fam.Pivot)], Links: fam.Links, AvgResemblance: round(fam.AvgResemblance)}
 		for _, m := range fam.Members {
-			fj.Members = append(fj.Members, name(m))
+			fj.Members = append(fj.Members, rn.names[rn.num.get(m)])
 		}
 		sort.Strings(fj.Members)
 		rep.Families = append(rep.Families, fj)
@@ -464,7 +481,107 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 		}
 		return strings.Compare(a.Pivot, b.Pivot)
 	})
+	rep.names = rn.names
 	return rep
+}
+
+// reportNames numbers the documents of an analysis and ranks their report
+// names (this scan's paths, or the stored names of documents indexed
+// earlier) in name order, ties by id.
+type reportNames struct {
+	num     idTable[index.DocID, int32]
+	names   []string
+	scanned []bool
+	rank    []int32
+}
+
+func newReportNames(an *index.Analysis, scanned map[index.DocID]string) *reportNames {
+	rn := &reportNames{}
+	ids := slices.Sorted(maps.Keys(an.Documents))
+	rn.num.init(len(ids), slices.Values(ids))
+	for _, id := range ids {
+		name, ok := scanned[id]
+		if !ok {
+			name = an.Documents[id].Name
+		}
+		rn.num.set(id, int32(len(rn.names)))
+		rn.names = append(rn.names, name)
+		rn.scanned = append(rn.scanned, ok)
+	}
+	order := make([]int32, len(rn.names))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := strings.Compare(rn.names[a], rn.names[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b) // numbered in id order
+	})
+	rn.rank = make([]int32, len(order))
+	for r, n := range order {
+		rn.rank[n] = int32(r)
+	}
+	return rn
+}
+
+// idTable maps ids to values: a slice indexed by id when the ids are
+// dense enough, as the index's are (assigned in sequence, never reused),
+// a map otherwise. Lookups of a 50,000-file scan's millions of pairs in
+// maps were a third of its report's time.
+type idTable[K ~int64, V any] struct {
+	dense  []V
+	sparse map[K]V
+}
+
+// init sizes t for n ids.
+func (t *idTable[K, V]) init(n int, ids iter.Seq[K]) {
+	var top K
+	for id := range ids {
+		if id < 0 {
+			t.sparse = make(map[K]V, n)
+			return
+		}
+		top = max(top, id)
+	}
+	if int64(top) > 4*int64(n)+1<<20 {
+		t.sparse = make(map[K]V, n)
+		return
+	}
+	t.dense = make([]V, top+1)
+}
+
+func (t *idTable[K, V]) set(id K, v V) {
+	if t.sparse != nil {
+		t.sparse[id] = v
+		return
+	}
+	t.dense[id] = v
+}
+
+// get returns the value of id, the zero value if none was set.
+func (t *idTable[K, V]) get(id K) V {
+	if t.sparse != nil {
+		return t.sparse[id]
+	}
+	if id < 0 || int(id) >= len(t.dense) {
+		var zero V
+		return zero
+	}
+	return t.dense[id]
+}
+
+// pairRun sorts pairs with the same first name by the rank of the second.
+type pairRun struct {
+	pairs  []pairJSON
+	second []int32
+}
+
+func (r pairRun) Len() int           { return len(r.pairs) }
+func (r pairRun) Less(i, j int) bool { return r.second[i] < r.second[j] }
+func (r pairRun) Swap(i, j int) {
+	r.pairs[i], r.pairs[j] = r.pairs[j], r.pairs[i]
+	r.second[i], r.second[j] = r.second[j], r.second[i]
 }
 
 func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

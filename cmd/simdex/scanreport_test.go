@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/simdex/simdex/index"
@@ -120,5 +126,143 @@ func TestReportPairsSizedExactly(t *testing.T) {
 	rep := buildReport(an, scanned, len(scanned))
 	if len(rep.Pairs) != 3+1+1 || cap(rep.Pairs) != len(rep.Pairs) {
 		t.Errorf("%d pairs in room for %d, want 5 in room for 5", len(rep.Pairs), cap(rep.Pairs))
+	}
+}
+
+// benchAnalysis is an analysis the size of a 50,000-file scan's: 50,000
+// documents (a twentieth of them second copies), each content paired with
+// 70 others.
+func benchAnalysis() (*index.Analysis, map[index.DocID]string) {
+	const docs, perContent = 50000, 70
+	rnd := rand.New(rand.NewPCG(1, 2))
+	an := &index.Analysis{Documents: map[index.DocID]*index.Record{}, ByContent: map[index.ContentID][]index.DocID{}}
+	scanned := map[index.DocID]string{}
+	var contents []index.ContentID
+	for id := index.DocID(1); id <= docs; id++ {
+		name := fmt.Sprintf("corpus/%03d/%x-version-%d.txt", rnd.IntN(1000), rnd.Uint64(), id)
+		an.Documents[id] = &index.Record{ID: id, Doc: index.Doc{Name: name}, TextSize: 7000}
+		scanned[id] = name
+		c := index.ContentID(id)
+		if id%20 == 0 {
+			c = index.ContentID(id - 1)
+		} else {
+			contents = append(contents, c)
+		}
+		an.ByContent[c] = append(an.ByContent[c], id)
+	}
+	for c, ids := range an.ByContent {
+		if len(ids) > 1 {
+			an.Identical = append(an.Identical, ids)
+		}
+		_ = c
+	}
+	for i, a := range contents {
+		for k := 1; k <= perContent/2 && i+k < len(contents); k++ {
+			b := contents[(i+k*rnd.IntN(50))%len(contents)]
+			if b <= a {
+				continue
+			}
+			an.Pairs = append(an.Pairs, index.Pair{A: a, B: b, Scores: index.Scores{
+				Resemblance: rnd.Float64(), ContainmentAB: rnd.Float64(), ContainmentBA: rnd.Float64(), BytesInCommon: rnd.Int64N(7000), Hamming: rnd.IntN(20)}})
+		}
+	}
+	return an, scanned
+}
+
+// BenchmarkReport builds and writes the JSON report of a 50,000-file
+// scan's analysis.
+func BenchmarkReport(b *testing.B) {
+	an, scanned := benchAnalysis()
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			buildReport(an, scanned, len(scanned))
+		}
+	})
+	rep := buildReport(an, scanned, len(scanned))
+	b.Logf("%d pairs", len(rep.Pairs))
+	b.Run("write", func(b *testing.B) {
+		for b.Loop() {
+			if err := rep.writeJSON(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// appendScore writes what strconv's shortest form writes, for every score
+// rounded to thousandths and for any other value.
+func TestAppendScoreMatchesStrconv(t *testing.T) {
+	values := []float64{0.1 + 0.2, 1e-7, -0.25, 1001.5, 123456.789, math.NaN(), math.Inf(1)}
+	for k := -10; k <= 2000; k++ {
+		values = append(values, round(float64(k)/1000), float64(k)/1000)
+	}
+	for _, x := range values {
+		if got, want := string(appendScore(nil, x)), strconv.FormatFloat(x, 'f', -1, 64); got != want {
+			t.Errorf("appendScore(%v) = %s, want %s", x, got, want)
+		}
+	}
+}
+
+// A report built from an analysis, its names numbered, writes the JSON
+// that encoding/json makes of it, with ids dense (looked up in slices) or
+// sparse (in maps), and its pairs sorted by name.
+func TestBuiltReportJSON(t *testing.T) {
+	names := []string{"b.txt", `quo"te\back`, "a/<html>&amp;", "bad\xffutf8", "z/日本語.txt", "a/b", "a"}
+	build := func(base index.DocID) *report {
+		an := &index.Analysis{Documents: map[index.DocID]*index.Record{}, ByContent: map[index.ContentID][]index.DocID{}}
+		scanned := map[index.DocID]string{}
+		for i, n := range names {
+			id := base + index.DocID(i)
+			an.Documents[id] = &index.Record{ID: id, Doc: index.Doc{Name: "stored:" + n}, TextSize: int64(100 * i)}
+			if i != 3 {
+				scanned[id] = n
+			}
+			c := index.ContentID(base) + index.ContentID(min(i, 5)) // the last two are identical
+			an.ByContent[c] = append(an.ByContent[c], id)
+		}
+		an.Identical = [][]index.DocID{an.ByContent[index.ContentID(base)+5]}
+		for i := 0; i < 5; i++ {
+			for j := i + 1; j < 6; j++ {
+				an.Pairs = append(an.Pairs, index.Pair{A: index.ContentID(base) + index.ContentID(i), B: index.ContentID(base) + index.ContentID(j),
+					Scores: index.Scores{Resemblance: float64(i) / 7, ContainmentAB: float64(j) / 9, ContainmentBA: 0.5, BytesInCommon: int64(i + j), Hamming: j}})
+			}
+		}
+		return buildReport(an, scanned, len(names))
+	}
+	var outs [][]byte
+	for _, base := range []index.DocID{1, 1 << 40} {
+		rep := build(base)
+		var got bytes.Buffer
+		if err := rep.writeJSON(&got); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, got.Bytes()); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, got.Bytes())
+		}
+		if !bytes.Equal(compact.Bytes(), want) {
+			t.Errorf("ids from %d:\nstreamed %s\nencoding/json %s", base, compact.Bytes(), want)
+		}
+		if !slices.IsSortedFunc(rep.Pairs, func(a, b pairJSON) int {
+			return cmp.Or(strings.Compare(a.A, b.A), strings.Compare(a.B, b.B))
+		}) {
+			t.Errorf("ids from %d: pairs not in name order: %+v", base, rep.Pairs)
+		}
+		for _, p := range rep.Pairs {
+			if p.A > p.B {
+				t.Errorf("pair %s ~ %s: names out of order", p.A, p.B)
+			}
+		}
+		if len(rep.Pairs) != 15+5+1 { // content 5 is two documents
+			t.Errorf("ids from %d: %d pairs, want 21", base, len(rep.Pairs))
+		}
+		outs = append(outs, got.Bytes())
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Errorf("dense and sparse ids give different reports:\n%s\n%s", outs[0], outs[1])
 	}
 }
