@@ -133,6 +133,9 @@ type IndexConfig struct {
 	// DeferBandShares is set by bulk commands (`simdex scan`), not in
 	// configuration: see sqlite.Options.DeferBandShares.
 	DeferBandShares bool `mapstructure:"-"`
+	// DeferPostings is set by bulk commands, not in configuration: see
+	// sqlite.Options.DeferPostings.
+	DeferPostings bool `mapstructure:"-"`
 	// MaxBatch, when set by a bulk command, overrides how many documents
 	// one group commit writes (index.Options.MaxBatch); not in
 	// configuration.

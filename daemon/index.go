@@ -31,6 +31,7 @@ func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slo
 	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
 		Scheme: opts.Scheme(), Durability: sqlite.Durability(durability), Logger: logger,
 		AnchorsInMemory: cfg.Index.AnchorsInMemory, DeferBandShares: cfg.Index.DeferBandShares,
+		DeferPostings: cfg.Index.DeferPostings,
 	})
 	if err != nil {
 		return nil, err

@@ -102,6 +102,10 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	// keeping band_shares up to date at each put cost it a third more
 	// time on a corpus of many near-copies: computed once, at close.
 	cfg.Index.DeferBandShares = true
+	// Into an empty index, the postings too are inserted once, in key
+	// order, before the analysis (which reads them) rather than at each
+	// commit: 9 of the 22 s a 50,000-file scan spent indexing.
+	cfg.Index.DeferPostings = true
 	// A scan wants throughput, not the latency of each document: larger
 	// commits rewrite each posting page fewer times.
 	cfg.Index.MaxBatch = scanBatch
@@ -185,6 +189,12 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 		return &exitError{code: 2, err: fmt.Errorf("scan interrupted: %w", err)}
 	}
 	logger.Debug("scan: files indexed", "files", len(files), "seconds", time.Since(start).Seconds())
+	// The postings deferred during indexing are posted before the
+	// analysis, which reads them.
+	if err := eng.Store.SettlePostings(ctx); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	logger.Debug("scan: postings settled", "seconds", time.Since(start).Seconds())
 	an, err := eng.Index.Analyse(ctx, th)
 	if err != nil {
 		return &exitError{code: 2, err: err}

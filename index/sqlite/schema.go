@@ -102,4 +102,13 @@ CREATE TABLE band_shares (
 	partners BLOB
 );
 `,
+	// 7: the contents a bulk load into an empty index has stored without
+	// their postings (Options.DeferPostings), posted in key order when it
+	// settles (postings.go); a crash leaves them for the next open. (IF
+	// NOT EXISTS: a store whose version was set back by hand has it.)
+	`
+CREATE TABLE IF NOT EXISTS pending_postings (
+	content_id INTEGER PRIMARY KEY REFERENCES contents(id) ON DELETE CASCADE
+);
+`,
 }

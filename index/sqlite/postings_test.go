@@ -1,0 +1,155 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/simdex/simdex/index"
+)
+
+// dumpPostings returns every posting row of s, table by table.
+func dumpPostings(t *testing.T, s *Store) []string {
+	t.Helper()
+	var out []string
+	for _, q := range []string{
+		"SELECT 'chunk', h, c, 0, x'' FROM chunk_postings ORDER BY h, c",
+		"SELECT 'band', h, c, 0, x'' FROM band_postings ORDER BY h, c",
+		"SELECT 'anchor', h, first, n, ids FROM anchor_blocks ORDER BY h, first",
+	} {
+		rows, err := s.r.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var table string
+			var h, c, n int64
+			var ids []byte
+			if err := rows.Scan(&table, &h, &c, &n, &ids); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s %d %d %d %x", table, h, c, n, ids))
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func pendingCount(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.r.QueryRow("SELECT count(*) FROM pending_postings").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A bulk load into an empty index that defers its postings ends with the
+// posting tables a load posting at each commit makes, row for row, even
+// when some of its contents were replaced before they were posted.
+func TestDeferredPostingsMatchImmediate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	load := func(name string, deferred bool) *Store {
+		s, err := Open(ctx, filepath.Join(dir, name), Options{Scheme: 1, DeferPostings: deferred, DeferBandShares: deferred})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		putBandDocs(t, s, 60, 7)
+		// New versions of two keys: their first contents are released
+		// (still pending in the deferred load), and one text is shared.
+		again := []index.Entry{bandDoc("doc-3", "text 3, edited", 5<<40, 6<<40), bandDoc("doc-4", "text 5", 7<<40)}
+		if _, err := s.Put(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	immediate, bulk := load("immediate.db", false), load("bulk.db", true)
+	if n := pendingCount(t, bulk); n == 0 {
+		t.Fatal("the bulk load deferred no postings")
+	}
+	if n := len(dumpPostings(t, bulk)); n != 0 {
+		t.Fatalf("the bulk load wrote %d posting rows before settling", n)
+	}
+	// Contents not posted yet are not checked for postings.
+	if err := bulk.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := bulk.SettlePostings(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := pendingCount(t, bulk); n != 0 {
+		t.Fatalf("%d contents still pending after settling", n)
+	}
+	got, want := dumpPostings(t, bulk), dumpPostings(t, immediate)
+	if !slices.Equal(got, want) {
+		t.Fatalf("deferred postings differ from immediate ones:\n%v\nwant\n%v", got, want)
+	}
+	if err := bulk.SettleDeferred(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Store{immediate, bulk} {
+		if err := s.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Postings are deferred only into an empty index: documents put into a
+// live one are found as soon as they are committed.
+func TestDeferredPostingsOnlyIntoAnEmptyIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	first := open(t, path, 1)
+	putBandDocs(t, first, 3, 3)
+	first.Close()
+	s, err := Open(ctx, path, Options{Scheme: 1, DeferPostings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	late := bandDoc("late", "late text", 99<<40)
+	if _, err := s.Put(ctx, []index.Entry{late}); err != nil {
+		t.Fatal(err)
+	}
+	if n := pendingCount(t, s); n != 0 {
+		t.Fatalf("%d contents pending in an index that held contents at open", n)
+	}
+	got, err := s.Candidates(ctx, index.CandidateQuery{Bands: late.Bands, MaxChunkDocs: 100})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("the late document's band finds %v, %v: want it", got, err)
+	}
+}
+
+// A bulk load that dies before settling leaves its contents pending; the
+// next open posts them, whoever opens the index.
+func TestDeferredPostingsPostedAtNextOpen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	bulk, err := Open(ctx, path, Options{Scheme: 1, DeferPostings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bulk.Close()
+	entries := putBandDocs(t, bulk, 20, 5)
+	// Another process opens the index meanwhile (as one would after the
+	// load crashed): it posts what is pending.
+	other := open(t, path, 1)
+	if n := pendingCount(t, other); n != 0 {
+		t.Fatalf("%d contents still pending after another store opened", n)
+	}
+	if err := other.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		got, err := other.Candidates(ctx, index.CandidateQuery{Bands: e.Bands, MaxChunkDocs: 100})
+		if err != nil || len(got) == 0 {
+			t.Fatalf("%s not found by its bands after the next open: %v, %v", e.Doc.Key, got, err)
+		}
+	}
+}
