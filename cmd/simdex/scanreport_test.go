@@ -39,22 +39,30 @@ func TestReportJSONMatchesEncodingJSON(t *testing.T) {
 	}
 	reports[1].Pairs = append(reports[1].Pairs, pairJSON{A: "x", B: "y", Resemblance: 1, ContainmentAB: 0, ContainmentBA: 0.5})
 	for i, rep := range reports {
-		var got bytes.Buffer
-		if err := rep.writeJSON(&got); err != nil {
-			t.Fatal(err)
-		}
-		want, err := json.Marshal(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, got.Bytes()); err != nil {
-			t.Fatalf("report %d is not JSON: %v\n%s", i, err, got.Bytes())
-		}
-		if !bytes.Equal(compact.Bytes(), want) {
-			t.Errorf("report %d:\nstreamed %s\nencoding/json %s", i, compact.Bytes(), want)
-		}
+		streamedAsEncoded(t, fmt.Sprint("report ", i), rep)
 	}
+}
+
+// streamedAsEncoded fails unless rep.writeJSON writes what encoding/json
+// makes of rep, once compacted; it returns what writeJSON wrote.
+func streamedAsEncoded(t *testing.T, what string, rep *report) []byte {
+	t.Helper()
+	var got bytes.Buffer
+	if err := rep.writeJSON(&got); err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, got.Bytes()); err != nil {
+		t.Fatalf("%s is not JSON: %v\n%s", what, err, got.Bytes())
+	}
+	if !bytes.Equal(compact.Bytes(), want) {
+		t.Errorf("%s:\nstreamed %s\nencoding/json %s", what, compact.Bytes(), want)
+	}
+	return got.Bytes()
 }
 
 // A failing writer fails the report; the error is returned, not lost.
@@ -232,21 +240,7 @@ func TestBuiltReportJSON(t *testing.T) {
 	var outs [][]byte
 	for _, base := range []index.DocID{1, 1 << 40} {
 		rep := build(base)
-		var got bytes.Buffer
-		if err := rep.writeJSON(&got); err != nil {
-			t.Fatal(err)
-		}
-		want, err := json.Marshal(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, got.Bytes()); err != nil {
-			t.Fatalf("not JSON: %v\n%s", err, got.Bytes())
-		}
-		if !bytes.Equal(compact.Bytes(), want) {
-			t.Errorf("ids from %d:\nstreamed %s\nencoding/json %s", base, compact.Bytes(), want)
-		}
+		got := streamedAsEncoded(t, fmt.Sprint("ids from ", base), rep)
 		if !slices.IsSortedFunc(rep.Pairs, func(a, b pairJSON) int {
 			return cmp.Or(strings.Compare(a.A, b.A), strings.Compare(a.B, b.B))
 		}) {
@@ -260,7 +254,7 @@ func TestBuiltReportJSON(t *testing.T) {
 		if len(rep.Pairs) != 15+5+1 { // content 5 is two documents
 			t.Errorf("ids from %d: %d pairs, want 21", base, len(rep.Pairs))
 		}
-		outs = append(outs, got.Bytes())
+		outs = append(outs, got)
 	}
 	if !bytes.Equal(outs[0], outs[1]) {
 		t.Errorf("dense and sparse ids give different reports:\n%s\n%s", outs[0], outs[1])
