@@ -337,7 +337,10 @@ func sharesStale(ctx context.Context, q querier) (bool, error) {
 
 // settleBandShares computes band_shares from the postings, in one
 // transaction, if a bulk load left them stale.
-func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger) error {
+// settleBandShares computes the band shares a bulk load left stale; it
+// logs at level what it did (Info when found at open, left by a load that
+// did not get to close; Debug when the load settles its own).
+func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level slog.Level) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Read first: every open runs this, and a write transaction would wait
@@ -367,7 +370,7 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger) error {
 		return fmt.Errorf("settle band shares: %w", s.mapErr(err))
 	}
 	if log != nil {
-		log.Info("computed band shares left by a bulk load", "path", s.path, "seconds", time.Since(start).Seconds())
+		log.Log(ctx, level, "computed band shares left by a bulk load", "path", s.path, "seconds", time.Since(start).Seconds())
 	}
 	s.committed()
 	return nil

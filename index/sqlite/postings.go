@@ -19,8 +19,8 @@ const settleBatch = 16384
 // pending (Options.DeferPostings), in key order, in one transaction, and
 // clears the list. Each table's B-tree is then written from one end to
 // the other once, instead of a few rows on each of its pages at every
-// commit of the load.
-func (s *Store) settlePostings(ctx context.Context, log *slog.Logger) error {
+// commit of the load. It logs at level what it did, as settleBandShares.
+func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog.Level) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Read first: every open runs this, and a write transaction would wait
@@ -73,7 +73,7 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger) error {
 		return fmt.Errorf("post deferred postings: commit: %w", s.mapErr(err))
 	}
 	if log != nil {
-		log.Info("posted the contents of a bulk load", "path", s.path, "contents", posted, "seconds", time.Since(start).Seconds())
+		log.Log(ctx, level, "posted the contents of a bulk load", "path", s.path, "contents", posted, "seconds", time.Since(start).Seconds())
 	}
 	return nil
 }

@@ -202,11 +202,11 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		s.deferShares = s.deferShares || s.deferPosts
 	}
 	// A bulk load that did not get to close.
-	if err := s.settlePostings(ctx, opts.Logger); err != nil {
+	if err := s.settlePostings(ctx, opts.Logger, slog.LevelInfo); err != nil {
 		return nil, err
 	}
 	if !s.deferShares {
-		if err := s.settleBandShares(ctx, opts.Logger); err != nil {
+		if err := s.settleBandShares(ctx, opts.Logger, slog.LevelInfo); err != nil {
 			return nil, err
 		}
 	}
@@ -371,9 +371,9 @@ func (s *Store) Close() error {
 }
 
 // SettleDeferred does now what a bulk load (Options.DeferPostings,
-// Options.DeferBandShares) leaves to Close, so that the caller can do other work meanwhile: the
-// writer's connection does it, and queries go on. Close then finds
-// nothing to do, unless documents were put since.
+// Options.DeferBandShares) leaves to Close, so that the caller can do
+// other work meanwhile: the writer's connection does it, and queries go
+// on. Close then finds nothing to do, unless documents were put since.
 func (s *Store) SettleDeferred(ctx context.Context) error {
 	return s.settleDeferred(ctx)
 }
@@ -386,17 +386,17 @@ func (s *Store) SettlePostings(ctx context.Context) error {
 	if !s.deferPosts {
 		return nil
 	}
-	return s.settlePostings(ctx, s.logger)
+	return s.settlePostings(ctx, s.logger, slog.LevelDebug)
 }
 
 func (s *Store) settleDeferred(ctx context.Context) error {
 	if s.deferPosts {
-		if err := s.settlePostings(ctx, s.logger); err != nil {
+		if err := s.settlePostings(ctx, s.logger, slog.LevelDebug); err != nil {
 			return err
 		}
 	}
 	if s.deferShares {
-		return s.settleBandShares(ctx, s.logger)
+		return s.settleBandShares(ctx, s.logger, slog.LevelDebug)
 	}
 	return nil
 }
