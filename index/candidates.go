@@ -129,8 +129,9 @@ func (r *groupRows) after(a int32, fn func(b int32)) {
 
 // pairs returns every candidate pair (a, b), a < b, by number, in order:
 // the pairs sharing a near group, and those sharing at least two anchors
-// and at least share of the anchors of the one with fewer.
-func (g *candidateGraph) pairs(ctx context.Context, share float64, workers int) ([][2]int32, error) {
+// and at least share of the anchors of the one with fewer. With want
+// (indexed by number), only the pairs with a content wanted.
+func (g *candidateGraph) pairs(ctx context.Context, share float64, workers int, want []bool) ([][2]int32, error) {
 	const batch = 256 // contents per piece of work
 	n := len(g.ids)
 	out := make([][][2]int32, (n+batch-1)/batch)
@@ -178,7 +179,9 @@ func (g *candidateGraph) pairs(ctx context.Context, share float64, workers int) 
 					touched = touched[:0]
 					slices.Sort(cands)
 					for _, b := range cands {
-						found = append(found, [2]int32{a, b})
+						if want == nil || want[a] || want[b] {
+							found = append(found, [2]int32{a, b})
+						}
 					}
 				}
 				out[k] = found

@@ -106,7 +106,7 @@ func TestCandidatePairsAsPairMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, workers := range []int{1, 3} {
-		pairs, err := g.pairs(context.Background(), opts.AnchorShare, workers)
+		pairs, err := g.pairs(context.Background(), opts.AnchorShare, workers, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,6 +127,25 @@ func TestCandidatePairsAsPairMaps(t *testing.T) {
 		}
 		if len(got) != len(want) {
 			t.Errorf("workers=%d: %d pairs, want %d", workers, len(got), len(want))
+		}
+		// Restricted to every third content: the same pairs, less those
+		// with none of them.
+		wanted := make([]bool, len(g.ids))
+		for c := range wanted {
+			wanted[c] = c%3 == 0
+		}
+		some, err := g.pairs(context.Background(), opts.AnchorShare, workers, wanted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept [][2]int32
+		for _, p := range pairs {
+			if wanted[p[0]] || wanted[p[1]] {
+				kept = append(kept, p)
+			}
+		}
+		if !slices.Equal(some, kept) || len(kept) == len(pairs) || len(kept) == 0 {
+			t.Errorf("workers=%d: %d pairs with a wanted content, want %d of %d", workers, len(some), len(kept), len(pairs))
 		}
 	}
 }

@@ -21,7 +21,7 @@ type Pair struct {
 // key or a non-ubiquitous chunk), as KDD'05 finds pairs from the sorted
 // file–chunk graph; each candidate pair is scored once.
 func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) error {
-	found, err := ix.pairs(ctx, th)
+	found, err := ix.pairs(ctx, th, nil)
 	if err != nil {
 		return err
 	}
@@ -37,14 +37,22 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 
 // pairs returns the reported pairs, in order, in blocks: collected in one
 // slice, the 3 million pairs of a 50,000-file scan were copied again at
-// each doubling (a tenth of its analysis).
-func (ix *Index) pairs(ctx context.Context, th Thresholds) ([][]Pair, error) {
+// each doubling (a tenth of its analysis). With involving, only the pairs
+// with at least one of its contents are scored.
+func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[ContentID]bool) ([][]Pair, error) {
 	g, err := ix.loadCandidateGraph(ctx, ix.candidateLimit())
 	if err != nil {
 		return nil, err
 	}
+	var want []bool
+	if involving != nil {
+		want = make([]bool, len(g.ids))
+		for c, id := range g.ids {
+			want[c] = involving[id]
+		}
+	}
 	workers := runtime.GOMAXPROCS(0)
-	pairs, err := g.pairs(ctx, ix.opts.AnchorShare, workers)
+	pairs, err := g.pairs(ctx, ix.opts.AnchorShare, workers, want)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +183,25 @@ type Analysis struct {
 // Analyse reports identical sets, near-copy pairs and families over the
 // whole index.
 func (ix *Index) Analyse(ctx context.Context, th Thresholds) (*Analysis, error) {
+	return ix.analyse(ctx, th, nil)
+}
+
+// AnalyseInvolving is Analyse for what a bulk load has just added to an
+// index that may hold much more: only the near-copy pairs with at least
+// one of docs are scored and reported, and families are the components
+// of those pairs (two older documents are linked through the new ones,
+// not directly). Scored over the whole index instead, a scan of a few
+// files into a large index would score every candidate pair of the index.
+// Documents and identical sets are the whole index's, as in Analyse.
+func (ix *Index) AnalyseInvolving(ctx context.Context, th Thresholds, docs []DocID) (*Analysis, error) {
+	want := make(map[DocID]bool, len(docs))
+	for _, d := range docs {
+		want[d] = true
+	}
+	return ix.analyse(ctx, th, want)
+}
+
+func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool) (*Analysis, error) {
 	an := &Analysis{Documents: make(map[DocID]*Record), ByContent: make(map[ContentID][]DocID)}
 	if err := ix.store.Documents(ctx, func(r *Record) error {
 		an.Documents[r.ID] = r
@@ -191,7 +218,16 @@ func (ix *Index) Analyse(ctx context.Context, th Thresholds) (*Analysis, error) 
 		}
 	}
 	slices.SortFunc(an.Identical, func(a, b []DocID) int { return cmp.Compare(a[0], b[0]) })
-	found, err := ix.pairs(ctx, th)
+	var involving map[ContentID]bool
+	if docs != nil {
+		involving = make(map[ContentID]bool)
+		for d := range docs {
+			if r := an.Documents[d]; r != nil && r.Content != 0 {
+				involving[r.Content] = true
+			}
+		}
+	}
+	found, err := ix.pairs(ctx, th, involving)
 	if err != nil {
 		return nil, fmt.Errorf("analyse: %w", err)
 	}

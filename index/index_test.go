@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -240,6 +242,53 @@ func TestAnalyseFamiliesAndIdenticalSets(t *testing.T) {
 		if m == res[4].ID || m == res[5].ID {
 			t.Fatalf("unrelated document %d in the family", m)
 		}
+	}
+}
+
+// AnalyseInvolving reports the pairs with the documents asked about, as
+// Analyse does, and nothing between the others; its families are the
+// components of those pairs.
+func TestAnalyseInvolving(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	gpl := corpus(t, "spdx/text/GPL-3.0-only.txt")
+	mit := corpus(t, "spdx/text/MIT.txt")
+	apache := corpus(t, "spdx/text/Apache-2.0.txt")
+	res := add(t, ix,
+		input("gpl", gpl), input("gpl v2", edit(gpl, 10, 2)), input("gpl v3", edit(gpl, 30, 3)),
+		input("apache", apache), input("apache v2", edit(apache, 20, 4)),
+		input("mit", mit), input("mit v2", edit(mit, 5, 5)))
+	th := index.DefaultThresholds()
+	all, err := ix.Analyse(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A scan that added "gpl v3" and "mit v2".
+	some, err := ix.AnalyseInvolving(ctx, th, []index.DocID{res[2].ID, res[6].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []index.Pair
+	for _, p := range all.Pairs {
+		if p.A == res[2].Content || p.B == res[2].Content || p.A == res[6].Content || p.B == res[6].Content {
+			want = append(want, p)
+		}
+	}
+	if len(want) != 3 || len(all.Pairs) <= len(want) {
+		t.Fatalf("whole index: %d pairs, %d with the new documents: the test proves little", len(all.Pairs), len(want))
+	}
+	if !slices.Equal(some.Pairs, want) {
+		t.Errorf("pairs involving the new documents %+v, want %+v", some.Pairs, want)
+	}
+	var families [][]index.DocID
+	for _, f := range some.Families {
+		families = append(families, f.Members)
+	}
+	if wantFam := [][]index.DocID{{res[0].ID, res[1].ID, res[2].ID}, {res[5].ID, res[6].ID}}; !reflect.DeepEqual(families, wantFam) {
+		t.Errorf("families %v, want %v", families, wantFam)
+	}
+	if len(some.Documents) != len(all.Documents) {
+		t.Errorf("%d documents, want the index's %d", len(some.Documents), len(all.Documents))
 	}
 }
 

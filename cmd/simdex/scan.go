@@ -195,7 +195,9 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 		return &exitError{code: 2, err: err}
 	}
 	logger.Debug("scan: postings settled", "seconds", time.Since(start).Seconds())
-	an, err := eng.Index.Analyse(ctx, th)
+	// Only pairs with this scan's documents are reported: scanned into a
+	// large index, the rest of the index's pairs need not be scored.
+	an, err := eng.Index.AnalyseInvolving(ctx, th, slices.Collect(maps.Keys(scanned)))
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
