@@ -386,7 +386,9 @@ type pairJSON struct {
 }
 
 // buildReport keeps what involves this scan's documents; documents
-// indexed earlier are named by their stored name.
+// indexed earlier are named by their key (fs:data/inbox/a.txt,
+// s3:bucket/a.txt): their names alone (a.txt) could not be told from this
+// scan's paths.
 func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) *report {
 	rep := &report{Files: files, Documents: len(scanned), Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}, Pairs: []pairJSON{}}
 	rn := newReportNames(an, scanned)
@@ -498,7 +500,7 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 }
 
 // reportNames numbers the documents of an analysis and ranks their report
-// names (this scan's paths, or the stored names of documents indexed
+// names (this scan's paths, or the keys of documents indexed
 // earlier) in name order, ties by id.
 type reportNames struct {
 	num     idTable[index.DocID, int32]
@@ -514,7 +516,7 @@ func newReportNames(an *index.Analysis, scanned map[index.DocID]string) *reportN
 	for _, id := range ids {
 		name, ok := scanned[id]
 		if !ok {
-			name = an.Documents[id].Name
+			name = an.Documents[id].Key
 		}
 		rn.num.set(id, int32(len(rn.names)))
 		rn.names = append(rn.names, name)

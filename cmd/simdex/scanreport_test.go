@@ -221,7 +221,7 @@ func TestBuiltReportJSON(t *testing.T) {
 		scanned := map[index.DocID]string{}
 		for i, n := range names {
 			id := base + index.DocID(i)
-			an.Documents[id] = &index.Record{ID: id, Doc: index.Doc{Name: "stored:" + n}, TextSize: int64(100 * i)}
+			an.Documents[id] = &index.Record{ID: id, Doc: index.Doc{Key: "fs:old/" + n, Name: n}, TextSize: int64(100 * i)}
 			if i != 3 {
 				scanned[id] = n
 			}
@@ -250,6 +250,16 @@ func TestBuiltReportJSON(t *testing.T) {
 			if p.A > p.B {
 				t.Errorf("pair %s ~ %s: names out of order", p.A, p.B)
 			}
+		}
+		// The document indexed before the scan is named by its key.
+		older := 0
+		for _, p := range rep.Pairs {
+			if p.A == "fs:old/"+names[3] || p.B == "fs:old/"+names[3] {
+				older++
+			}
+		}
+		if older != 6 {
+			t.Errorf("ids from %d: %d pairs name the older document by its key, want 6", base, older)
 		}
 		if len(rep.Pairs) != 15+5+1 { // content 5 is two documents
 			t.Errorf("ids from %d: %d pairs, want 21", base, len(rep.Pairs))
