@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/simdex/simdex/index"
 )
@@ -337,43 +336,17 @@ func sharesStale(ctx context.Context, q querier) (bool, error) {
 
 // settleBandShares computes band_shares from the postings, in one
 // transaction, if a bulk load left them stale.
-// settleBandShares computes the band shares a bulk load left stale; it
-// logs at level what it did (Info when found at open, left by a load that
-// did not get to close; Debug when the load settles its own).
 func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level slog.Level) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Read first: every open runs this, and a write transaction would wait
-	// for the write lock (a scan writing the same file) to find nothing.
-	if stale, err := sharesStale(ctx, s.w); err != nil || !stale {
-		return err
-	}
-	start := time.Now()
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("settle band shares: %w", s.mapErr(err))
-	}
-	defer tx.Rollback()
-	if stale, err := sharesStale(ctx, tx); err != nil || !stale {
-		return err // settled by another process meanwhile
-	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
-		return fmt.Errorf("settle band shares: %w", err)
-	}
-	if err := backfillBandShares(ctx, tx); err != nil {
-		return fmt.Errorf("settle band shares: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = '"+bandSharesStaleKey+"'"); err != nil {
-		return fmt.Errorf("settle band shares: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("settle band shares: %w", s.mapErr(err))
-	}
-	if log != nil {
-		log.Log(ctx, level, "computed band shares left by a bulk load", "path", s.path, "seconds", time.Since(start).Seconds())
-	}
-	s.committed()
-	return nil
+	return s.settleBulk(ctx, "band shares", sharesStale, func(tx *sql.Tx, _ *anchorDelta) ([]any, error) {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
+			return nil, err
+		}
+		if err := backfillBandShares(ctx, tx); err != nil {
+			return nil, err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = '"+bandSharesStaleKey+"'")
+		return nil, err
+	}, log, level)
 }
 
 // bandKeys decodes contents.bands: each band's posting key, in band order.

@@ -15,67 +15,86 @@ import (
 // sorted by key before they are inserted.
 const settleBatch = 16384
 
-// settlePostings inserts the postings of the contents a bulk load left
-// pending (Options.DeferPostings), in key order, in one transaction, and
-// clears the list. Each table's B-tree is then written from one end to
-// the other once, instead of a few rows on each of its pages at every
-// commit of the load. It logs at level what it did, as settleBandShares.
-func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog.Level) error {
+// settleBulk does what a bulk load deferred (Options.DeferPostings,
+// Options.DeferBandShares), if left says something is: work runs in one
+// transaction of the writer, which commits with the anchor changes it
+// records in its delta, and what was done is logged at level (Info when
+// an open finds it left by a load that did not get to close, Debug when a
+// load settles its own), with work's attributes.
+func (s *Store) settleBulk(ctx context.Context, what string, left func(context.Context, querier) (bool, error),
+	work func(*sql.Tx, *anchorDelta) ([]any, error), log *slog.Logger, level slog.Level) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Read first: every open runs this, and a write transaction would wait
 	// for the write lock (a load writing the same file) to find nothing.
-	if pending, err := postingsPending(ctx, s.w); err != nil || !pending {
+	if some, err := left(ctx, s.w); err != nil || !some {
 		return err
 	}
 	start := time.Now()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("post deferred postings: %w", s.mapErr(err))
+		return fmt.Errorf("settle %s: %w", what, s.mapErr(err))
 	}
 	defer tx.Rollback()
-	// Another process's anchor lists in memory learn of the change from
-	// the anchor generation; this one's, if any, from the delta (a scan
-	// keeps none, and tracking each posting cost it a tenth of this).
+	if some, err := left(ctx, tx); err != nil || !some {
+		return err // settled by another process meanwhile
+	}
 	var d anchorDelta
-	stmts := txStmts{tx: tx, pool: s.ws}
-	if s.mem != nil {
-		stmts.anchors = &d
-	}
-	var posts postings // reused: grown to the size of a batch once
-	posted, anchors, after := 0, 0, int64(0)
-	for {
-		n, last, err := pendingPostings(ctx, tx, after, &posts)
-		if err != nil {
-			return fmt.Errorf("post deferred postings: %w", err)
-		}
-		if n == 0 {
-			break
-		}
-		anchors += len(posts[samplePostings])
-		if err := posts.flush(ctx, &stmts); err != nil {
-			return fmt.Errorf("post deferred postings: %w", err)
-		}
-		posted, after = posted+n, last
-	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM pending_postings"); err != nil {
-		return fmt.Errorf("post deferred postings: %w", err)
-	}
-	if stmts.anchors != nil {
-		err = countAnchorChanges(ctx, &stmts, &d)
-	} else if anchors > 0 {
-		_, err = bumpAnchorsGen(ctx, &stmts)
-	}
+	attrs, err := work(tx, &d)
 	if err != nil {
-		return fmt.Errorf("post deferred postings: %w", err)
+		return fmt.Errorf("settle %s: %w", what, err)
 	}
 	if err := s.commit(tx, &d); err != nil {
-		return fmt.Errorf("post deferred postings: commit: %w", s.mapErr(err))
+		return fmt.Errorf("settle %s: commit: %w", what, s.mapErr(err))
 	}
 	if log != nil {
-		log.Log(ctx, level, "posted the contents of a bulk load", "path", s.path, "contents", posted, "seconds", time.Since(start).Seconds())
+		log.Log(ctx, level, "settled the "+what+" left by a bulk load", append([]any{"path", s.path, "seconds", time.Since(start).Seconds()}, attrs...)...)
 	}
 	return nil
+}
+
+// settlePostings inserts the postings of the contents a bulk load left
+// pending (Options.DeferPostings), in key order, in one transaction, and
+// clears the list. Each table's B-tree is then written from one end to
+// the other once, instead of a few rows on each of its pages at every
+// commit of the load.
+func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog.Level) error {
+	return s.settleBulk(ctx, "postings", postingsPending, func(tx *sql.Tx, d *anchorDelta) ([]any, error) {
+		// Another process's anchor lists in memory learn of the change
+		// from the anchor generation; this one's, if any, from the delta
+		// (a scan keeps none, and tracking each posting cost it a tenth
+		// of this).
+		stmts := txStmts{tx: tx, pool: s.ws}
+		if s.mem != nil {
+			stmts.anchors = d
+		}
+		var posts postings // reused: grown to the size of a batch once
+		posted, anchors, after := 0, 0, int64(0)
+		for {
+			n, last, err := pendingPostings(ctx, tx, after, &posts)
+			if err != nil {
+				return nil, err
+			}
+			if n == 0 {
+				break
+			}
+			anchors += len(posts[samplePostings])
+			if err := posts.flush(ctx, &stmts); err != nil {
+				return nil, err
+			}
+			posted, after = posted+n, last
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM pending_postings"); err != nil {
+			return nil, err
+		}
+		var err error
+		if stmts.anchors != nil {
+			err = countAnchorChanges(ctx, &stmts, d)
+		} else if anchors > 0 {
+			_, err = bumpAnchorsGen(ctx, &stmts)
+		}
+		return []any{"contents", posted}, err
+	}, log, level)
 }
 
 // pendingPostings adds to posts the postings of up to settleBatch pending

@@ -354,7 +354,7 @@ func (s *Store) Close() error {
 	var err error
 	s.close.Do(func() {
 		s.stopAnchors()
-		err = s.settleDeferred(context.Background())
+		err = s.SettleDeferred(context.Background())
 		var c error
 		if s.ckpt != nil {
 			close(s.ckptStop)
@@ -375,7 +375,15 @@ func (s *Store) Close() error {
 // other work meanwhile: the writer's connection does it, and queries go
 // on. Close then finds nothing to do, unless documents were put since.
 func (s *Store) SettleDeferred(ctx context.Context) error {
-	return s.settleDeferred(ctx)
+	if s.deferPosts {
+		if err := s.settlePostings(ctx, s.logger, slog.LevelDebug); err != nil {
+			return err
+		}
+	}
+	if s.deferShares {
+		return s.settleBandShares(ctx, s.logger, slog.LevelDebug)
+	}
+	return nil
 }
 
 // SettlePostings inserts now the postings a bulk load
@@ -387,18 +395,6 @@ func (s *Store) SettlePostings(ctx context.Context) error {
 		return nil
 	}
 	return s.settlePostings(ctx, s.logger, slog.LevelDebug)
-}
-
-func (s *Store) settleDeferred(ctx context.Context) error {
-	if s.deferPosts {
-		if err := s.settlePostings(ctx, s.logger, slog.LevelDebug); err != nil {
-			return err
-		}
-	}
-	if s.deferShares {
-		return s.settleBandShares(ctx, s.logger, slog.LevelDebug)
-	}
-	return nil
 }
 
 // Path returns the database file.
