@@ -1,8 +1,11 @@
 package index
 
 import (
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -67,4 +70,58 @@ func FuzzDecodeBody(f *testing.F) {
 			t.Fatalf("re-decode: %v", err)
 		}
 	})
+}
+
+// TestSamplesPacked: samples round-trip through Elias–Fano at every count
+// from one to a few thousand, extremes included, in about l+2 bits each.
+func TestSamplesPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 2, 3, 7, 8, 9, 255, 256, 257, 437, 1000, 4096, 70000} {
+		seen := map[uint32]bool{}
+		var s []uint32
+		for _, v := range []uint32{0, 1<<32 - 1} {
+			if len(s) < n {
+				seen[v], s = true, append(s, v)
+			}
+		}
+		for len(s) < n {
+			if v := r.Uint32(); !seen[v] {
+				seen[v], s = true, append(s, v)
+			}
+		}
+		slices.Sort(s)
+		fp := Fingerprint{Samples: s}
+		b := fp.AppendBody(nil)
+		var got Fingerprint
+		if err := got.DecodeBody(b); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if !slices.Equal(got.Samples, s) {
+			t.Fatalf("n=%d: samples differ", n)
+		}
+		if bitsPer := float64(len(b)*8) / float64(n); n >= 256 && bitsPer > float64(lowBits(n))+3.5 {
+			t.Errorf("n=%d: %.1f bits per sample, want about %d", n, bitsPer, lowBits(n)+2)
+		}
+	}
+}
+
+// TestDecodeVersion1: bodies written before the samples were packed (4
+// bytes each) are still read.
+func TestDecodeVersion1(t *testing.T) {
+	b := []byte{1, 1}                                 // version 1, one chunk
+	b = binary.LittleEndian.AppendUint64(b, 42)       // its hash
+	b = append(b, 100, 3)                             // its length; three samples
+	for _, s := range []uint32{5, 70000, 1<<32 - 1} { // 4 bytes each
+		b = binary.LittleEndian.AppendUint32(b, s)
+	}
+	b = append(b, 1)
+	b = binary.LittleEndian.AppendUint32(b, 9) // one MinHash slot
+	var fp Fingerprint
+	if err := fp.DecodeBody(b); err != nil {
+		t.Fatal(err)
+	}
+	want := Fingerprint{Chunks: []Chunk{{Hash: 42, Len: 100}}, Samples: []uint32{5, 70000, 1<<32 - 1}, MinHash: []uint32{9}}
+	if !reflect.DeepEqual(fp, want) {
+		t.Fatalf("got %+v, want %+v", fp, want)
+	}
 }
