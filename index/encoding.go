@@ -22,8 +22,8 @@ const maxEncodedItems = 1 << 24
 
 // AppendBody appends the compact encoding of fp's chunks, samples and
 // MinHash to dst. Hashes, sizes and the SimHash are stored by the store in
-// columns of their own. The layout is described in docs/store.md
-// ("Fingerprint bodies"). fp.Samples must be sorted and distinct.
+// columns of their own. The layout is described in index/docs/format.md.
+// fp.Samples must be sorted and distinct.
 func (fp *Fingerprint) AppendBody(dst []byte) []byte {
 	dst = append(dst, encodingVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(fp.Chunks)))

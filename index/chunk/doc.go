@@ -11,8 +11,8 @@
 // chunk is cut at Max bytes if no boundary was found. The gear table is fixed
 // (generated from a documented seed), so boundaries and chunk hashes are
 // stable across runs, machines and releases; index/docs/format.md records
-// the table, the masks and the parameters, because stored fingerprints
-// depend on them.
+// how the table is generated, the masks and the parameters, because stored
+// fingerprints depend on them.
 //
 // # Default parameters
 //
