@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -45,6 +46,7 @@ func TestMain(m *testing.M) {
 func crashWriter(path string) {
 	ctx := context.Background()
 	opts := index.DefaultOptions()
+	opts.KeepText = true // texts share pieces: their blocks must survive too
 	bulk := os.Getenv(crashBulkEnv) != ""
 	st, err := sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Full, DeferPostings: bulk, DeferBandShares: bulk})
 	if err != nil {
@@ -138,6 +140,9 @@ func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 				rs, err := st.Lookup(ctx, key)
 				if err != nil || len(rs) != 1 || rs[0].Content == 0 {
 					t.Fatalf("acknowledged %s lost: %v %v", key, rs, err)
+				}
+				if got, err := st.Text(ctx, rs[0].Content); err != nil || !strings.HasSuffix(string(got), "\n"+key) {
+					t.Fatalf("text of acknowledged %s lost: %v", key, err)
 				}
 				kids, err := st.Lookup(ctx, key+"!/attachment")
 				if err != nil || len(kids) != 1 || kids[0].Parent != rs[0].ID {

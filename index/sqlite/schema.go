@@ -111,4 +111,27 @@ CREATE TABLE IF NOT EXISTS pending_postings (
 	content_id INTEGER PRIMARY KEY REFERENCES contents(id) ON DELETE CASCADE
 );
 `,
+	// 8: texts kept as runs of content-defined pieces, each piece stored
+	// once across all texts (text.go): near-copies share their bytes.
+	// text_pieces.block is neither a foreign key nor indexed: checking
+	// the key read the block's page, out of cache, for every piece
+	// inserted, and the index was written at random; a block lists the
+	// pieces it holds instead (text_blocks.pieces), which releaseText
+	// deletes with it.
+	// Texts stored before keep their codec, zstd, and are read as before.
+	// (IF NOT EXISTS: a store whose version was set back by hand has them.)
+	`
+CREATE TABLE IF NOT EXISTS text_blocks (
+	id     INTEGER PRIMARY KEY,
+	refs   INTEGER NOT NULL,
+	data   BLOB NOT NULL,
+	pieces BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS text_pieces (
+	h     INTEGER PRIMARY KEY,
+	block INTEGER NOT NULL,
+	off   INTEGER NOT NULL,
+	len   INTEGER NOT NULL
+);
+`,
 }

@@ -94,6 +94,7 @@ type Store struct {
 	over        overfull        // posting keys known to be boilerplate
 	deferShares bool            // Options.DeferBandShares
 	deferPosts  bool            // Options.DeferPostings, into an empty index
+	bulk        *bulkPieces     // a bulk load's text pieces, until settled
 	mem         *memAnchors     // nil unless Options.AnchorsInMemory
 	memCtx      context.Context // the loading of mem, stopped by Close
 	memStop     context.CancelFunc
@@ -200,6 +201,9 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		}
 		// Band shares are computed from the band postings.
 		s.deferShares = s.deferShares || s.deferPosts
+		if s.deferPosts {
+			s.bulk = newBulkPieces()
+		}
 	}
 	// A bulk load that did not get to close.
 	if err := s.settlePostings(ctx, opts.Logger, slog.LevelInfo); err != nil {
@@ -380,6 +384,9 @@ func (s *Store) SettleDeferred(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.settlePieces(ctx); err != nil {
+		return err
+	}
 	if s.deferShares {
 		return s.settleBandShares(ctx, s.logger, slog.LevelDebug)
 	}
@@ -416,14 +423,17 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	out, released, err := s.put(ctx, tx, entries, &d)
 	if err != nil {
 		tx.Rollback()
+		s.bulk.discard()
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
 	}
 	if released {
 		defer s.over.forget() // postings are gone once committed
 	}
 	if err := s.commit(tx, &d); err != nil {
+		s.bulk.discard()
 		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
 	}
+	s.bulk.commit()
 	return out, nil
 }
 
@@ -480,6 +490,9 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 			return nil, false, fmt.Errorf("mark band shares stale: %w", err)
 		}
 	}
+	if err := stmts.texts(ctx, s.bulk).lookUp(ctx, &stmts, entries); err != nil {
+		return nil, false, err
+	}
 	for i := range entries {
 		e := &entries[i]
 		d := &e.Doc
@@ -503,7 +516,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 			// only when there is something to remove, so that postings
 			// stay batched in the usual case of a new key.
 			flush := func() error { return posts.flush(ctx, &stmts) }
-			replaced, rel, err := s.removeTx(ctx, tx, d.Key, "", flush, stmts.anchors)
+			replaced, rel, err := s.removeTx(ctx, &stmts, d.Key, "", flush, stmts.anchors)
 			if err != nil {
 				return nil, false, err
 			}
@@ -525,12 +538,12 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 		}
 		if fp := e.Fingerprint; fp != nil {
 			rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
-			c, err := s.putContent(ctx, &stmts, fp, e.Bands, &body, &posts)
+			c, created, err := s.putContent(ctx, &stmts, fp, e.Bands, &body, &posts)
 			if err != nil {
 				return nil, false, fmt.Errorf("store content of %q: %w", d.Key, err)
 			}
 			if e.Text != nil {
-				if err := putText(ctx, &stmts, c, e.Text, e.Prepared); err != nil {
+				if err := s.putText(ctx, &stmts, c, created, e.Text, e.Prepared); err != nil {
 					return nil, false, fmt.Errorf("store text of %q: %w", d.Key, err)
 				}
 			}
@@ -556,6 +569,9 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 		}
 		out[i].ID, out[i].Content = index.DocID(id), index.ContentID(content.Int64)
 	}
+	if err := stmts.tw.flush(ctx, &stmts); err != nil {
+		return nil, false, err
+	}
 	if err := posts.flush(ctx, &stmts); err != nil {
 		return nil, false, err
 	}
@@ -574,6 +590,7 @@ type txStmts struct {
 	pool    *statements
 	m       map[string]*sql.Stmt
 	anchors *anchorDelta // the anchor postings added, if they are tracked
+	tw      *textWriter  // the texts stored, once one is
 	bands   bandShares   // the band keys of the contents stored
 }
 
@@ -617,18 +634,18 @@ func unixNano(t time.Time) int64 {
 
 // putContent stores fp's content once and counts a reference to it; the
 // postings of a new content are added to posts.
-func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Fingerprint, bands []uint64, buf *[]byte, posts *postings) (index.ContentID, error) {
+func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Fingerprint, bands []uint64, buf *[]byte, posts *postings) (_ index.ContentID, created bool, err error) {
 	var id int64
 	bump, err := stmts.prepare(ctx, "UPDATE contents SET refs = refs + 1 WHERE text_sha256 = ? RETURNING id")
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	err = bump.QueryRowContext(ctx, fp.TextSHA256[:]).Scan(&id)
 	if err == nil {
-		return index.ContentID(id), nil
+		return index.ContentID(id), false, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
+		return 0, false, err
 	}
 	*buf = fp.AppendBody((*buf)[:0])
 	keys := make([]int64, len(bands))
@@ -640,22 +657,22 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 	var shares shared
 	if !s.deferShares {
 		if shares, err = stmts.bands.shareOf(ctx, stmts, keys); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	anchors := fp.Anchors()
 	insert, err := stmts.prepare(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id")
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	err = insert.QueryRowContext(ctx,
 		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), *buf, bandBlob, len(anchors)).Scan(&id)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if !s.deferShares {
 		if err := stmts.bands.stored(ctx, stmts, id, keys, shares); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	if s.deferPosts {
@@ -664,12 +681,12 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 			_, err = pend.ExecContext(ctx, id)
 		}
 		if err != nil {
-			return 0, fmt.Errorf("defer postings: %w", err)
+			return 0, false, fmt.Errorf("defer postings: %w", err)
 		}
-		return index.ContentID(id), nil
+		return index.ContentID(id), true, nil
 	}
 	posts.addContent(id, fp, keys)
-	return index.ContentID(id), nil
+	return index.ContentID(id), true, nil
 }
 
 // postings collects the postings of the contents a transaction stores, to
@@ -810,9 +827,10 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 		return nil, fmt.Errorf("remove %q: %w", key, s.mapErr(err))
 	}
 	var d anchorDelta
-	ids, released, err := s.removeTx(ctx, tx, key, versionID, nil, &d)
+	stmts := &txStmts{tx: tx, pool: s.ws}
+	ids, released, err := s.removeTx(ctx, stmts, key, versionID, nil, &d)
 	if err == nil {
-		err = countAnchorChanges(ctx, &txStmts{tx: tx, pool: s.ws}, &d)
+		err = countAnchorChanges(ctx, stmts, &d)
 	}
 	if err != nil {
 		tx.Rollback()
@@ -831,14 +849,19 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 // children; released reports that contents, and so postings, were
 // deleted. before, if not nil, runs once there is something to remove; d
 // collects the anchor postings removed.
-func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string, before func() error, d *anchorDelta) (removed []index.DocID, released bool, err error) {
+//
+// Its lookups are prepared statements: every document a scan or the
+// daemon puts runs the first, and parsing it took a tenth of the single
+// writer's time.
+func (s *Store) removeTx(ctx context.Context, stmts *txStmts, key, versionID string, before func() error, d *anchorDelta) (removed []index.DocID, released bool, err error) {
+	tx := stmts.tx
 	q := "SELECT id FROM documents WHERE key = ? AND parent_id IS NULL"
 	args := []any{key}
 	if versionID != "" {
 		q += " AND version_id = ?"
 		args = append(args, versionID)
 	}
-	roots, err := queryIDs(ctx, tx, q, args...)
+	roots, err := stmtIDs(ctx, stmts, q, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("find versions of %q: %w", key, err)
 	}
@@ -857,7 +880,7 @@ func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string,
 		all = append(all, frontier...)
 		var next []int64
 		for _, id := range frontier {
-			kids, err := queryIDs(ctx, tx, "SELECT id FROM documents WHERE parent_id = ?", id)
+			kids, err := stmtIDs(ctx, stmts, "SELECT id FROM documents WHERE parent_id = ?", id)
 			if err != nil {
 				return nil, false, fmt.Errorf("find children of %d: %w", id, err)
 			}
@@ -874,7 +897,7 @@ func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string,
 		}
 		removed = append(removed, index.DocID(id))
 		if cid.Valid {
-			gone, err := releaseContent(ctx, tx, cid.Int64, d)
+			gone, err := releaseContent(ctx, stmts, cid.Int64, d)
 			if err != nil {
 				return nil, false, err
 			}
@@ -887,7 +910,8 @@ func (s *Store) removeTx(ctx context.Context, tx *sql.Tx, key, versionID string,
 // releaseContent drops one reference and deletes the content with its
 // text and postings when none is left, which it reports; d collects the
 // anchor postings removed.
-func releaseContent(ctx context.Context, tx *sql.Tx, cid int64, d *anchorDelta) (deleted bool, err error) {
+func releaseContent(ctx context.Context, stmts *txStmts, cid int64, d *anchorDelta) (deleted bool, err error) {
+	tx := stmts.tx
 	var refs int64
 	var body, bands []byte
 	if err := tx.QueryRowContext(ctx, "UPDATE contents SET refs = refs - 1 WHERE id = ? RETURNING refs, body, bands", cid).Scan(&refs, &body, &bands); err != nil {
@@ -896,7 +920,11 @@ func releaseContent(ctx context.Context, tx *sql.Tx, cid int64, d *anchorDelta) 
 	if refs > 0 {
 		return false, nil
 	}
-	// Its text goes with it (ON DELETE CASCADE).
+	// Its text goes with it (ON DELETE CASCADE), once it has let go of
+	// its pieces.
+	if err := releaseText(ctx, stmts, cid); err != nil {
+		return false, err
+	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM contents WHERE id = ?", cid); err != nil {
 		return false, fmt.Errorf("delete content %d: %w", cid, err)
 	}
@@ -929,6 +957,20 @@ func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, ke
 	return nil
 }
 
+// stmtIDs runs the constant query, prepared once for the transaction's
+// connection, and returns the ids it selects.
+func stmtIDs(ctx context.Context, stmts *txStmts, query string, args ...any) ([]int64, error) {
+	st, err := stmts.prepare(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanIDs(rows)
+}
+
 // querier runs statements: a pool, a connection or a transaction.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -940,6 +982,11 @@ func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int6
 	if err != nil {
 		return nil, err
 	}
+	return scanIDs(rows)
+}
+
+// scanIDs reads rows of one id each and closes rows.
+func scanIDs(rows *sql.Rows) ([]int64, error) {
 	defer rows.Close()
 	var ids []int64
 	for rows.Next() {
@@ -1488,7 +1535,8 @@ var ErrInconsistent = errors.New("index store inconsistent")
 
 // Check verifies the database file and the invariants a crash must never
 // break: every document's content exists, every content's reference count
-// matches its documents, and every content has all its postings.
+// matches its documents, every content has all its postings, and every
+// text block's reference count matches the texts using it.
 func (s *Store) Check(ctx context.Context) error {
 	var res string
 	if err := s.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
@@ -1556,6 +1604,9 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	rows.Close()
 	if err := checkBandShares(ctx, s.r); err != nil {
+		return err
+	}
+	if err := checkTexts(ctx, s.r); err != nil {
 		return err
 	}
 	return checkAnchorBlocks(ctx, s.r, conn)
