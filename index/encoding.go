@@ -159,38 +159,41 @@ func (d *decoder) samples(dst []uint32) []uint32 {
 	d.b = d.b[highLen:]
 	dst = slices.Grow(dst, n)
 	mask := uint64(1)<<l - 1
-	var acc uint64
-	var nacc uint
-	i, p := 0, 0
-	for byteAt, hb := range high {
-		for hb != 0 {
-			bit := bits.TrailingZeros8(hb)
-			hb &= hb - 1
+	i, last := 0, -1
+	for w := 0; w < len(high); w += 8 {
+		word := loadLE64(high, w)
+		for word != 0 {
 			if i == n {
 				d.fail("sample high bits: too many")
 				return dst
 			}
-			for nacc < l {
-				acc |= uint64(low[0]) << nacc
-				low = low[1:]
-				nacc += 8
-			}
-			p = byteAt*8 + bit
-			v := uint64(p-i)<<l | acc&mask
-			acc >>= l
-			nacc -= l
+			p := w*8 + bits.TrailingZeros64(word)
+			word &= word - 1
+			at := i * int(l)
+			v := uint64(p-i)<<l | loadLE64(low, at>>3)>>(at&7)&mask
 			if v > 1<<32-1 {
 				d.fail("sample beyond 32 bits")
 				return dst
 			}
 			dst = append(dst, uint32(v))
-			i++
+			i, last = i+1, p
 		}
 	}
-	if i != n || p/8 != len(high)-1 {
+	if i != n || last/8 != len(high)-1 {
 		d.fail("sample high bits: count or length")
 	}
 	return dst
+}
+
+// loadLE64 returns the 8 bytes of b from at, little-endian, the bytes
+// beyond b's end read as zero.
+func loadLE64(b []byte, at int) uint64 {
+	if at+8 <= len(b) {
+		return binary.LittleEndian.Uint64(b[at:])
+	}
+	var t [8]byte
+	copy(t[:], b[at:])
+	return binary.LittleEndian.Uint64(t[:])
 }
 
 type decoder struct {

@@ -125,3 +125,28 @@ func TestDecodeVersion1(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", fp, want)
 	}
 }
+
+// BenchmarkDecodeBody decodes the body of a 7 KB text's fingerprint (6
+// chunks, 440 samples, 128 MinHash slots): every candidate a query or an
+// analysis scores is decoded once.
+func BenchmarkDecodeBody(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	fp := Fingerprint{MinHash: make([]uint32, 128)}
+	for range 6 {
+		fp.Chunks = append(fp.Chunks, Chunk{Hash: r.Uint64(), Len: 1200})
+	}
+	for range 440 {
+		fp.Samples = append(fp.Samples, r.Uint32())
+	}
+	slices.Sort(fp.Samples)
+	fp.Samples = slices.Compact(fp.Samples)
+	body := fp.AppendBody(nil)
+	var got Fingerprint
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := got.DecodeBody(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
