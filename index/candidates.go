@@ -48,17 +48,18 @@ func (g *rawGroups) add(ids []ContentID) {
 	g.starts = append(g.starts, len(g.members))
 }
 
-// loadCandidateGraph reads every group of at most limit contents.
-func (ix *Index) loadCandidateGraph(ctx context.Context, limit int) (*candidateGraph, error) {
+// loadCandidateGraph reads every group of at most limit contents, or, when
+// of is not nil, every such group holding one of of.
+func (ix *Index) loadCandidateGraph(ctx context.Context, limit int, of []ContentID) (*candidateGraph, error) {
 	near, anchor := newRawGroups(), newRawGroups()
-	if err := ix.store.Groups(ctx, limit, func(ids []ContentID) error {
+	if err := ix.store.Groups(ctx, limit, of, func(ids []ContentID) error {
 		near.add(ids)
 		return ctx.Err()
 	}); err != nil {
 		return nil, fmt.Errorf("find candidate pairs: %w", err)
 	}
 	anchorCount := make(map[ContentID]int32)
-	if err := ix.store.AnchorGroups(ctx, limit, func(ids []ContentID, counts []int) error {
+	if err := ix.store.AnchorGroups(ctx, limit, of, func(ids []ContentID, counts []int) error {
 		anchor.add(ids)
 		for i, id := range ids {
 			anchorCount[id] = int32(counts[i])

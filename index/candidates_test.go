@@ -14,8 +14,16 @@ type groupStore struct {
 	anchors      map[ContentID]int
 }
 
-func (s *groupStore) Groups(_ context.Context, _ int, fn func([]ContentID) error) error {
+// holds reports whether g holds one of of, or of is nil.
+func holds(g, of []ContentID) bool {
+	return of == nil || slices.ContainsFunc(g, func(c ContentID) bool { return slices.Contains(of, c) })
+}
+
+func (s *groupStore) Groups(_ context.Context, _ int, of []ContentID, fn func([]ContentID) error) error {
 	for _, g := range s.near {
+		if !holds(g, of) {
+			continue
+		}
 		if err := fn(slices.Clone(g)); err != nil {
 			return err
 		}
@@ -23,8 +31,11 @@ func (s *groupStore) Groups(_ context.Context, _ int, fn func([]ContentID) error
 	return nil
 }
 
-func (s *groupStore) AnchorGroups(_ context.Context, _ int, fn func([]ContentID, []int) error) error {
+func (s *groupStore) AnchorGroups(_ context.Context, _ int, of []ContentID, fn func([]ContentID, []int) error) error {
 	for _, g := range s.anchor {
+		if !holds(g, of) {
+			continue
+		}
 		counts := make([]int, len(g))
 		for i, c := range g {
 			counts[i] = s.anchors[c]
@@ -101,7 +112,7 @@ func TestCandidatePairsAsPairMaps(t *testing.T) {
 	if byAnchor < 50 || len(want)-byAnchor < 50 {
 		t.Fatalf("%d pairs pass the share rule, %d more share a near group: the test data proves little", byAnchor, len(want)-byAnchor)
 	}
-	g, err := ix.loadCandidateGraph(context.Background(), 1000)
+	g, err := ix.loadCandidateGraph(context.Background(), 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -292,6 +292,84 @@ func TestAnalyseInvolving(t *testing.T) {
 	}
 }
 
+// TestAnalyseInvolvingLocally: reading only the postings and documents
+// of the scanned documents' contents gives the pairs, families and
+// identical sets that reading the whole index gives, for scans of one
+// document up to half the index, with exact copies among them.
+func TestAnalyseInvolvingLocally(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	var ins []index.Input
+	for i, rel := range []string{"spdx/text/GPL-3.0-only.txt", "spdx/text/Apache-2.0.txt", "spdx/text/MIT.txt", "spdx/text/BSD-3-Clause.txt", "spdx/text/MPL-2.0.txt"} {
+		text := corpus(t, rel)
+		ins = append(ins, input(rel, text), input(rel+" copy", text))
+		for v := range 5 {
+			ins = append(ins, input(fmt.Sprintf("%s v%d", rel, v), edit(text, 5+10*v, uint64(10*i+v))))
+		}
+		ins = append(ins, input(rel+" excerpt", text[len(text)/3:2*len(text)/3]))
+	}
+	res := add(t, ix, ins...)
+	th := index.DefaultThresholds()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 5, 20, len(res) / 2} {
+		var docs []index.DocID
+		for _, k := range r.Perm(len(res))[:n] {
+			docs = append(docs, res[k].ID)
+		}
+		whole, err := ix.AnalyseInvolvingBy(ctx, th, docs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, err := ix.AnalyseInvolvingBy(ctx, th, docs, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(whole.Pairs) == 0 && n > 1 {
+			t.Fatalf("%d documents: no pairs, the test proves little", n)
+		}
+		if !reflect.DeepEqual(local.Pairs, whole.Pairs) {
+			t.Errorf("%d documents: %d pairs read locally, %d from the whole index", n, len(local.Pairs), len(whole.Pairs))
+		}
+		if !reflect.DeepEqual(local.Families, whole.Families) {
+			t.Errorf("%d documents: families differ: %+v against %+v", n, local.Families, whole.Families)
+		}
+		involves := func(set []index.DocID) bool {
+			return slices.ContainsFunc(set, func(d index.DocID) bool { return slices.Contains(docs, d) })
+		}
+		var wantIdentical [][]index.DocID
+		for _, set := range whole.Identical {
+			if involves(set) {
+				wantIdentical = append(wantIdentical, set)
+			}
+		}
+		var gotIdentical [][]index.DocID
+		for _, set := range local.Identical {
+			if involves(set) {
+				gotIdentical = append(gotIdentical, set)
+			}
+		}
+		if !reflect.DeepEqual(gotIdentical, wantIdentical) {
+			t.Errorf("%d documents: identical sets %v, want %v", n, gotIdentical, wantIdentical)
+		}
+		// Every document the report names is there.
+		for _, p := range local.Pairs {
+			for _, c := range []index.ContentID{p.A, p.B} {
+				if len(local.ByContent[c]) != len(whole.ByContent[c]) {
+					t.Fatalf("content %d: %d documents, want %d", c, len(local.ByContent[c]), len(whole.ByContent[c]))
+				}
+			}
+		}
+		for _, d := range docs {
+			if local.Documents[d] == nil {
+				t.Fatalf("scanned document %d missing", d)
+			}
+		}
+		if n < len(res)/2 && len(local.Documents) >= len(whole.Documents) {
+			t.Errorf("%d documents: read %d documents locally, as many as the whole index's %d", n, len(local.Documents), len(whole.Documents))
+		}
+	}
+}
+
 func TestReopenKeepsEverything(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")

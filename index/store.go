@@ -263,12 +263,14 @@ type Templates interface {
 // manner of KDD'05's sorted file–chunk graph.
 type Grouper interface {
 	// Groups calls fn with every set of two or more contents that share an
-	// LSH band key or a chunk held by at most maxChunkDocs contents. The ids
+	// LSH band key or a chunk held by at most maxChunkDocs contents; when
+	// of is not nil, only with the sets holding one of of, whole. The ids
 	// slice is only valid during the call.
-	Groups(ctx context.Context, maxChunkDocs int, fn func(ids []ContentID) error) error
+	Groups(ctx context.Context, maxChunkDocs int, of []ContentID, fn func(ids []ContentID) error) error
 	// AnchorGroups calls fn with every set of two or more contents that
 	// share an anchor (Fingerprint.Anchors) held by at most maxDocs
-	// contents, and each content's anchor count. The slices are only valid
+	// contents, and each content's anchor count; when of is not nil, only
+	// with the sets holding one of of, whole. The slices are only valid
 	// during the call.
-	AnchorGroups(ctx context.Context, maxDocs int, fn func(ids []ContentID, anchors []int) error) error
+	AnchorGroups(ctx context.Context, maxDocs int, of []ContentID, fn func(ids []ContentID, anchors []int) error) error
 }

@@ -64,9 +64,9 @@ func TestSnapshotHoldsOneConnection(t *testing.T) {
 				"Stats":       func() error { _, err := s.Stats(ctx); return err },
 				"Templates":   func() error { _, err := s.Templates(ctx); return err },
 				"ChunkCounts": func() error { _, err := s.ChunkContents(ctx, []uint64{1, 2}); return err },
-				"Groups":      func() error { return s.Groups(ctx, 10, func([]index.ContentID) error { return nil }) },
+				"Groups":      func() error { return s.Groups(ctx, 10, nil, func([]index.ContentID) error { return nil }) },
 				"AnchorGroups": func() error {
-					return s.AnchorGroups(ctx, 10, func([]index.ContentID, []int) error { return nil })
+					return s.AnchorGroups(ctx, 10, nil, func([]index.ContentID, []int) error { return nil })
 				},
 			}
 			for name, read := range reads {

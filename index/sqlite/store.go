@@ -1272,16 +1272,24 @@ func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) 
 }
 
 // Groups calls fn with every set of contents sharing a band key or a chunk
-// held by at most maxChunkDocs contents.
-func (s *Store) Groups(ctx context.Context, maxChunkDocs int, fn func([]index.ContentID) error) error {
-	for _, table := range []string{"band_postings", "chunk_postings"} {
+// held by at most maxChunkDocs contents; with of, only the sets holding
+// one of of.
+func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
+	tx, end, err := s.readTx(ctx) // the keys of of and their postings in one snapshot
+	if err != nil {
+		return fmt.Errorf("group contents: %w", err)
+	}
+	defer end()
+	var keys groupKeys
+	if of != nil {
+		if keys, err = s.groupKeysOf(ctx, tx, of); err != nil {
+			return err
+		}
+	}
+	for i, table := range []string{"band_postings", "chunk_postings"} {
 		limit := int(^uint(0) >> 1)
 		if table == "chunk_postings" {
 			limit = maxChunkDocs
-		}
-		rows, err := s.reads(ctx).QueryContext(ctx, "SELECT h, c FROM "+table+" ORDER BY h")
-		if err != nil {
-			return fmt.Errorf("group %s: %w", table, s.mapErr(err))
 		}
 		var group []index.ContentID
 		var cur int64 = -1
@@ -1291,27 +1299,106 @@ func (s *Store) Groups(ctx context.Context, maxChunkDocs int, fn func([]index.Co
 			}
 			return nil
 		}
-		for rows.Next() {
+		err := s.postingsByKey(ctx, tx, "SELECT h, c FROM "+table, "h", of != nil, keys[i], func(rows *sql.Rows) error {
 			var h, c int64
 			if err := rows.Scan(&h, &c); err != nil {
-				rows.Close()
-				return fmt.Errorf("group %s: %w", table, err)
+				return err
 			}
 			if h != cur {
 				if err := flush(); err != nil {
-					rows.Close()
 					return err
 				}
 				group, cur = group[:0], h
 			}
 			group = append(group, index.ContentID(c))
+			return nil
+		})
+		if err == nil {
+			err = flush()
 		}
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return fmt.Errorf("group %s: %w", table, err)
+		if err != nil {
+			return fmt.Errorf("group %s: %w", table, s.mapErr(err))
 		}
+	}
+	return nil
+}
+
+// groupKeys are posting keys, sorted and distinct: band keys, chunk keys
+// and anchor keys.
+type groupKeys [3][]int64
+
+// groupKeysBatch is how many keys one statement reads the postings of.
+const groupKeysBatch = 8192
+
+// groupKeysOf returns the posting keys of contents.
+func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.ContentID) (groupKeys, error) {
+	var keys groupKeys
+	for batch := range slices.Chunk(contents, groupKeysBatch) {
+		list, err := json.Marshal(batch)
+		if err != nil {
+			return keys, err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT body, bands FROM contents WHERE id IN (SELECT value FROM json_each(?))", string(list))
+		if err != nil {
+			return keys, fmt.Errorf("read the keys of %d contents: %w", len(batch), s.mapErr(err))
+		}
+		var fp index.Fingerprint
+		for rows.Next() {
+			var body, bands []byte
+			if err := rows.Scan(&body, &bands); err != nil {
+				rows.Close()
+				return keys, fmt.Errorf("read content keys: %w", err)
+			}
+			if err := fp.DecodeBody(body); err != nil {
+				rows.Close()
+				return keys, fmt.Errorf("read content keys: %w", err)
+			}
+			keys[0] = append(keys[0], bandKeys(bands)...)
+			for _, c := range fp.Chunks {
+				keys[1] = append(keys[1], postingKey(c.Hash))
+			}
+			for _, a := range fp.Anchors() {
+				keys[2] = append(keys[2], postingKey(a))
+			}
+		}
+		err = rows.Err()
 		rows.Close()
-		if err := flush(); err != nil {
+		if err != nil {
+			return keys, fmt.Errorf("read content keys: %w", err)
+		}
+	}
+	for i := range keys {
+		slices.Sort(keys[i])
+		keys[i] = slices.Compact(keys[i])
+	}
+	return keys, nil
+}
+
+// postingsByKey runs query (a SELECT of a posting table, without WHERE or
+// ORDER BY) in key order, every row or, when only, only the rows of keys,
+// calling row for each.
+func (s *Store) postingsByKey(ctx context.Context, tx *sql.Tx, query, order string, only bool, keys []int64, row func(*sql.Rows) error) error {
+	each := func(rows *sql.Rows, err error) error {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := row(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	if !only {
+		return each(tx.QueryContext(ctx, query+" ORDER BY "+order))
+	}
+	for batch := range slices.Chunk(keys, groupKeysBatch) {
+		list, err := json.Marshal(batch)
+		if err != nil {
+			return err
+		}
+		if err := each(tx.QueryContext(ctx, query+" WHERE h IN (SELECT value FROM json_each(?)) ORDER BY "+order, string(list))); err != nil {
 			return err
 		}
 	}
@@ -1733,18 +1820,19 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 }
 
 // AnchorGroups implements index.Grouper.
-func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.ContentID, []int) error) error {
+func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
 	// One snapshot: the postings carry each content's anchor count.
 	tx, end, err := s.readTx(ctx)
 	if err != nil {
 		return fmt.Errorf("group anchors: %w", err)
 	}
 	defer end()
-	rows, err := tx.QueryContext(ctx, "SELECT h, first, n, ids FROM anchor_blocks ORDER BY h, first")
-	if err != nil {
-		return fmt.Errorf("group anchors: %w", s.mapErr(err))
+	var keys groupKeys
+	if of != nil {
+		if keys, err = s.groupKeysOf(ctx, tx, of); err != nil {
+			return fmt.Errorf("group anchors: %w", err)
+		}
 	}
-	defer rows.Close()
 	var (
 		group   []index.ContentID
 		ns      []int
@@ -1757,10 +1845,10 @@ func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.C
 		}
 		return nil
 	}
-	for rows.Next() {
+	err = s.postingsByKey(ctx, tx, "SELECT h, first, n, ids FROM anchor_blocks", "h, first", of != nil, keys[2], func(rows *sql.Rows) error {
 		b, err := scanBlock(rows)
 		if err != nil {
-			return fmt.Errorf("group anchors: %w", err)
+			return err
 		}
 		if b.h != cur {
 			if err := flush(); err != nil {
@@ -1770,17 +1858,21 @@ func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, fn func([]index.C
 		}
 		if skipped || len(group) > maxDocs {
 			skipped = true // boilerplate: stop collecting this anchor
-			continue
+			return nil
 		}
 		for _, p := range b.ps {
 			group = append(group, index.ContentID(p.c))
 			ns = append(ns, int(p.n))
 		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
 	}
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return fmt.Errorf("group anchors: %w", s.mapErr(err))
 	}
-	return flush()
+	return nil
 }
 
 // queryByKeys runs query in tx with keys as its first parameter, a JSON

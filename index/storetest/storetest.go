@@ -316,7 +316,7 @@ func Run(t *testing.T, o Opener) {
 			t.Fatalf("ChunkContents %v %v", n, err)
 		}
 		var groups [][]index.ContentID
-		err = s.Groups(ctx, 10, func(ids []index.ContentID) error {
+		err = s.Groups(ctx, 10, nil, func(ids []index.ContentID) error {
 			g := slices.Clone(ids)
 			slices.Sort(g)
 			groups = append(groups, g)
@@ -327,6 +327,22 @@ func Run(t *testing.T, o Opener) {
 		}
 		if len(groups) != 2 {
 			t.Fatalf("groups %v", groups)
+		}
+		// Restricted to contents, the groups holding one of them, whole.
+		for _, of := range [][]index.ContentID{{c[0].Content}, {c[3].Content}, {c[1].Content, c[2].Content}, {}} {
+			var got [][]index.ContentID
+			err := s.Groups(ctx, 10, of, func(ids []index.ContentID) error {
+				g := slices.Clone(ids)
+				slices.Sort(g)
+				got = append(got, g)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := holding(groups, of); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Fatalf("groups of %v: %v, want %v", of, got, want)
+			}
 		}
 		loaded := map[index.ContentID]*index.Fingerprint{}
 		err = s.Fingerprints(ctx, []index.ContentID{c[0].Content, c[3].Content, 12345}, func(id index.ContentID, fp *index.Fingerprint) error {
@@ -384,7 +400,9 @@ func Run(t *testing.T, o Opener) {
 			t.Fatalf("anchors over the document-frequency cap gave %v", got)
 		}
 		groups := 0
-		err = s.AnchorGroups(ctx, 10, func(ids []index.ContentID, counts []int) error {
+		var all [][]index.ContentID
+		err = s.AnchorGroups(ctx, 10, nil, func(ids []index.ContentID, counts []int) error {
+			all = append(all, slices.Sorted(slices.Values(ids)))
 			groups++
 			if len(ids) != len(counts) {
 				t.Errorf("AnchorGroups: %d ids, %d counts", len(ids), len(counts))
@@ -399,6 +417,20 @@ func Run(t *testing.T, o Opener) {
 		})
 		if err != nil || groups != 4 { // anchors 1 (three contents), 2, 3, 4
 			t.Fatalf("AnchorGroups: %d groups, %v", groups, err)
+		}
+		// Restricted to contents, the groups holding one of them, whole.
+		for _, of := range [][]index.ContentID{{c[0].Content}, {c[2].Content}, {c[1].Content, c[2].Content}, {}} {
+			var got [][]index.ContentID
+			err := s.AnchorGroups(ctx, 10, of, func(ids []index.ContentID, counts []int) error {
+				got = append(got, slices.Sorted(slices.Values(ids)))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := holding(all, of); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Fatalf("anchor groups of %v: %v, want %v", of, got, want)
+			}
 		}
 		// Removing a content removes its postings.
 		if _, err := s.Remove(ctx, "long", ""); err != nil {
@@ -536,4 +568,15 @@ func candidatesOfStoredText(t *testing.T, s index.Store) {
 			}
 		}
 	}
+}
+
+// holding returns the groups holding one of of, in order.
+func holding(groups [][]index.ContentID, of []index.ContentID) [][]index.ContentID {
+	var out [][]index.ContentID
+	for _, g := range groups {
+		if slices.ContainsFunc(g, func(c index.ContentID) bool { return slices.Contains(of, c) }) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
