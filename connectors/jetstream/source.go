@@ -368,8 +368,11 @@ func (s *Source) consume(ctx context.Context, cons natsjs.Consumer, out chan<- c
 }
 
 // read moves every message received into the queue, tracking it at once.
-// When ctx is done it unsubscribes and hands back the messages still
-// buffered by the client library.
+// When ctx is done it unsubscribes and queues the messages still buffered
+// by the client library too, for consume to hand back once the
+// subscription is closed: handed back while it was open, a message came
+// straight back to it, and again, twenty times in 20 ms under load, until
+// the next Run received it past MaxDeliver and dead-lettered it unread.
 func (s *Source) read(ctx context.Context, iter natsjs.MessagesContext, q *queue) error {
 	for {
 		msg, err := iter.Next(natsjs.NextContext(ctx))
@@ -392,40 +395,50 @@ func (s *Source) read(ctx context.Context, iter natsjs.MessagesContext, q *queue
 					iter.Stop()
 					return nil
 				}
-				if err := msg.Nak(); err == nil {
-					s.cfg.Metrics.add(nacked, s.cfg.Name, 1)
-				}
+				s.enqueue(msg, q)
 			}
 		}
-		meta, err := msg.Metadata()
-		if err != nil {
-			// Not a JetStream delivery; nothing to settle.
-			s.log.Error("read message metadata; ignoring message", "subject", msg.Subject(), "err", err)
-			continue
-		}
-		f := &inflight{msg: msg, m: Message{
-			Subject:   msg.Subject(),
-			Header:    msg.Headers(),
-			Data:      msg.Data(),
-			Stream:    meta.Stream,
-			Sequence:  meta.Sequence.Stream,
-			Delivered: meta.NumDelivered,
-			Time:      meta.Timestamp,
-		}}
-		s.cfg.Metrics.add(received, s.cfg.Name, 1)
-		s.mu.Lock()
-		f.touched = time.Now()
-		s.tracked[f] = struct{}{}
-		s.mu.Unlock()
-		q.push(f)
+		s.enqueue(msg, q)
 	}
 }
 
-// deliver decodes queued messages and hands their events out.
+// enqueue tracks msg and queues it.
+func (s *Source) enqueue(msg natsjs.Msg, q *queue) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		// Not a JetStream delivery; nothing to settle.
+		s.log.Error("read message metadata; ignoring message", "subject", msg.Subject(), "err", err)
+		return
+	}
+	f := &inflight{msg: msg, m: Message{
+		Subject:   msg.Subject(),
+		Header:    msg.Headers(),
+		Data:      msg.Data(),
+		Stream:    meta.Stream,
+		Sequence:  meta.Sequence.Stream,
+		Delivered: meta.NumDelivered,
+		Time:      meta.Timestamp,
+	}}
+	s.cfg.Metrics.add(received, s.cfg.Name, 1)
+	s.mu.Lock()
+	f.touched = time.Now()
+	s.tracked[f] = struct{}{}
+	s.mu.Unlock()
+	q.push(f)
+}
+
+// deliver decodes queued messages and hands their events out. A message
+// it stops before handing out goes back to the queue, which consume hands
+// back once the subscription is closed.
 func (s *Source) deliver(ctx context.Context, q *queue, out chan<- connectors.Event, readErr <-chan error) error {
 	for {
+		if ctx.Err() != nil {
+			return nil
+		}
 		if f := q.pop(); f != nil {
-			s.dispatch(ctx, f, out)
+			if !s.dispatch(ctx, f, out) {
+				q.push(f)
+			}
 			continue
 		}
 		select {
@@ -439,30 +452,30 @@ func (s *Source) deliver(ctx context.Context, q *queue, out chan<- connectors.Ev
 }
 
 // dispatch decodes one message and hands its events out, or settles it
-// directly when there is nothing to hand out.
-func (s *Source) dispatch(ctx context.Context, f *inflight, out chan<- connectors.Event) {
+// directly when there is nothing to hand out. It reports false when ctx
+// ended before it handed out an event (or settled the message): the
+// caller hands the message back.
+func (s *Source) dispatch(ctx context.Context, f *inflight, out chan<- connectors.Event) bool {
 	if ctx.Err() != nil {
-		s.release(f)
-		return
+		return false
 	}
 	if f.m.Delivered > uint64(s.cfg.MaxDeliver) {
 		f.errs = []error{fmt.Errorf("%w: delivery %d without settlement, max %d", ErrDeliveriesExhausted, f.m.Delivered, s.cfg.MaxDeliver)}
 		s.finish(ctx, f)
-		return
+		return true
 	}
 	evs, err := s.dec.Decode(ctx, f.m)
 	if err != nil {
 		if ctx.Err() != nil {
-			s.release(f) // the decoder may have failed because we are stopping
-			return
+			return false // the decoder may have failed because we are stopping
 		}
 		f.errs = []error{err}
 		s.finish(ctx, f)
-		return
+		return true
 	}
 	if len(evs) == 0 {
 		s.finish(ctx, f)
-		return
+		return true
 	}
 	f.settled = make([]bool, len(evs))
 	f.unsettled = len(evs)
@@ -479,10 +492,12 @@ func (s *Source) dispatch(ctx context.Context, f *inflight, out chan<- connector
 		case out <- ev:
 			s.cfg.Metrics.add(events, s.cfg.Name, 1)
 		case <-ctx.Done():
-			s.abandon(ctx, f, len(evs)-i)
-			return
+			// The events handed out settle f later, unless there are
+			// none or they are all settled already.
+			return i > 0 && !s.abandon(f, len(evs)-i)
 		}
 	}
+	return true
 }
 
 // settle records the outcome of event i of f and finishes f after its last
@@ -506,18 +521,15 @@ func (s *Source) settle(ctx context.Context, f *inflight, i int, err error) {
 	}
 }
 
-// abandon marks the last n events of f as never handed out.
-func (s *Source) abandon(ctx context.Context, f *inflight, n int) {
+// abandon marks the last n events of f as never handed out, and reports
+// whether none of the others is left to settle: the caller then hands f
+// back.
+func (s *Source) abandon(f *inflight, n int) (settled bool) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.abandoned = true
 	f.unsettled -= n
-	last := f.unsettled == 0
-	f.mu.Unlock()
-	if last {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		s.finish(ctx, f)
-	}
+	return f.unsettled == 0
 }
 
 // finish acknowledges, hands back or dead-letters a message whose events

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -537,6 +539,7 @@ func TestShutdownHandsBackQueuedMessages(t *testing.T) {
 	e := newEnv(t)
 	cfg := testConfig()
 	cfg.AckWait = time.Minute // only an explicit nak brings them back quickly
+	cfg.Logger = logOnFailure(t)
 	r := e.start(t, e.source(t, cfg), 0)
 	for i := range 3 {
 		e.publish(t, fmt.Sprintf("q%d", i), nil)
@@ -545,11 +548,61 @@ func TestShutdownHandsBackQueuedMessages(t *testing.T) {
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
-	// Nothing was handed out (nobody read out), so all three come back at once.
+	// Nothing was handed out (nobody read out), so all three come back at
+	// once, each delivered once more: handed back while the subscription
+	// was still open, they came straight back to it, again and again,
+	// until the next Run dead-lettered them past MaxDeliver.
 	r2 := e.start(t, e.source(t, cfg), 10)
 	for range 3 {
-		r2.next().Done(context.Background(), nil)
+		ev := r2.next()
+		if d := ev.Metadata["delivered"]; d != "2" {
+			t.Errorf("%s: delivery %s, want 2", ev.Key, d)
+		}
+		ev.Done(context.Background(), nil)
 	}
+}
+
+// TestShutdownHandsBackPartlyHandedOut: a message stopped after some of its
+// events were handed out and settled comes back once, whole.
+func TestShutdownHandsBackPartlyHandedOut(t *testing.T) {
+	e := newEnv(t)
+	cfg := testConfig()
+	cfg.AckWait = time.Minute
+	cfg.Logger = logOnFailure(t)
+	r := e.start(t, e.source(t, cfg), 0)
+	e.publish(t, "two", map[string]string{"N": "2"})
+	r.next().Done(context.Background(), nil) // the second event waits to be handed out
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r2 := e.start(t, e.source(t, cfg), 10)
+	for i := range 2 {
+		ev := r2.next()
+		if want := fmt.Sprintf("two#%d", i); ev.Key != want || ev.Metadata["delivered"] != "2" {
+			t.Errorf("got %s, delivery %s; want %s, delivery 2", ev.Key, ev.Metadata["delivered"], want)
+		}
+		ev.Done(context.Background(), nil)
+	}
+}
+
+// logOnFailure returns a debug logger whose lines the test prints if it
+// fails.
+func logOnFailure(t *testing.T) *slog.Logger {
+	var mu sync.Mutex
+	var buf strings.Builder
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			t.Log(buf.String())
+			mu.Unlock()
+		}
+	})
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 func TestRunTwiceConcurrently(t *testing.T) {
@@ -674,3 +727,7 @@ func TestKeepsRunningAcrossServerRestart(t *testing.T) {
 	ev.Done(context.Background(), nil)
 	r.none(1500 * time.Millisecond)
 }
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
