@@ -35,9 +35,12 @@ import (
 // row, then adds its bits and itself to each holder's row. A key with more
 // holders than were read has every holder past the limit already (each
 // saw or was given more than maxPartners others), so those not read need
-// nothing. Nothing is taken out on removal: a bit may outlive the sharing
-// (one seek too many) and a removed partner stays listed (loading its
-// fingerprint finds nothing), never a miss; rows go with their content.
+// nothing. A content removed is taken out of the lists of the holders of
+// its keys, and a holder left alone with a key loses its bit (unshare):
+// left there, removed partners piled up in a daemon that deletes for
+// years until lists passed the limit and their queries looked every key
+// up. A holder past the limit keeps its NULL list. Rows go with their
+// content.
 //
 // The rows live in the database, in the transaction that adds the
 // postings, so another process's writes keep them right too, and a reader
@@ -135,6 +138,100 @@ func (b *bandShares) stored(ctx context.Context, stmts *txStmts, c int64, keys [
 		}
 	}
 	return shareWith(ctx, stmts, sh.others, c)
+}
+
+// unshare takes content c, whose band keys are keys and whose postings
+// are about to go, out of the band_shares rows of the other holders of
+// those keys: out of their partner lists, and a holder left holding a
+// key alone loses the key's bit.
+func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys []int64) error {
+	for _, k := range keys {
+		if hs, ok := b.holders[k]; ok {
+			b.holders[k] = slices.DeleteFunc(hs, func(h int64) bool { return h == c })
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	const limit = maxPartners + 2
+	held, err := bandHolders(ctx, stmts, keys, limit)
+	if err != nil {
+		return fmt.Errorf("look up band holders: %w", err)
+	}
+	alone := make(map[int64][]int64) // holder -> keys it is left holding alone
+	var others []int64
+	for i, k := range keys {
+		hs := slices.DeleteFunc(held[i], func(h int64) bool { return h == c })
+		for _, h := range hs {
+			if !slices.Contains(others, h) {
+				others = append(others, h)
+			}
+		}
+		if len(hs) == 1 && len(held[i]) < limit { // all holders read
+			alone[hs[0]] = append(alone[hs[0]], k)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(others)
+	if err != nil {
+		return err
+	}
+	st, err := stmts.prepare(ctx, `SELECT b.c, b.mask, b.partners, c.bands
+		FROM json_each(?) j JOIN band_shares b ON b.c = j.value JOIN contents c ON c.id = b.c`)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, string(list))
+	if err != nil {
+		return fmt.Errorf("read band shares: %w", err)
+	}
+	type update struct {
+		o, mask  int64
+		partners []int64
+		listed   bool
+	}
+	var ups []update
+	for rows.Next() {
+		var u update
+		var blob, bands []byte
+		if err := rows.Scan(&u.o, &u.mask, &blob, &bands); err != nil {
+			rows.Close()
+			return fmt.Errorf("read band shares: %w", err)
+		}
+		u.listed = blob != nil
+		u.partners = decodeIDs(blob)
+		n := len(u.partners)
+		u.partners = slices.DeleteFunc(u.partners, func(h int64) bool { return h == c })
+		mask := u.mask
+		if ks := alone[u.o]; len(ks) > 0 {
+			u.mask &^= bandMask(bands, func(k int64) bool { return slices.Contains(ks, k) })
+		}
+		if len(u.partners) != n || u.mask != mask {
+			ups = append(ups, u)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read band shares: %w", err)
+	}
+	for _, u := range ups {
+		if u.mask == 0 && u.listed && len(u.partners) == 0 {
+			del, err := stmts.prepare(ctx, "DELETE FROM band_shares WHERE c = ?")
+			if err == nil {
+				_, err = del.ExecContext(ctx, u.o)
+			}
+			if err != nil {
+				return fmt.Errorf("delete shared bands of content %d: %w", u.o, err)
+			}
+			continue
+		}
+		if err := putShare(ctx, stmts, u.o, u.mask, u.partners, !u.listed); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bandHolders returns, for each key, up to limit contents posted under

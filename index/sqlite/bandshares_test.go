@@ -311,3 +311,78 @@ func TestOpenBesideWriter(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestRemovalUnsharesBands: removing contents takes them out of their
+// partners' lists and clears the bits of keys their partners are left
+// holding alone, so that band_shares stays exactly what the postings say
+// (a daemon deleting for years would otherwise pile removed partners up
+// until the lists passed their limit).
+func TestRemovalUnsharesBands(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+	entries := putBandDocs(t, s, 60, 7)
+	exact := func() {
+		t.Helper()
+		want, partners, err := sharedBands(ctx, s.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := s.r.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		seen := 0
+		for rows.Next() {
+			var c, mask int64
+			var blob []byte
+			if err := rows.Scan(&c, &mask, &blob); err != nil {
+				t.Fatal(err)
+			}
+			seen++
+			if mask != want[c] {
+				t.Errorf("content %d: mask %#x, its shared bands are %#x", c, mask, want[c])
+			}
+			got, ps := decodeIDs(blob), slices.Clone(partners[c])
+			slices.Sort(got)
+			slices.Sort(ps)
+			if blob != nil && !slices.Equal(got, ps) {
+				t.Errorf("content %d lists partners %v, shares band keys with %v", c, got, ps)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if seen != len(partners) {
+			t.Errorf("%d band_shares rows for %d contents sharing band keys", seen, len(partners))
+		}
+	}
+	exact()
+	for i, e := range entries {
+		if i%3 == 1 {
+			if _, err := s.Remove(ctx, e.Doc.Key, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	exact()
+	var kept []index.Entry
+	for i, e := range entries {
+		if i%3 != 1 {
+			kept = append(kept, e)
+		}
+	}
+	sameCandidates(t, s, kept)
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Removed in the transaction that stores a content sharing its keys.
+	batch := []index.Entry{bandDoc(entries[0].Doc.Key, "replaced", entries[3].Bands...), bandDoc("new", "new", entries[0].Bands...)}
+	if _, err := s.Put(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	exact()
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

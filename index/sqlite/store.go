@@ -945,7 +945,11 @@ func releaseContent(ctx context.Context, stmts *txStmts, cid int64, d *anchorDel
 		}
 		d.remove(postingKey(a), cid)
 	}
-	return true, deletePostings(ctx, tx, "band_postings", cid, bandKeys(bands))
+	keys = bandKeys(bands)
+	if err := stmts.bands.unshare(ctx, stmts, cid, keys); err != nil {
+		return false, fmt.Errorf("release content %d: %w", cid, err)
+	}
+	return true, deletePostings(ctx, tx, "band_postings", cid, keys)
 }
 
 func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, keys []int64) error {
