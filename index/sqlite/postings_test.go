@@ -1,10 +1,14 @@
 package sqlite
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/simdex/simdex/index"
@@ -49,23 +53,54 @@ func pendingCount(t *testing.T, s *Store) int {
 }
 
 // A bulk load into an empty index that defers its postings ends with the
-// posting tables a load posting at each commit makes, row for row, even
-// when some of its contents were replaced before they were posted.
+// posting tables a load posting at each commit makes, row for row: posted
+// from memory, also after a put that failed, and from the database when
+// some of its contents were replaced before they were posted.
 func TestDeferredPostingsMatchImmediate(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
+			testDeferredPostingsMatchImmediate(t, replace)
+		})
+	}
+}
+
+func testDeferredPostingsMatchImmediate(t *testing.T, replace bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	var logged bytes.Buffer
 	load := func(name string, deferred bool) *Store {
-		s, err := Open(ctx, filepath.Join(dir, name), Options{Scheme: 1, DeferPostings: deferred, DeferBandShares: deferred})
+		s, err := Open(ctx, filepath.Join(dir, name), Options{Scheme: 1, DeferPostings: deferred, DeferBandShares: deferred,
+			Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		putBandDocs(t, s, 60, 7)
-		// New versions of two keys: their first contents are released
-		// (still pending in the deferred load), and one text is shared.
-		again := []index.Entry{bandDoc("doc-3", "text 3, edited", 5<<40, 6<<40), bandDoc("doc-4", "text 5", 7<<40)}
-		if _, err := s.Put(ctx, again); err != nil {
-			t.Fatal(err)
+		// A put that fails after storing a content: nothing of it stays.
+		failed := []index.Entry{bandDoc("failed", "failed text", 8<<40), bandDoc("child", "child text", 9<<40)}
+		failed[1].Parent = 5
+		if _, err := s.Put(ctx, failed); err == nil {
+			t.Fatal("a put whose entry's parent comes after it succeeded")
+		}
+		if replace {
+			// New versions of two keys: their first contents are
+			// released (still pending in the deferred load), and one
+			// text is shared.
+			// (Versions of their own: the same key and version is the
+			// same document, put again, and changes nothing.)
+			again := []index.Entry{bandDoc("doc-3", "text 3, edited", 5<<40, 6<<40), bandDoc("doc-4", "text 5", 7<<40)}
+			for i := range again {
+				again[i].Doc.VersionID = "v2"
+			}
+			out, err := s.Put(ctx, again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range out {
+				if c.Duplicate || len(c.Replaced) != 1 {
+					t.Fatalf("entry %d: %+v, want a new version replacing one", i, c)
+				}
+			}
 		}
 		return s
 	}
@@ -80,8 +115,12 @@ func TestDeferredPostingsMatchImmediate(t *testing.T) {
 	if err := bulk.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
+	logged.Reset()
 	if err := bulk.SettlePostings(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if fromMemory := strings.Contains(logged.String(), "from=memory"); fromMemory == replace {
+		t.Errorf("postings settled from memory: %v, want %v (log: %s)", fromMemory, !replace, logged.String())
 	}
 	if n := pendingCount(t, bulk); n != 0 {
 		t.Fatalf("%d contents still pending after settling", n)
@@ -90,13 +129,48 @@ func TestDeferredPostingsMatchImmediate(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("deferred postings differ from immediate ones:\n%v\nwant\n%v", got, want)
 	}
+	// Documents put after settling are deferred and settled again, from
+	// memory.
+	late := []index.Entry{bandDoc("late", "late text", 5<<40, 99<<40)}
+	for _, s := range []*Store{immediate, bulk} {
+		if _, err := s.Put(ctx, late); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logged.Reset()
 	if err := bulk.SettleDeferred(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(logged.String(), "from=memory") {
+		t.Errorf("postings put after a settlement not settled from memory (log: %s)", logged.String())
+	}
+	if got, want := dumpPostings(t, bulk), dumpPostings(t, immediate); !slices.Equal(got, want) {
+		t.Fatalf("postings settled again differ from immediate ones:\n%v\nwant\n%v", got, want)
 	}
 	for _, s := range []*Store{immediate, bulk} {
 		if err := s.Check(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A posting's key is 31 bits: sorting by key stably keeps postings added
+// in content order in (key, content) order, as the comparison sort does.
+func TestSortPostingsByKey(t *testing.T) {
+	var rows []posting
+	for c := int64(1); c <= 500; c++ {
+		for k := range 40 {
+			h := (c*7919 + int64(k)*104729) % (1 << 31)
+			if k%9 == 0 {
+				h = int64(k) << 20 // shared by many contents
+			}
+			rows = append(rows, posting{h: h, c: c, n: int32(c % 7)})
+		}
+	}
+	want := slices.Clone(rows)
+	slices.SortStableFunc(want, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.c, b.c)) })
+	if got := sortPostingsByKey(rows); !slices.Equal(got, want) {
+		t.Error("radix-sorted postings differ from comparison-sorted ones")
 	}
 }
 

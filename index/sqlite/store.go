@@ -95,6 +95,7 @@ type Store struct {
 	deferShares bool            // Options.DeferBandShares
 	deferPosts  bool            // Options.DeferPostings, into an empty index
 	bulk        *bulkPieces     // a bulk load's text pieces, until settled
+	bulkPosts   *bulkPostings   // a bulk load's postings, until settled
 	mem         *memAnchors     // nil unless Options.AnchorsInMemory
 	memCtx      context.Context // the loading of mem, stopped by Close
 	memStop     context.CancelFunc
@@ -203,6 +204,7 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		s.deferShares = s.deferShares || s.deferPosts
 		if s.deferPosts {
 			s.bulk = newBulkPieces()
+			s.bulkPosts = &bulkPostings{}
 		}
 	}
 	// A bulk load that did not get to close.
@@ -424,16 +426,20 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	if err != nil {
 		tx.Rollback()
 		s.bulk.discard()
+		s.bulkPosts.discard()
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
 	}
 	if released {
 		defer s.over.forget() // postings are gone once committed
+		s.bulkPosts.release()
 	}
 	if err := s.commit(tx, &d); err != nil {
 		s.bulk.discard()
+		s.bulkPosts.discard()
 		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
 	}
 	s.bulk.commit()
+	s.bulkPosts.commit()
 	return out, nil
 }
 
@@ -683,6 +689,7 @@ func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Finger
 		if err != nil {
 			return 0, false, fmt.Errorf("defer postings: %w", err)
 		}
+		s.bulkPosts.add(id, fp, keys)
 		return index.ContentID(id), true, nil
 	}
 	posts.addContent(id, fp, keys)
@@ -733,11 +740,19 @@ func (p *postings) addContent(id int64, fp *index.Fingerprint, bandKeys []int64)
 
 // flush inserts the collected postings and forgets them.
 func (p *postings) flush(ctx context.Context, stmts *txStmts) error {
+	for _, rows := range p {
+		slices.SortFunc(rows, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.c, b.c)) })
+	}
+	return p.insert(ctx, stmts)
+}
+
+// insert inserts the collected postings, sorted by key and content, and
+// forgets them.
+func (p *postings) insert(ctx context.Context, stmts *txStmts) error {
 	for t, rows := range p {
 		if len(rows) == 0 {
 			continue
 		}
-		slices.SortFunc(rows, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.c, b.c)) })
 		if t == samplePostings {
 			if err := addAnchorPostings(ctx, stmts, rows); err != nil {
 				return err
@@ -838,6 +853,7 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 	}
 	if released {
 		defer s.over.forget() // postings are gone once committed
+		s.bulkPosts.release()
 	}
 	if err := s.commit(tx, &d); err != nil {
 		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
