@@ -82,11 +82,12 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 				return nil, fmt.Errorf("read pending contents: %w", err)
 			}
 			if slices.Equal(pending, b.ids) {
-				anchors := len(b.stored[samplePostings])
+				var sorted postings
 				for t := range b.stored {
-					b.stored[t] = sortPostingsByKey(b.stored[t])
+					sorted[t] = sortPostingsByKey(b.stored[t])
 				}
-				if err := b.stored.insert(ctx, &stmts); err != nil {
+				anchors := len(sorted[samplePostings])
+				if err := sorted.insert(ctx, &stmts); err != nil {
 					return nil, err
 				}
 				return []any{"contents", len(pending), "from", "memory"}, s.clearPending(ctx, &stmts, d, anchors)
@@ -138,7 +139,12 @@ func (s *Store) clearPending(ctx context.Context, stmts *txStmts, d *anchorDelta
 // they are exactly the pending contents' and no content was released
 // meanwhile (a replacement).
 type bulkPostings struct {
-	stored, added postings // committed; by the transaction under way
+	// stored holds each committed transaction's postings, table by
+	// table, as they were added: appended to one slice, they were copied
+	// at each doubling, into memory touched afresh, 1.8 s of the single
+	// writer's time in the 50,000-file scan.
+	stored [3][][]posting
+	added  postings // by the transaction under way
 	// ids and addedIDs are the contents of stored and added, ascending
 	// (contents ids are AUTOINCREMENT: never reused).
 	ids, addedIDs []int64
@@ -158,9 +164,11 @@ func (b *bulkPostings) commit() {
 	if b == nil {
 		return
 	}
-	for t := range b.added {
-		b.stored[t] = append(b.stored[t], b.added[t]...)
-		b.added[t] = b.added[t][:0]
+	for t, rows := range b.added {
+		if len(rows) > 0 {
+			b.stored[t] = append(b.stored[t], rows)
+			b.added[t] = make([]posting, 0, len(rows)) // the next is likely as large
+		}
 	}
 	b.ids = append(b.ids, b.addedIDs...)
 	b.addedIDs = b.addedIDs[:0]
@@ -177,29 +185,43 @@ func (b *bulkPostings) discard() {
 	b.addedIDs = b.addedIDs[:0]
 }
 
-// sortPostingsByKey sorts postings by key, stably (postings added in
-// content order end up in (key, content) order), with two radix passes
-// over the 31-bit keys, and returns the sorted slice (rows or a copy).
-func sortPostingsByKey(rows []posting) []posting {
-	scratch := make([]posting, len(rows))
-	for shift := 0; shift < 32; shift += 16 {
-		var count [1 << 16]int
+// sortPostingsByKey returns the postings of blocks in one slice, sorted by
+// key, stably (postings added in content order end up in (key, content)
+// order), with two radix passes over the 31-bit keys: the first reads the
+// blocks, the second the first's output.
+func sortPostingsByKey(blocks [][]posting) []posting {
+	n := 0
+	var low, high [1 << 16]int
+	for _, rows := range blocks {
+		n += len(rows)
 		for _, r := range rows {
-			count[(r.h>>shift)&0xffff]++
+			low[r.h&0xffff]++
+			high[(r.h>>16)&0xffff]++
 		}
-		pos := 0
-		for d, n := range count {
-			count[d] = pos
-			pos += n
-		}
-		for _, r := range rows {
-			d := (r.h >> shift) & 0xffff
-			scratch[count[d]] = r
-			count[d]++
-		}
-		rows, scratch = scratch, rows
 	}
-	return rows
+	offsets := func(count *[1 << 16]int) {
+		pos := 0
+		for d, k := range count {
+			count[d] = pos
+			pos += k
+		}
+	}
+	offsets(&low)
+	offsets(&high)
+	first, out := make([]posting, n), make([]posting, n)
+	for _, rows := range blocks {
+		for _, r := range rows {
+			d := r.h & 0xffff
+			first[low[d]] = r
+			low[d]++
+		}
+	}
+	for _, r := range first {
+		d := (r.h >> 16) & 0xffff
+		out[high[d]] = r
+		high[d]++
+	}
+	return out
 }
 
 // pendingPostings adds to posts the postings of up to settleBatch pending

@@ -157,19 +157,26 @@ func testDeferredPostingsMatchImmediate(t *testing.T, replace bool) {
 // A posting's key is 31 bits: sorting by key stably keeps postings added
 // in content order in (key, content) order, as the comparison sort does.
 func TestSortPostingsByKey(t *testing.T) {
-	var rows []posting
+	var (
+		rows   []posting
+		blocks [][]posting
+	)
 	for c := int64(1); c <= 500; c++ {
+		if c%60 == 1 {
+			blocks = append(blocks, nil)
+		}
 		for k := range 40 {
 			h := (c*7919 + int64(k)*104729) % (1 << 31)
 			if k%9 == 0 {
 				h = int64(k) << 20 // shared by many contents
 			}
 			rows = append(rows, posting{h: h, c: c, n: int32(c % 7)})
+			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], rows[len(rows)-1])
 		}
 	}
 	want := slices.Clone(rows)
 	slices.SortStableFunc(want, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.c, b.c)) })
-	if got := sortPostingsByKey(rows); !slices.Equal(got, want) {
+	if got := sortPostingsByKey(blocks); !slices.Equal(got, want) {
 		t.Error("radix-sorted postings differ from comparison-sorted ones")
 	}
 }
