@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -38,10 +39,12 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 // pairs returns the reported pairs, in order. With involving, only the
 // pairs with at least one of its contents are scored.
 func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[ContentID]bool, of []ContentID) ([]Pair, error) {
+	start := time.Now()
 	g, err := ix.loadCandidateGraph(ctx, ix.candidateLimit(), of)
 	if err != nil {
 		return nil, err
 	}
+	ix.logger.Debug("analysis: groups read", "contents", len(g.ids), "seconds", time.Since(start).Seconds())
 	var want []bool
 	if involving != nil {
 		want = make([]bool, len(g.ids))
@@ -54,7 +57,7 @@ func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[Content
 	if err != nil {
 		return nil, err
 	}
-	ix.logger.Debug("analysis: candidate pairs found", "pairs", len(pairs), "contents", len(g.ids))
+	ix.logger.Debug("analysis: candidate pairs found", "pairs", len(pairs), "contents", len(g.ids), "seconds", time.Since(start).Seconds())
 	need := make([]bool, len(g.ids))
 	for _, p := range pairs {
 		need[p[0]], need[p[1]] = true, true
@@ -80,6 +83,7 @@ func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[Content
 	}); err != nil {
 		return nil, fmt.Errorf("load fingerprints for pairs: %w", err)
 	}
+	ix.logger.Debug("analysis: fingerprints read", "contents", len(ids), "seconds", time.Since(start).Seconds())
 	// Score on every core: the pairs are split where their first content
 	// changes, so each part keeps one scorer per query content, and the
 	// parts' reports are kept in order.
@@ -129,6 +133,7 @@ func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[Content
 	for _, f := range found {
 		n += copy(out[n:], f)
 	}
+	ix.logger.Debug("analysis: pairs scored", "pairs", n, "seconds", time.Since(start).Seconds())
 	return slices.Clip(out[:n]), nil
 }
 
@@ -261,6 +266,7 @@ func (ix *Index) analyseInvolving(ctx context.Context, th Thresholds, docs []Doc
 }
 
 func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool) (*Analysis, error) {
+	start := time.Now()
 	an := &Analysis{Documents: make(map[DocID]*Record), ByContent: make(map[ContentID][]DocID)}
 	if err := ix.store.Documents(ctx, func(r *Record) error {
 		an.Documents[r.ID] = r
@@ -271,12 +277,8 @@ func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool
 	}); err != nil {
 		return nil, fmt.Errorf("analyse: %w", err)
 	}
-	for _, docs := range an.ByContent {
-		if len(docs) > 1 {
-			an.Identical = append(an.Identical, slices.Clone(docs))
-		}
-	}
-	slices.SortFunc(an.Identical, func(a, b []DocID) int { return cmp.Compare(a[0], b[0]) })
+	ix.logger.Debug("analysis: documents read", "documents", len(an.Documents), "seconds", time.Since(start).Seconds())
+	an.Identical = identicalSets(an.ByContent)
 	var involving map[ContentID]bool
 	if docs != nil {
 		involving = make(map[ContentID]bool)
@@ -292,6 +294,19 @@ func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool
 	}
 	an.Families = families(an)
 	return an, nil
+}
+
+// identicalSets returns the documents of each content held by more than
+// one, by first document.
+func identicalSets(byContent map[ContentID][]DocID) [][]DocID {
+	var sets [][]DocID
+	for _, docs := range byContent {
+		if len(docs) > 1 {
+			sets = append(sets, slices.Clone(docs))
+		}
+	}
+	slices.SortFunc(sets, func(a, b []DocID) int { return cmp.Compare(a[0], b[0]) })
+	return sets
 }
 
 func families(an *Analysis) []Family {
