@@ -137,3 +137,29 @@ func BenchmarkIntersect(b *testing.B) {
 		})
 	}
 }
+
+func TestLowerBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 2000 {
+		n := r.IntN(300)
+		b := make([]uint32, n)
+		for k := range b {
+			b[k] = r.Uint32()
+			if i%3 == 0 {
+				b[k] %= 1000 // crowded at the bottom: the guess is far off
+			}
+		}
+		slices.Sort(b)
+		b = slices.Compact(b)
+		probes := []uint32{0, 1, 1<<32 - 1, r.Uint32(), r.Uint32() % 1000}
+		for _, x := range b {
+			probes = append(probes, x, x+1, x-1)
+		}
+		for _, v := range probes {
+			want, _ := slices.BinarySearch(b, v)
+			if got := lowerBound(b, v); got != want {
+				t.Fatalf("lowerBound(%v, %d) = %d, want %d", b, v, got, want)
+			}
+		}
+	}
+}

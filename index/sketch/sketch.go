@@ -698,7 +698,7 @@ func intersect(a, b []uint32) int {
 		return intersectMerge(a, b)
 	}
 	h := len(a) / 2
-	k, _ := slices.BinarySearch(b, a[h])
+	k := lowerBound(b, a[h])
 	a1, b1, a2, b2 := a[:h], b[:k], a[h:], b[k:]
 	var n1, i1, j1, n2, i2, j2 int
 	for i1 < len(a1) && j1 < len(b1) && i2 < len(a2) && j2 < len(b2) {
@@ -712,6 +712,32 @@ func intersect(a, b []uint32) int {
 		j2 += b2i(y2 <= x2)
 	}
 	return n1 + n2 + intersectMerge(a1[i1:], b1[j1:]) + intersectMerge(a2[i2:], b2[j2:])
+}
+
+// lowerBound returns the index of the first value of sorted b not below
+// v. Samples are the top bits of hashes, spread evenly: its first guess
+// is where v would be in evenly spread values, then it walks a few steps,
+// and only then searches. A binary search's nine probes each read
+// another cache line of b, fetched from memory when an analysis scores
+// b against a text it has not met yet: 0.4 µs per pair.
+func lowerBound(b []uint32, v uint32) int {
+	k := int(uint64(v) * uint64(len(b)) >> 32)
+	for range 8 {
+		switch {
+		case k > 0 && b[k-1] >= v:
+			k--
+		case k < len(b) && b[k] < v:
+			k++
+		default:
+			return k
+		}
+	}
+	if k > 0 && b[k-1] >= v {
+		i, _ := slices.BinarySearch(b[:k], v)
+		return i
+	}
+	i, _ := slices.BinarySearch(b[k:], v)
+	return k + i
 }
 
 // intersectMerge is intersect as one branch-free merge.
