@@ -174,33 +174,15 @@ func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys 
 	if len(others) == 0 {
 		return nil
 	}
-	list, err := json.Marshal(others)
-	if err != nil {
-		return err
-	}
-	st, err := stmts.prepare(ctx, `SELECT b.c, b.mask, b.partners, c.bands
-		FROM json_each(?) j JOIN band_shares b ON b.c = j.value JOIN contents c ON c.id = b.c`)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, string(list))
-	if err != nil {
-		return fmt.Errorf("read band shares: %w", err)
-	}
-	type update struct {
-		o, mask  int64
-		partners []int64
-		listed   bool
-	}
-	var ups []update
-	for rows.Next() {
-		var u update
+	var ups []shareRow
+	err = readShares(ctx, stmts, `SELECT b.c, b.mask, b.partners, c.bands
+		FROM json_each(?) j JOIN band_shares b ON b.c = j.value JOIN contents c ON c.id = b.c`, others, func(rows *sql.Rows) error {
+		var u shareRow
 		var blob, bands []byte
 		if err := rows.Scan(&u.o, &u.mask, &blob, &bands); err != nil {
-			rows.Close()
-			return fmt.Errorf("read band shares: %w", err)
+			return err
 		}
-		u.listed = blob != nil
+		u.overflow = blob == nil
 		u.partners = decodeIDs(blob)
 		n := len(u.partners)
 		u.partners = slices.DeleteFunc(u.partners, func(h int64) bool { return h == c })
@@ -211,13 +193,13 @@ func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys 
 		if len(u.partners) != n || u.mask != mask {
 			ups = append(ups, u)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read band shares: %w", err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, u := range ups {
-		if u.mask == 0 && u.listed && len(u.partners) == 0 {
+		if u.mask == 0 && !u.overflow && len(u.partners) == 0 {
 			del, err := stmts.prepare(ctx, "DELETE FROM band_shares WHERE c = ?")
 			if err == nil {
 				_, err = del.ExecContext(ctx, u.o)
@@ -227,7 +209,7 @@ func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys 
 			}
 			continue
 		}
-		if err := putShare(ctx, stmts, u.o, u.mask, u.partners, !u.listed); err != nil {
+		if err := putShare(ctx, stmts, u.o, u.mask, u.partners, u.overflow); err != nil {
 			return err
 		}
 	}
@@ -291,46 +273,29 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 	if len(others) == 0 {
 		return nil
 	}
-	list, err := json.Marshal(slices.Collect(maps.Keys(others)))
-	if err != nil {
-		return err
-	}
-	st, err := stmts.prepare(ctx, `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NOT NULL AND b.partners IS NULL
-		FROM json_each(?) j JOIN contents c ON c.id = j.value LEFT JOIN band_shares b ON b.c = c.id`)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, string(list))
-	if err != nil {
-		return fmt.Errorf("read band shares: %w", err)
-	}
-	type update struct {
-		o, mask  int64
-		partners []int64
-		overflow bool
-	}
-	var ups []update
-	for rows.Next() {
-		var u update
-		var blob []byte
-		if err := rows.Scan(&u.o, &u.mask, &blob, &u.overflow); err != nil {
-			rows.Close()
-			return fmt.Errorf("read band shares: %w", err)
-		}
-		if !u.overflow {
-			u.partners = decodeIDs(blob)
-			if !slices.Contains(u.partners, c) {
-				u.partners = append(u.partners, c)
+	var ups []shareRow
+	err := readShares(ctx, stmts, `SELECT c.id, coalesce(b.mask, 0), b.partners, b.c IS NOT NULL AND b.partners IS NULL
+		FROM json_each(?) j JOIN contents c ON c.id = j.value LEFT JOIN band_shares b ON b.c = c.id`,
+		slices.Collect(maps.Keys(others)), func(rows *sql.Rows) error {
+			var u shareRow
+			var blob []byte
+			if err := rows.Scan(&u.o, &u.mask, &blob, &u.overflow); err != nil {
+				return err
 			}
-			u.overflow = len(u.partners) > maxPartners
-		} else if len(others[u.o]) == 0 {
-			continue // past the limit, and no bit to gain
-		}
-		ups = append(ups, u)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read band shares: %w", err)
+			if !u.overflow {
+				u.partners = decodeIDs(blob)
+				if !slices.Contains(u.partners, c) {
+					u.partners = append(u.partners, c)
+				}
+				u.overflow = len(u.partners) > maxPartners
+			} else if len(others[u.o]) == 0 {
+				return nil // past the limit, and no bit to gain
+			}
+			ups = append(ups, u)
+			return nil
+		})
+	if err != nil {
+		return err
 	}
 	for _, u := range ups {
 		if keys := others[u.o]; len(keys) > 0 {
@@ -349,6 +314,41 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 		}
 	}
 	return nil
+}
+
+// shareRow is a band_shares row being changed: content o's mask and
+// partners, or no list (overflow).
+type shareRow struct {
+	o, mask  int64
+	partners []int64
+	overflow bool
+}
+
+// readShares runs query, the band_shares rows of the contents ids (its
+// one argument, as a JSON array), and calls fn with each row.
+func readShares(ctx context.Context, stmts *txStmts, query string, ids []int64, fn func(*sql.Rows) error) error {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	st, err := stmts.prepare(ctx, query)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, string(list))
+	if err != nil {
+		return fmt.Errorf("read band shares: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return fmt.Errorf("read band shares: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read band shares: %w", err)
+	}
+	return rows.Close()
 }
 
 // putShare writes content c's row.
