@@ -31,9 +31,12 @@
 //     MaxProcessing after they were handed out are presumed lost by the
 //     pipeline: the notes stop and the server redelivers the message.
 //   - When Run returns, messages received but not yet handed out are handed
-//     back at once; events already handed out may still be settled through
-//     Done afterwards (while the NATS connection is open). Anything left
-//     unsettled is redelivered by the server after AckWait.
+//     back at once, once the subscription is closed (handed back while it
+//     was open, they came straight back to it, again and again, and the
+//     next Run dead-lettered them as exhausted); events already handed out
+//     may still be settled through Done afterwards (while the NATS
+//     connection is open). Anything left unsettled is redelivered by the
+//     server after AckWait.
 //
 // In-flight work is bounded by MaxAckPending, enforced by the server.
 package jetstream
