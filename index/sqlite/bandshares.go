@@ -438,11 +438,31 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level sl
 		if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
 			return nil, err
 		}
-		if err := backfillBandShares(ctx, tx); err != nil {
+		// Computed when the postings were settled from memory, if
+		// nothing was written since (taken once, whatever becomes of
+		// this transaction).
+		m := s.bulkShares
+		s.bulkShares = nil
+		if m != nil {
+			v, err := dataVersion(ctx, tx)
+			if err != nil {
+				return nil, err
+			}
+			if v != m.version {
+				m = nil
+			}
+		}
+		from := "postings"
+		if m != nil {
+			from = "memory"
+			if err := writeShares(ctx, tx, m.masks, m.partners); err != nil {
+				return nil, err
+			}
+		} else if err := backfillBandShares(ctx, tx); err != nil {
 			return nil, err
 		}
 		_, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = '"+bandSharesStaleKey+"'")
-		return nil, err
+		return []any{"from", from}, err
 	}, log, level)
 }
 
@@ -560,13 +580,92 @@ func backfillBandShares(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
+	return writeShares(ctx, tx, masks, partners)
+}
+
+// writeShares writes the rows of band_shares sharedBands computes, by
+// content.
+func writeShares(ctx context.Context, tx *sql.Tx, masks map[int64]int64, partners map[int64][]int64) error {
 	stmts := &txStmts{tx: tx}
-	for c, ps := range partners {
+	for _, c := range slices.Sorted(maps.Keys(partners)) {
+		ps := partners[c]
 		if err := putShare(ctx, stmts, c, masks[c], ps, ps == nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// memShares are the band shares a bulk load's postings, settled from
+// memory, imply: what sharedBands would read from the tables then,
+// computed without reading them (2.6 of the 3.5 s the 50,000-file scan
+// spent on its band shares). They hold until this store writes again, or
+// another connection does (version: the writer connection's
+// data_version when they were computed).
+type memShares struct {
+	masks    map[int64]int64
+	partners map[int64][]int64
+	version  int64
+}
+
+// bandSharesOf computes the band shares of band postings sorted by key and
+// content, each with its band's position (posting.n), as sharedBands
+// does from the tables.
+func bandSharesOf(rows []posting) *memShares {
+	m := &memShares{masks: make(map[int64]int64), partners: make(map[int64][]int64)}
+	var holders []int64
+	for len(rows) > 0 {
+		end := 1
+		for end < len(rows) && rows[end].h == rows[0].h {
+			end++
+		}
+		group := rows[:end]
+		rows = rows[end:]
+		holders = holders[:0]
+		for _, r := range group {
+			if len(holders) == 0 || holders[len(holders)-1] != r.c {
+				holders = append(holders, r.c)
+			}
+		}
+		if len(holders) < 2 {
+			continue
+		}
+		for _, r := range group {
+			if r.n < maskBands {
+				m.masks[r.c] |= 1 << r.n
+			}
+		}
+		for _, c := range holders {
+			ps, seen := m.partners[c]
+			switch {
+			case seen && ps == nil:
+				continue // too many already
+			case len(holders) > maxPartners+1:
+				m.partners[c] = nil
+				continue
+			}
+			for _, o := range holders {
+				if o != c && !slices.Contains(ps, o) {
+					if ps = append(ps, o); len(ps) > maxPartners {
+						ps = nil
+						break
+					}
+				}
+			}
+			m.partners[c] = ps
+		}
+	}
+	return m
+}
+
+// dataVersion returns the connection's PRAGMA data_version, which changes
+// when another connection commits.
+func dataVersion(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var v int64
+	if err := tx.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read data_version: %w", err)
+	}
+	return v, nil
 }
 
 // checkBandShares verifies that every content holding a shared band key

@@ -323,39 +323,7 @@ func TestRemovalUnsharesBands(t *testing.T) {
 	entries := putBandDocs(t, s, 60, 7)
 	exact := func() {
 		t.Helper()
-		want, partners, err := sharedBands(ctx, s.r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := s.r.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		seen := 0
-		for rows.Next() {
-			var c, mask int64
-			var blob []byte
-			if err := rows.Scan(&c, &mask, &blob); err != nil {
-				t.Fatal(err)
-			}
-			seen++
-			if mask != want[c] {
-				t.Errorf("content %d: mask %#x, its shared bands are %#x", c, mask, want[c])
-			}
-			got, ps := decodeIDs(blob), slices.Clone(partners[c])
-			slices.Sort(got)
-			slices.Sort(ps)
-			if blob != nil && !slices.Equal(got, ps) {
-				t.Errorf("content %d lists partners %v, shares band keys with %v", c, got, ps)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if seen != len(partners) {
-			t.Errorf("%d band_shares rows for %d contents sharing band keys", seen, len(partners))
-		}
+		sharesExact(t, s)
 	}
 	exact()
 	for i, e := range entries {
@@ -384,5 +352,97 @@ func TestRemovalUnsharesBands(t *testing.T) {
 	exact()
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// sharesExact fails unless band_shares holds exactly what the postings
+// say: every mask, every listed partner, and a row for every content
+// sharing a band key.
+func sharesExact(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	want, partners, err := sharedBands(ctx, s.r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var c, mask int64
+		var blob []byte
+		if err := rows.Scan(&c, &mask, &blob); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		if mask != want[c] {
+			t.Errorf("content %d: mask %#x, its shared bands are %#x", c, mask, want[c])
+		}
+		got, ps := decodeIDs(blob), slices.Clone(partners[c])
+		slices.Sort(got)
+		slices.Sort(ps)
+		if blob != nil && !slices.Equal(got, ps) {
+			t.Errorf("content %d lists partners %v, shares band keys with %v", c, got, ps)
+		}
+		if (blob == nil) != (partners[c] == nil) {
+			t.Errorf("content %d: list dropped %v, shares with more than %d: %v", c, blob == nil, maxPartners, partners[c] == nil)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if seen != len(partners) {
+		t.Errorf("%d band_shares rows for %d contents sharing band keys", seen, len(partners))
+	}
+}
+
+// TestBandSharesFromMemory: a bulk load into an empty index settles its
+// postings from memory and computes the band shares from them, the same
+// as from the tables (past the partner limit too); a write in between
+// sends the computation back to the tables.
+func TestBandSharesFromMemory(t *testing.T) {
+	for _, write := range []bool{false, true} {
+		t.Run(fmt.Sprintf("write=%v", write), func(t *testing.T) {
+			ctx := context.Background()
+			var logged bytes.Buffer
+			s, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1, DeferPostings: true,
+				Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			putBandDocs(t, s, 60, 7)
+			var crowd []index.Entry
+			for i := range maxPartners + 10 { // key 7: everyone's; key 9 at two positions
+				crowd = append(crowd, bandDoc(fmt.Sprintf("crowd-%d", i), fmt.Sprintf("crowd %d", i), 7<<40, uint64(5000+i)<<40, 9<<40, 9<<40))
+			}
+			if _, err := s.Put(ctx, crowd); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SettlePostings(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if write {
+				if _, err := s.Remove(ctx, "doc-3", ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			logged.Reset()
+			if err := s.SettleDeferred(ctx); err != nil {
+				t.Fatal(err)
+			}
+			msg := `msg="settled the band shares left by a bulk load"`
+			line := logged.String()[strings.Index(logged.String(), msg):]
+			if fromMemory := strings.Contains(line, "from=memory"); fromMemory == write {
+				t.Errorf("band shares computed from memory: %v, want %v (log: %s)", fromMemory, !write, line)
+			}
+			sharesExact(t, s)
+			if err := s.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

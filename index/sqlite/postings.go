@@ -60,7 +60,7 @@ func (s *Store) settleBulk(ctx context.Context, what string, left func(context.C
 // the other once, instead of a few rows on each of its pages at every
 // commit of the load.
 func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog.Level) error {
-	return s.settleBulk(ctx, "postings", postingsPending, func(tx *sql.Tx, d *anchorDelta) ([]any, error) {
+	err := s.settleBulk(ctx, "postings", postingsPending, func(tx *sql.Tx, d *anchorDelta) ([]any, error) {
 		// Another process's anchor lists in memory learn of the change
 		// from the anchor generation; this one's, if any, from the delta
 		// (a scan keeps none, and tracking each posting cost it a tenth
@@ -87,8 +87,24 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 					sorted[t] = sortPostingsByKey(b.stored[t])
 				}
 				anchors := len(sorted[samplePostings])
+				// Into tables with no band posting yet, these are all
+				// of them: the band shares follow from them alone.
+				var posted bool
+				if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM band_postings)").Scan(&posted); err != nil {
+					return nil, fmt.Errorf("look for band postings: %w", err)
+				}
+				var shares *memShares
+				if !posted {
+					shares = bandSharesOf(sorted[bandPostings])
+				}
 				if err := sorted.insert(ctx, &stmts); err != nil {
 					return nil, err
+				}
+				if shares != nil {
+					if shares.version, err = dataVersion(ctx, tx); err != nil {
+						return nil, err
+					}
+					s.bulkShares = shares
 				}
 				return []any{"contents", len(pending), "from", "memory"}, s.clearPending(ctx, &stmts, d, anchors)
 			}
@@ -111,6 +127,12 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 		}
 		return []any{"contents", posted}, s.clearPending(ctx, &stmts, d, anchors)
 	}, log, level)
+	if err != nil {
+		s.mu.Lock()
+		s.bulkShares = nil // computed from postings not committed
+		s.mu.Unlock()
+	}
+	return err
 }
 
 // clearPending ends a settlement of postings that inserted anchors

@@ -96,6 +96,7 @@ type Store struct {
 	deferPosts  bool            // Options.DeferPostings, into an empty index
 	bulk        *bulkPieces     // a bulk load's text pieces, until settled
 	bulkPosts   *bulkPostings   // a bulk load's postings, until settled
+	bulkShares  *memShares      // band shares computed from them, until a write
 	mem         *memAnchors     // nil unless Options.AnchorsInMemory
 	memCtx      context.Context // the loading of mem, stopped by Close
 	memStop     context.CancelFunc
@@ -440,6 +441,7 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	}
 	s.bulk.commit()
 	s.bulkPosts.commit()
+	s.bulkShares = nil
 	return out, nil
 }
 
@@ -708,7 +710,7 @@ type postings [3][]posting
 
 type posting struct {
 	h, c int64
-	n    int32 // anchors of content c, in samplePostings
+	n    int32 // anchors of content c, in samplePostings; the band's position in bandPostings
 }
 
 // Posting tables, as indexes of postings.
@@ -733,8 +735,8 @@ func (p *postings) addContent(id int64, fp *index.Fingerprint, bandKeys []int64)
 	for _, c := range fp.Chunks {
 		p[chunkPostings] = append(p[chunkPostings], posting{h: postingKey(c.Hash), c: id})
 	}
-	for _, k := range bandKeys {
-		p[bandPostings] = append(p[bandPostings], posting{h: k, c: id})
+	for i, k := range bandKeys {
+		p[bandPostings] = append(p[bandPostings], posting{h: k, c: id, n: int32(i)}) // n: the band's position, for bandSharesOf
 	}
 }
 
@@ -858,6 +860,7 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 	if err := s.commit(tx, &d); err != nil {
 		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
 	}
+	s.bulkShares = nil
 	return ids, nil
 }
 
