@@ -516,24 +516,8 @@ func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partner
 		}
 		for _, c := range holders {
 			keysOf[c] = append(keysOf[c], h)
-			ps, seen := partners[c]
-			switch {
-			case seen && ps == nil:
-				continue // too many already
-			case len(holders) > maxPartners+1:
-				partners[c] = nil
-				continue
-			}
-			for _, o := range holders {
-				if o != c && !slices.Contains(ps, o) {
-					if ps = append(ps, o); len(ps) > maxPartners {
-						ps = nil
-						break
-					}
-				}
-			}
-			partners[c] = ps
 		}
+		addPartners(partners, holders)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
@@ -635,27 +619,33 @@ func bandSharesOf(rows []posting) *memShares {
 				m.masks[r.c] |= 1 << r.n
 			}
 		}
-		for _, c := range holders {
-			ps, seen := m.partners[c]
-			switch {
-			case seen && ps == nil:
-				continue // too many already
-			case len(holders) > maxPartners+1:
-				m.partners[c] = nil
-				continue
-			}
-			for _, o := range holders {
-				if o != c && !slices.Contains(ps, o) {
-					if ps = append(ps, o); len(ps) > maxPartners {
-						ps = nil
-						break
-					}
-				}
-			}
-			m.partners[c] = ps
-		}
+		addPartners(m.partners, holders)
 	}
 	return m
+}
+
+// addPartners records that the distinct contents holders share a band
+// key: each lists the others, up to maxPartners (nil beyond).
+func addPartners(partners map[int64][]int64, holders []int64) {
+	for _, c := range holders {
+		ps, seen := partners[c]
+		switch {
+		case seen && ps == nil:
+			continue // too many already
+		case len(holders) > maxPartners+1:
+			partners[c] = nil
+			continue
+		}
+		for _, o := range holders {
+			if o != c && !slices.Contains(ps, o) {
+				if ps = append(ps, o); len(ps) > maxPartners {
+					ps = nil
+					break
+				}
+			}
+		}
+		partners[c] = ps
+	}
 }
 
 // dataVersion returns the connection's PRAGMA data_version, which changes
