@@ -254,13 +254,7 @@ func (ix *Index) analyseInvolving(ctx context.Context, th Thresholds, docs []Doc
 		an.Documents[r.ID] = r
 		an.ByContent[r.Content] = append(an.ByContent[r.Content], r.ID)
 	}
-	for _, c := range of {
-		if docs := an.ByContent[c]; len(docs) > 1 {
-			slices.Sort(docs)
-			an.Identical = append(an.Identical, slices.Clone(docs))
-		}
-	}
-	slices.SortFunc(an.Identical, func(a, b []DocID) int { return cmp.Compare(a[0], b[0]) })
+	an.Identical = identicalSets(an.ByContent, of)
 	an.Families = families(an)
 	return an, nil
 }
@@ -278,7 +272,7 @@ func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool
 		return nil, fmt.Errorf("analyse: %w", err)
 	}
 	ix.logger.Debug("analysis: documents read", "documents", len(an.Documents), "seconds", time.Since(start).Seconds())
-	an.Identical = identicalSets(an.ByContent)
+	an.Identical = identicalSets(an.ByContent, nil)
 	var involving map[ContentID]bool
 	if docs != nil {
 		involving = make(map[ContentID]bool)
@@ -297,13 +291,23 @@ func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool
 }
 
 // identicalSets returns the documents of each content held by more than
-// one, by first document.
-func identicalSets(byContent map[ContentID][]DocID) [][]DocID {
+// one (of those of, when not nil), each set sorted (in byContent too), by
+// first document.
+func identicalSets(byContent map[ContentID][]DocID, of []ContentID) [][]DocID {
 	var sets [][]DocID
-	for _, docs := range byContent {
+	add := func(docs []DocID) {
 		if len(docs) > 1 {
+			slices.Sort(docs)
 			sets = append(sets, slices.Clone(docs))
 		}
+	}
+	if of == nil {
+		for _, docs := range byContent {
+			add(docs)
+		}
+	}
+	for _, c := range of {
+		add(byContent[c])
 	}
 	slices.SortFunc(sets, func(a, b []DocID) int { return cmp.Compare(a[0], b[0]) })
 	return sets
