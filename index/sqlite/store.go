@@ -1298,17 +1298,11 @@ func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) 
 // held by at most maxChunkDocs contents; with of, only the sets holding
 // one of of.
 func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
-	tx, end, err := s.readTx(ctx) // the keys of of and their postings in one snapshot
+	tx, end, keys, err := s.groupingTx(ctx, of)
 	if err != nil {
 		return fmt.Errorf("group contents: %w", err)
 	}
 	defer end()
-	var keys groupKeys
-	if of != nil {
-		if keys, err = s.groupKeysOf(ctx, tx, of); err != nil {
-			return err
-		}
-	}
 	for i, table := range []string{"band_postings", "chunk_postings"} {
 		limit := int(^uint(0) >> 1)
 		if table == "chunk_postings" {
@@ -1349,6 +1343,22 @@ func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.Content
 // groupKeys are posting keys, sorted and distinct: band keys, chunk keys
 // and anchor keys.
 type groupKeys [3][]int64
+
+// groupingTx starts the read transaction Groups and AnchorGroups read
+// in, and reads there the posting keys of of, when not nil: the keys and
+// their postings are then of one moment.
+func (s *Store) groupingTx(ctx context.Context, of []index.ContentID) (*sql.Tx, func(), groupKeys, error) {
+	var keys groupKeys
+	tx, end, err := s.readTx(ctx)
+	if err != nil || of == nil {
+		return tx, end, keys, err
+	}
+	if keys, err = s.groupKeysOf(ctx, tx, of); err != nil {
+		end()
+		return nil, nil, keys, err
+	}
+	return tx, end, keys, nil
+}
 
 // groupKeysBatch is how many keys one statement reads the postings of.
 const groupKeysBatch = 8192
@@ -1845,17 +1855,11 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 // AnchorGroups implements index.Grouper.
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
 	// One snapshot: the postings carry each content's anchor count.
-	tx, end, err := s.readTx(ctx)
+	tx, end, keys, err := s.groupingTx(ctx, of)
 	if err != nil {
 		return fmt.Errorf("group anchors: %w", err)
 	}
 	defer end()
-	var keys groupKeys
-	if of != nil {
-		if keys, err = s.groupKeysOf(ctx, tx, of); err != nil {
-			return fmt.Errorf("group anchors: %w", err)
-		}
-	}
 	var (
 		group   []index.ContentID
 		ns      []int
