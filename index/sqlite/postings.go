@@ -207,6 +207,14 @@ func (b *bulkPostings) discard() {
 	b.addedIDs = b.addedIDs[:0]
 }
 
+// release records that a content may have been released: settling then
+// reads the pending contents from the database.
+func (b *bulkPostings) release() {
+	if b != nil {
+		b.released = true
+	}
+}
+
 // sortPostingsByKey returns the postings of blocks in one slice, sorted by
 // key, stably (postings added in content order end up in (key, content)
 // order), with two radix passes over the 31-bit keys: the first reads the
@@ -287,12 +295,4 @@ func noContents(ctx context.Context, q querier) (bool, error) {
 		return false, fmt.Errorf("look for contents: %w", err)
 	}
 	return !some, nil
-}
-
-// release records that a content may have been released: settling then
-// reads the pending contents from the database.
-func (b *bulkPostings) release() {
-	if b != nil {
-		b.released = true
-	}
 }

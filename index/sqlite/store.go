@@ -426,8 +426,7 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	out, released, err := s.put(ctx, tx, entries, &d)
 	if err != nil {
 		tx.Rollback()
-		s.bulk.discard()
-		s.bulkPosts.discard()
+		s.endBulkTx(false)
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
 	}
 	if released {
@@ -435,14 +434,25 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 		s.bulkPosts.release()
 	}
 	if err := s.commit(tx, &d); err != nil {
+		s.endBulkTx(false)
+		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
+	}
+	s.endBulkTx(true)
+	return out, nil
+}
+
+// endBulkTx keeps, when committed, or forgets what a transaction of a
+// bulk load added to the store's memory (text pieces, postings); band
+// shares computed before it no longer hold.
+func (s *Store) endBulkTx(committed bool) {
+	if !committed {
 		s.bulk.discard()
 		s.bulkPosts.discard()
-		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
+		return
 	}
 	s.bulk.commit()
 	s.bulkPosts.commit()
 	s.bulkShares = nil
-	return out, nil
 }
 
 // commit commits a write transaction whose anchor changes are d, and

@@ -77,6 +77,9 @@ func (s *Store) Prepare(ctx context.Context, entries []index.Entry) {
 	}
 }
 
+// insertPieces begins the statement inserting text_pieces rows.
+const insertPieces = "INSERT OR IGNORE INTO text_pieces (h, block, off, len)"
+
 // textRun is a run of a text's bytes stored in one block.
 type textRun struct {
 	block    int64
@@ -190,7 +193,7 @@ func (t *txStmts) texts(ctx context.Context, bulk *bulkPieces) *textWriter {
 			known: make(map[uint64]textRun),
 			asked: make(map[uint64]bool),
 			refs:  make(map[int64]int64),
-			rows:  &rowWriter{ctx: ctx, stmts: t, insert: "INSERT OR IGNORE INTO text_pieces (h, block, off, len)", cols: 4},
+			rows:  &rowWriter{ctx: ctx, stmts: t, insert: insertPieces, cols: 4},
 		}
 	}
 	return t.tw
@@ -260,7 +263,7 @@ func (s *Store) settlePieces(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	stmts := &txStmts{tx: tx, pool: s.ws}
-	w := &rowWriter{ctx: ctx, stmts: stmts, insert: "INSERT OR IGNORE INTO text_pieces (h, block, off, len)", cols: 4}
+	w := &rowWriter{ctx: ctx, stmts: stmts, insert: insertPieces, cols: 4}
 	for _, h := range slices.Sorted(maps.Keys(b.stored)) {
 		r := b.stored[h]
 		if err := w.put(int64(h), r.block, r.off, r.len); err != nil {
