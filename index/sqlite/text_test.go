@@ -304,30 +304,25 @@ func TestDamagedTexts(t *testing.T) {
 			}
 		})
 	}
-	t.Run("orphan piece", func(t *testing.T) {
-		s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
-		if _, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: "a"}, Fingerprint: storetest.Fingerprint("a", nil, nil), Parent: -1, Text: []byte(words(5, 500))}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.w.Exec("UPDATE text_pieces SET block = block + 100 WHERE rowid = (SELECT min(rowid) FROM text_pieces)"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Check(ctx); !errors.Is(err, ErrInconsistent) {
-			t.Fatalf("Check = %v; want ErrInconsistent", err)
-		}
-	})
-	t.Run("wrong count", func(t *testing.T) {
-		s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
-		if _, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: "a"}, Fingerprint: storetest.Fingerprint("a", nil, nil), Parent: -1, Text: []byte(words(5, 500))}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.w.Exec("UPDATE text_blocks SET refs = refs + 1"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Check(ctx); !errors.Is(err, ErrInconsistent) {
-			t.Fatalf("Check = %v; want ErrInconsistent", err)
-		}
-	})
+	// Damage Check finds: a piece whose block is not there, a block
+	// whose reference count is wrong.
+	for name, damage := range map[string]string{
+		"orphan piece": "UPDATE text_pieces SET block = block + 100 WHERE rowid = (SELECT min(rowid) FROM text_pieces)",
+		"wrong count":  "UPDATE text_blocks SET refs = refs + 1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+			if _, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: "a"}, Fingerprint: storetest.Fingerprint("a", nil, nil), Parent: -1, Text: []byte(words(5, 500))}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.w.Exec(damage); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Check(ctx); !errors.Is(err, ErrInconsistent) {
+				t.Fatalf("Check = %v; want ErrInconsistent", err)
+			}
+		})
+	}
 }
 
 // TestTextBlocksInAMigratedStore: a store made at schema 7 gains the
