@@ -157,8 +157,23 @@ type Result struct {
 // are durably stored or none is. A document whose text cannot be
 // fingerprinted (empty, invalid UTF-8) is stored with its error recorded,
 // so reviewers see it. Re-adding an input whose idempotency key is stored
-// is a no-op reported as Duplicate.
+// is a no-op reported as Duplicate. Add is Prepare then Commit.
 func (ix *Index) Add(ctx context.Context, inputs []Input) ([]Result, error) {
+	return ix.Commit(ctx, ix.Prepare(ctx, inputs))
+}
+
+// Prepared is a family of inputs fingerprinted and ready to commit: what
+// Prepare returns and Commit takes.
+type Prepared struct {
+	entries []Entry
+	results []Result
+}
+
+// Prepare fingerprints inputs and prepares them for the store: the half of
+// Add that keeps a core busy. A caller that runs many Adds at once can
+// bound how many prepare at a time and leave the single writer that Commit
+// waits for a core of its own (see Commit).
+func (ix *Index) Prepare(ctx context.Context, inputs []Input) *Prepared {
 	entries := make([]Entry, len(inputs))
 	results := make([]Result, len(inputs))
 	for i := range inputs {
@@ -185,10 +200,20 @@ func (ix *Index) Add(ctx context.Context, inputs []Input) ([]Result, error) {
 	if p, ok := ix.store.(Preparer); ok {
 		p.Prepare(ctx, entries)
 	}
-	committed, err := ix.commit(ctx, entries)
+	return &Prepared{entries: entries, results: results}
+}
+
+// Commit commits what Prepare returned, atomically, and waits until it is
+// durable. Commits are written by one goroutine, in groups: many callers
+// waiting in Commit cost no CPU, but a writer that has to wait for a core
+// behind many preparing callers delays them all (an unbounded scan of
+// 50,000 files took 13-16 s to index instead of 11-12 s).
+func (ix *Index) Commit(ctx context.Context, p *Prepared) ([]Result, error) {
+	committed, err := ix.commit(ctx, p.entries)
 	if err != nil {
 		return nil, err
 	}
+	results := p.results
 	for i := range results {
 		results[i].Committed = committed[i]
 		if fp := results[i].Fingerprint; fp != nil && !committed[i].Duplicate {

@@ -551,3 +551,38 @@ func TestKeepText(t *testing.T) {
 		}
 	}
 }
+
+// Add in two halves: Prepare writes nothing, and a Prepared that is never
+// committed leaves nothing behind; Commit stores what Add would.
+func TestPrepareThenCommit(t *testing.T) {
+	ctx := context.Background()
+	ix, st := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
+	mit := corpus(t, "spdx/text/MIT.txt")
+	ix.Prepare(ctx, []index.Input{input("abandoned", mit+"\nabandoned")}) // never committed
+	p := ix.Prepare(ctx, []index.Input{input("mit", mit), input("empty", " ")})
+	if stats, err := st.Stats(ctx); err != nil || stats.Documents != 0 {
+		t.Fatalf("after Prepare: stats %+v %v, want nothing stored", stats, err)
+	}
+	res, err := ix.Commit(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].ID == 0 || res[0].Err != nil || res[0].Fingerprint == nil || !errors.Is(res[1].Err, index.ErrEmpty) || res[1].ID == 0 {
+		t.Fatalf("Commit: %+v", res)
+	}
+	if stats, err := st.Stats(ctx); err != nil || stats.Documents != 2 || stats.Contents != 1 {
+		t.Errorf("after Commit: stats %+v %v, want 2 documents of 1 content", stats, err)
+	}
+	if err := st.Check(ctx); err != nil {
+		t.Error(err)
+	}
+	// The committed content is found, through the SimHash table too.
+	ms, err := ix.SimilarTo(ctx, res[0].Fingerprint, index.DefaultThresholds())
+	if err != nil || len(ms) != 1 || ms[0].Record.ID != res[0].ID || !ms[0].Exact {
+		t.Errorf("SimilarTo the committed text: %+v %v", ms, err)
+	}
+	// Adding the same input again is a duplicate, as with Add.
+	if res, err := ix.Commit(ctx, ix.Prepare(ctx, []index.Input{input("mit", mit)})); err != nil || !res[0].Duplicate {
+		t.Errorf("committed again: %+v %v, want a duplicate", res, err)
+	}
+}

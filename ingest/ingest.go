@@ -39,9 +39,10 @@ type extractor interface {
 	Extract(ctx context.Context, obj extract.Object) (*extract.Document, error)
 }
 
-// adder is what ingest needs of the index.
+// adder is what ingest needs of the index: Add in its two halves.
 type adder interface {
-	Add(ctx context.Context, inputs []index.Input) ([]index.Result, error)
+	Prepare(ctx context.Context, inputs []index.Input) *index.Prepared
+	Commit(ctx context.Context, p *index.Prepared) ([]index.Result, error)
 }
 
 // Ingester extracts and indexes objects. It is safe for concurrent use.
@@ -69,8 +70,29 @@ const ChildSeparator = "!/"
 // Ingest extracts obj and commits it with its children. An extraction
 // failure is recorded on the document (and returned in Outcome.Err) rather
 // than dropping the object; the returned error is non-nil only when nothing
-// could be committed (the index refused the write or ctx ended).
+// could be committed (the index refused the write or ctx ended). Ingest is
+// Prepare then Commit.
 func (in *Ingester) Ingest(ctx context.Context, obj Object) (*Outcome, error) {
+	p, err := in.Prepare(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return in.Commit(ctx, p)
+}
+
+// Prepared is an object read, extracted and fingerprinted, ready to
+// commit: what Prepare returns and Commit takes.
+type Prepared struct {
+	key   string
+	out   *Outcome
+	batch *index.Prepared
+}
+
+// Prepare reads obj's body, extracts it and fingerprints its documents:
+// the half of Ingest that keeps a core busy (see index.Index.Commit for
+// why a caller may bound how many run at once). Its error is non-nil only
+// when ctx ended before anything was read.
+func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) {
 	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body})
 	if doc == nil {
 		if xerr == nil {
@@ -90,15 +112,21 @@ func (in *Ingester) Ingest(ctx context.Context, obj Object) (*Outcome, error) {
 		Idempotency: obj.Idempotency, ModTime: obj.ModTime, KeepVersions: obj.KeepVersions,
 	}
 	flatten(doc, top, obj.Meta, -1, &out.Inputs)
-	res, err := in.ix.Add(ctx, out.Inputs)
-	if err != nil {
-		return nil, fmt.Errorf("index %s: %w", obj.Key, err)
-	}
-	out.Results = res
-	return out, nil
+	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}, nil
 }
 
-// flatten appends d and its descendants to inputs, depth first.
+// Commit commits what Prepare returned, the object with its children in
+// one transaction, and waits until it is durable. Its error is non-nil
+// only when nothing was committed.
+func (in *Ingester) Commit(ctx context.Context, p *Prepared) (*Outcome, error) {
+	res, err := in.ix.Commit(ctx, p.batch)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", p.key, err)
+	}
+	p.out.Results = res
+	return p.out, nil
+}
+
 func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, parent int, inputs *[]index.Input) {
 	doc := base
 	doc.MediaType = d.MediaType

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -131,6 +132,10 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	}
 	workers, budget := f.workers, f.inFlight
 	inFlight := semaphore.NewWeighted(budget)
+	// Files are read and prepared on all cores but one, which is left to
+	// the index's single writer: each waits for it, and with every core
+	// preparing it waited for one behind them (see index.Index.Commit).
+	preparing := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 	var (
 		mu      sync.Mutex
 		scanned = map[index.DocID]string{} // this scan's documents → report path
@@ -152,7 +157,7 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 				if err := inFlight.Acquire(ctx, weight); err != nil {
 					return // interrupted: reported below
 				}
-				out, err := ingestFile(ctx, eng.Ingester, sf)
+				out, err := ingestFile(ctx, eng.Ingester, preparing, sf)
 				inFlight.Release(weight)
 				mu.Lock()
 				if bar != nil {
@@ -307,8 +312,10 @@ func walk(dir string, prefix bool) ([]scanFile, []fileError) {
 }
 
 // ingestFile indexes one file. A file that cannot be opened is recorded in
-// the index with its error, so that it is reported and never lost.
-func ingestFile(ctx context.Context, ing *ingest.Ingester, sf scanFile) (*ingest.Outcome, error) {
+// the index with its error, so that it is reported and never lost. It
+// reads, extracts and fingerprints the file holding one of preparing's
+// slots, and gives it back before waiting for the commit.
+func ingestFile(ctx context.Context, ing *ingest.Ingester, preparing chan struct{}, sf scanFile) (*ingest.Outcome, error) {
 	abs, err := filepath.Abs(sf.path)
 	if err != nil {
 		abs = sf.path
@@ -320,14 +327,26 @@ func ingestFile(ctx context.Context, ing *ingest.Ingester, sf scanFile) (*ingest
 		Source:    "scan",
 		ModTime:   sf.info.ModTime(),
 	}
+	select {
+	case preparing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("index %s: %w", sf.path, ctx.Err())
+	}
 	file, err := os.Open(sf.path)
 	if err != nil {
 		obj.Body = &failingReader{err: fmt.Errorf("open %s: %w", sf.path, err)}
 	} else {
-		defer file.Close()
 		obj.Body = file
 	}
-	return ing.Ingest(ctx, obj)
+	p, err := ing.Prepare(ctx, obj)
+	if file != nil {
+		file.Close()
+	}
+	<-preparing
+	if err != nil {
+		return nil, err
+	}
+	return ing.Commit(ctx, p)
 }
 
 // failingReader makes an unreadable file flow through extraction, which
