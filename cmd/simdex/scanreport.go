@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"math"
 	"strconv"
 )
 
@@ -51,28 +50,15 @@ func (r *report) writeJSON(w io.Writer) error {
 	array("errors", len(r.Errors), func(i int) { putValue(r.Errors[i]) })
 	array("identical", len(r.Identical), func(i int) { putValue(r.Identical[i]) })
 	array("families", len(r.Families), func(i int) { putValue(r.Families[i]) })
-	// Each name is encoded once: by number when buildReport numbered
-	// them (looking millions of paths up in a map was half of writing a
-	// 50,000-file scan's pairs), by value otherwise.
-	numbered := make([][]byte, len(r.names))
+	// Each name is encoded once: looking millions of paths up in a map
+	// was half of writing a 50,000-file scan's pairs.
+	quoted := make([][]byte, len(r.names))
 	for i, n := range r.names {
-		numbered[i], _ = json.Marshal(n) // a string always encodes
-	}
-	byValue := make(map[string][]byte)
-	quoted := func(s string, num int32) []byte {
-		if num > 0 && int(num) <= len(numbered) {
-			return numbered[num-1]
-		}
-		q, ok := byValue[s]
-		if !ok {
-			q, _ = json.Marshal(s)
-			byValue[s] = q
-		}
-		return q
+		quoted[i], _ = json.Marshal(n) // a string always encodes
 	}
 	var line []byte
-	array("pairs", len(r.Pairs), func(i int) {
-		line = appendPair(line[:0], &r.Pairs[i], quoted)
+	array("pairs", len(r.pairs), func(i int) {
+		line = appendPair(line[:0], &r.pairs[i], quoted)
 		put(line)
 	})
 	put([]byte("\n}\n"))
@@ -82,40 +68,35 @@ func (r *report) writeJSON(w io.Writer) error {
 	return err
 }
 
-// appendPair appends p as encoding/json would encode it (compact), with
-// names already JSON-encoded by quoted (given each name and its number).
-func appendPair(b []byte, p *pairJSON, quoted func(string, int32) []byte) []byte {
+// appendPair appends p as encoding/json would encode its pairJSON
+// (compact), given its names already JSON-encoded.
+func appendPair(b []byte, p *reportPair, quoted [][]byte) []byte {
 	b = append(b, `{"a":`...)
-	b = append(b, quoted(p.A, p.na)...)
+	b = append(b, quoted[p.a]...)
 	b = append(b, `,"b":`...)
-	b = append(b, quoted(p.B, p.nb)...)
+	b = append(b, quoted[p.b]...)
 	b = append(b, `,"resemblance":`...)
-	b = appendScore(b, p.Resemblance)
+	b = appendMilli(b, p.resemblance)
 	b = append(b, `,"containment_ab":`...)
-	b = appendScore(b, p.ContainmentAB)
+	b = appendMilli(b, p.containmentAB)
 	b = append(b, `,"containment_ba":`...)
-	b = appendScore(b, p.ContainmentBA)
+	b = appendMilli(b, p.containmentBA)
 	b = append(b, `,"bytes_in_common":`...)
-	b = strconv.AppendInt(b, p.BytesInCommon, 10)
+	b = strconv.AppendInt(b, p.bytesInCommon, 10)
 	b = append(b, `,"hamming":`...)
-	b = strconv.AppendInt(b, int64(p.Hamming), 10)
+	b = strconv.AppendUint(b, uint64(p.hamming), 10)
 	b = append(b, `,"exact":`...)
-	b = strconv.AppendBool(b, p.Exact)
+	b = strconv.AppendBool(b, p.exact)
 	return append(b, '}')
 }
 
-// appendScore appends x as encoding/json would. The report's scores are
-// rounded to thousandths, whose shortest decimal form is the thousandths
-// themselves: written from the integer, three times faster than the
-// general shortest-form search of strconv, which is kept for the rest.
-func appendScore(b []byte, x float64) []byte {
-	k := math.Round(x * 1000)
-	if k < 0 || k > 1e6 || k/1000 != x {
-		return strconv.AppendFloat(b, x, 'f', -1, 64)
-	}
-	n := int64(k)
-	b = strconv.AppendInt(b, n/1000, 10)
-	frac := n % 1000
+// appendMilli appends the score k thousandths as encoding/json would
+// append fromMilli(k): its shortest decimal form is the thousandths
+// themselves, written from the integer, three times faster than the
+// shortest-form search of strconv.
+func appendMilli(b []byte, k uint16) []byte {
+	b = strconv.AppendUint(b, uint64(k/1000), 10)
+	frac := k % 1000
 	if frac == 0 {
 		return b
 	}

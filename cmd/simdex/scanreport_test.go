@@ -22,7 +22,7 @@ import (
 func TestReportJSONMatchesEncodingJSON(t *testing.T) {
 	names := []string{"a.txt", `quo"te\back`, "<html>&amp;", "bad\xffutf8", "line\u2028sep", "tab\tnew\nline", "日本語.txt"}
 	reports := []*report{
-		{Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}, Pairs: []pairJSON{}},
+		{Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}},
 		{
 			Files: 7, Documents: 9,
 			Errors:    []fileError{{Path: names[1], Error: "empty text"}, {Path: names[3], Error: "<binary>"}},
@@ -30,28 +30,55 @@ func TestReportJSONMatchesEncodingJSON(t *testing.T) {
 			Families:  []familyJSON{{Pivot: names[6], Members: []string{names[6], names[3]}, Links: 3, AvgResemblance: 0.667}},
 		},
 	}
+	var pairs []pairJSON
 	for i, a := range names {
 		for j, b := range names {
 			x := float64(i*len(names)+j) / 49
-			reports[1].Pairs = append(reports[1].Pairs, pairJSON{A: a, B: b, Resemblance: round(x), ContainmentAB: round(1 - x),
+			pairs = append(pairs, pairJSON{A: a, B: b, Resemblance: round(x), ContainmentAB: round(1 - x),
 				ContainmentBA: 0.001, BytesInCommon: int64(i * 1 << 33), Hamming: j, Exact: i == j})
 		}
 	}
-	reports[1].Pairs = append(reports[1].Pairs, pairJSON{A: "x", B: "y", Resemblance: 1, ContainmentAB: 0, ContainmentBA: 0.5})
+	pairs = append(pairs, pairJSON{A: "x", B: "y", Resemblance: 1, ContainmentAB: 0, ContainmentBA: 0.5})
+	setPairs(reports[1], pairs)
+	if got := reports[1].pairList(); !slices.Equal(got, pairs) {
+		t.Errorf("pairs kept as\n%+v\nwant\n%+v", got, pairs)
+	}
 	for i, rep := range reports {
 		streamedAsEncoded(t, fmt.Sprint("report ", i), rep)
 	}
 }
 
+// setPairs gives rep the pairs ps, numbering their names.
+func setPairs(rep *report, ps []pairJSON) {
+	num := map[string]int32{}
+	number := func(name string) int32 {
+		n, ok := num[name]
+		if !ok {
+			n = int32(len(rep.names))
+			num[name] = n
+			rep.names = append(rep.names, name)
+		}
+		return n
+	}
+	for _, p := range ps {
+		s := index.Scores{Resemblance: p.Resemblance, BytesInCommon: p.BytesInCommon, Hamming: p.Hamming, Exact: p.Exact}
+		rep.pairs = append(rep.pairs, newReportPair(number(p.A), number(p.B), &s, p.ContainmentAB, p.ContainmentBA))
+	}
+}
+
 // streamedAsEncoded fails unless rep.writeJSON writes what encoding/json
-// makes of rep, once compacted; it returns what writeJSON wrote.
+// makes of rep and its pairList, once compacted; it returns what
+// writeJSON wrote.
 func streamedAsEncoded(t *testing.T, what string, rep *report) []byte {
 	t.Helper()
 	var got bytes.Buffer
 	if err := rep.writeJSON(&got); err != nil {
 		t.Fatal(err)
 	}
-	want, err := json.Marshal(rep)
+	want, err := json.Marshal(struct {
+		*report
+		Pairs []pairJSON `json:"pairs"`
+	}{rep, rep.pairList()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +94,9 @@ func streamedAsEncoded(t *testing.T, what string, rep *report) []byte {
 
 // A failing writer fails the report; the error is returned, not lost.
 func TestReportJSONWriteError(t *testing.T) {
-	rep := &report{Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}}
+	rep := &report{Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}, names: []string{"a", "b"}}
 	for i := 0; i < 10000; i++ {
-		rep.Pairs = append(rep.Pairs, pairJSON{A: "a", B: "b"})
+		rep.pairs = append(rep.pairs, reportPair{a: 0, b: 1})
 	}
 	if err := rep.writeJSON(failingWriter{}); !errors.Is(err, errFull) {
 		t.Fatalf("writing to a failing writer: %v, want %v", err, errFull)
@@ -132,8 +159,8 @@ func TestReportPairsSizedExactly(t *testing.T) {
 		},
 	}
 	rep := buildReport(an, scanned, len(scanned))
-	if len(rep.Pairs) != 3+1+1 || cap(rep.Pairs) != len(rep.Pairs) {
-		t.Errorf("%d pairs in room for %d, want 5 in room for 5", len(rep.Pairs), cap(rep.Pairs))
+	if len(rep.pairs) != 3+1+1 || cap(rep.pairs) != len(rep.pairs) {
+		t.Errorf("%d pairs in room for %d, want 5 in room for 5", len(rep.pairs), cap(rep.pairs))
 	}
 }
 
@@ -187,7 +214,7 @@ func BenchmarkReport(b *testing.B) {
 		}
 	})
 	rep := buildReport(an, scanned, len(scanned))
-	b.Logf("%d pairs", len(rep.Pairs))
+	b.Logf("%d pairs", len(rep.pairs))
 	b.Run("write", func(b *testing.B) {
 		for b.Loop() {
 			if err := rep.writeJSON(io.Discard); err != nil {
@@ -197,17 +224,28 @@ func BenchmarkReport(b *testing.B) {
 	})
 }
 
-// appendScore writes what strconv's shortest form writes, for every score
-// rounded to thousandths and for any other value.
-func TestAppendScoreMatchesStrconv(t *testing.T) {
-	values := []float64{0.1 + 0.2, 1e-7, -0.25, 1001.5, 123456.789, math.NaN(), math.Inf(1)}
-	for k := -10; k <= 2000; k++ {
-		values = append(values, round(float64(k)/1000), float64(k)/1000)
-	}
-	for _, x := range values {
-		if got, want := string(appendScore(nil, x)), strconv.FormatFloat(x, 'f', -1, 64); got != want {
-			t.Errorf("appendScore(%v) = %s, want %s", x, got, want)
+// appendMilli writes what strconv's shortest form writes of every score
+// kept in thousandths, and milli keeps what round rounds to.
+func TestAppendMilliMatchesStrconv(t *testing.T) {
+	for k := 0; k <= math.MaxUint16; k++ {
+		x := fromMilli(uint16(k))
+		if got, want := string(appendMilli(nil, uint16(k))), strconv.FormatFloat(x, 'f', -1, 64); got != want {
+			t.Fatalf("appendMilli(%d) = %s, want %s", k, got, want)
 		}
+	}
+	for k := 0; k <= 2000000; k++ {
+		x := float64(k) / 2000000
+		if got, want := fromMilli(milli(x)), round(x); got != want {
+			t.Fatalf("score %v kept as %v, want %v", x, got, want)
+		}
+	}
+	for _, x := range []float64{-0.25, math.NaN(), math.Inf(-1)} {
+		if milli(x) != 0 {
+			t.Errorf("milli(%v) = %d, want 0", x, milli(x))
+		}
+	}
+	if milli(math.Inf(1)) != math.MaxUint16 || milli(1e9) != math.MaxUint16 {
+		t.Errorf("milli of huge scores = %d, %d, want %d", milli(math.Inf(1)), milli(1e9), math.MaxUint16)
 	}
 }
 
@@ -241,19 +279,20 @@ func TestBuiltReportJSON(t *testing.T) {
 	for _, base := range []index.DocID{1, 1 << 40} {
 		rep := build(base)
 		got := streamedAsEncoded(t, fmt.Sprint("ids from ", base), rep)
-		if !slices.IsSortedFunc(rep.Pairs, func(a, b pairJSON) int {
+		pairs := rep.pairList()
+		if !slices.IsSortedFunc(pairs, func(a, b pairJSON) int {
 			return cmp.Or(strings.Compare(a.A, b.A), strings.Compare(a.B, b.B))
 		}) {
-			t.Errorf("ids from %d: pairs not in name order: %+v", base, rep.Pairs)
+			t.Errorf("ids from %d: pairs not in name order: %+v", base, pairs)
 		}
-		for _, p := range rep.Pairs {
+		for _, p := range pairs {
 			if p.A > p.B {
 				t.Errorf("pair %s ~ %s: names out of order", p.A, p.B)
 			}
 		}
 		// The document indexed before the scan is named by its key.
 		older := 0
-		for _, p := range rep.Pairs {
+		for _, p := range pairs {
 			if p.A == "fs:old/"+names[3] || p.B == "fs:old/"+names[3] {
 				older++
 			}
@@ -261,8 +300,8 @@ func TestBuiltReportJSON(t *testing.T) {
 		if older != 6 {
 			t.Errorf("ids from %d: %d pairs name the older document by its key, want 6", base, older)
 		}
-		if len(rep.Pairs) != 15+5+1 { // content 5 is two documents
-			t.Errorf("ids from %d: %d pairs, want 21", base, len(rep.Pairs))
+		if len(pairs) != 15+5+1 { // content 5 is two documents
+			t.Errorf("ids from %d: %d pairs, want 21", base, len(pairs))
 		}
 		outs = append(outs, got)
 	}
