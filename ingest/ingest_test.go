@@ -5,37 +5,28 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
+	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/ingest"
 )
 
+// newIngester opens the daemon's engine (real extractor, index and store)
+// in a temporary directory, closed when the test ends.
 func newIngester(t *testing.T) (*ingest.Ingester, *sqlite.Store) {
 	t.Helper()
-	ctx := context.Background()
-	opts := index.DefaultOptions()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
+	cfg := daemon.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	eng, err := daemon.OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := index.New(ctx, st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ix.Close()
-		st.Close()
-	})
-	ex, err := extract.New(extract.Options{Limits: extract.DefaultLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ingest.New(ex, ix), st
+	t.Cleanup(func() { eng.Close() })
+	return eng.Ingester, eng.Store
 }
 
 func zipOf(t *testing.T, members map[string]string) []byte {
