@@ -29,9 +29,11 @@ type remover interface {
 	Remove(ctx context.Context, key, versionID string) ([]index.DocID, error)
 }
 
-// ingester is what the pipeline needs to index objects.
+// ingester is what the pipeline needs to index objects: ingestion in its
+// two halves, so that an object read only in part is not committed.
 type ingester interface {
-	Ingest(ctx context.Context, obj ingest.Object) (*ingest.Outcome, error)
+	Prepare(ctx context.Context, obj ingest.Object) (*ingest.Prepared, error)
+	Commit(ctx context.Context, p *ingest.Prepared) (*ingest.Outcome, error)
 }
 
 // Observer is told about every committed object before its event is
@@ -221,7 +223,8 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	}
 	defer body.Close()
 	t = time.Now()
-	out, err := p.ing.Ingest(ctx, ingest.Object{
+	var out *ingest.Outcome
+	prep, err := p.ing.Prepare(ctx, ingest.Object{
 		Key:          docKey(ev),
 		VersionID:    ev.VersionID,
 		Name:         ev.Key,
@@ -233,6 +236,17 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		KeepVersions: ev.Bucket != "" && ev.VersionID != "",
 		Body:         body,
 	})
+	if err == nil {
+		// An object that could not be read for a passing reason (a
+		// connection reset halfway through its GET, the daemon stopping)
+		// is not recorded as unreadable for good: nothing is committed,
+		// and the event is delivered again.
+		if xerr := prep.Err(); xerr != nil && (connectors.IsTransient(xerr) || ctx.Err() != nil) {
+			p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
+			return &connectors.Error{Op: "read", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: xerr}
+		}
+		out, err = p.ing.Commit(ctx, prep)
+	}
 	p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
 	if err != nil {
 		// The index refused the write: nothing was committed, so retrying

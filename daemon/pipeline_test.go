@@ -232,3 +232,83 @@ func TestPipelineStopsEventsWaitingForMemory(t *testing.T) {
 	}
 	<-done
 }
+
+// TestTransientReadIsRedelivered: a body whose read fails for a transient
+// reason (a connection reset halfway through an S3 GET) leaves the event
+// for redelivery with nothing stored, rather than recording the object as
+// unreadable for good; the redelivery indexes it. A body that cannot be
+// read for a permanent reason is still recorded with its error.
+func TestTransientReadIsRedelivered(t *testing.T) {
+	ctx := context.Background()
+	eng := openTestEngine(t)
+	logger := slog.New(slog.DiscardHandler)
+	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 1, logger: logger,
+		m: newPipelineMetrics(prometheus.NewRegistry())}
+	text := strings.Repeat("A record kept for seven years and then destroyed. ", 100)
+	reset := &connectors.Error{Op: "read", Source: "test", Key: "doc.txt", Kind: connectors.Transient, Err: errors.New("connection reset by peer")}
+	opens := 0
+	var settled []error
+	ev := connectors.Event{Kind: connectors.Created, Source: "test", Key: "doc.txt", VersionID: "v1", Size: int64(len(text)),
+		Open: func(context.Context) (io.ReadCloser, error) {
+			opens++
+			if opens == 1 {
+				return io.NopCloser(io.MultiReader(strings.NewReader(text[:1000]), &errReader{reset})), nil
+			}
+			return io.NopCloser(strings.NewReader(text)), nil
+		},
+		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
+	p.handle(ctx, ev)
+	if len(settled) != 1 || !connectors.IsTransient(settled[0]) {
+		t.Fatalf("settled with %v, want a transient error", settled)
+	}
+	if st, _ := eng.Store.Stats(ctx); st.Documents != 0 {
+		t.Fatalf("%d documents stored after a transient read failure, want none", st.Documents)
+	}
+	p.handle(ctx, ev)
+	if len(settled) != 2 || settled[1] != nil {
+		t.Fatalf("redelivery settled with %v, want success", settled[1:])
+	}
+	if st, _ := eng.Store.Stats(ctx); st.Documents != 1 || st.Contents != 1 {
+		t.Errorf("after the redelivery: %+v, want the document indexed", st)
+	}
+
+	// A permanent read failure is the object's, recorded for review.
+	broken := &connectors.Error{Op: "read", Source: "test", Key: "broken.txt", Kind: connectors.Permanent, Err: errors.New("checksum mismatch")}
+	ev = connectors.Event{Kind: connectors.Created, Source: "test", Key: "broken.txt", VersionID: "v1",
+		Open: func(context.Context) (io.ReadCloser, error) {
+			return io.NopCloser(io.MultiReader(strings.NewReader(text[:1000]), &errReader{broken})), nil
+		},
+		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
+	p.handle(ctx, ev)
+	if len(settled) != 3 || settled[2] != nil {
+		t.Fatalf("permanent read failure settled with %v, want success (recorded)", settled[2:])
+	}
+	if st, _ := eng.Store.Stats(ctx); st.Documents != 2 {
+		t.Errorf("%d documents stored, want the unreadable one recorded too", st.Documents)
+	}
+
+	// The daemon stopping halfway through a read leaves the object to be
+	// read again, not recorded as unreadable.
+	stopping, stop := context.WithCancel(ctx)
+	ev = connectors.Event{Kind: connectors.Created, Source: "test", Key: "late.txt", VersionID: "v1",
+		Open: func(context.Context) (io.ReadCloser, error) {
+			return io.NopCloser(io.MultiReader(strings.NewReader(text[:1000]), stopReader{stop}, strings.NewReader(text[1000:]))), nil
+		},
+		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
+	p.handle(stopping, ev)
+	if len(settled) != 4 || !connectors.IsTransient(settled[3]) {
+		t.Fatalf("read interrupted by the daemon stopping settled with %v, want a transient error", settled[3:])
+	}
+	if st, _ := eng.Store.Stats(ctx); st.Documents != 2 {
+		t.Errorf("%d documents stored, want the interrupted one left out", st.Documents)
+	}
+}
+
+// stopReader cancels its context when read, as a daemon stopping would.
+type stopReader struct{ stop context.CancelFunc }
+
+func (r stopReader) Read([]byte) (int, error) { r.stop(); return 0, io.EOF }
+
+type errReader struct{ err error }
+
+func (r *errReader) Read([]byte) (int, error) { return 0, r.err }

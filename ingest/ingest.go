@@ -115,6 +115,11 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}, nil
 }
 
+// Err is the object's extraction error, if any, as Outcome.Err will be: a
+// caller may decide not to commit an object that failed to be read for a
+// passing reason, and have it read again.
+func (p *Prepared) Err() error { return p.out.Err }
+
 // Commit commits what Prepare returned, the object with its children in
 // one transaction, and waits until it is durable. Its error is non-nil
 // only when nothing was committed.
