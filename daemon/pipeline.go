@@ -249,8 +249,9 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	}
 	p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
 	if err != nil {
-		// The index refused the write: nothing was committed, so retrying
-		// is safe and may succeed (a busy or briefly unavailable store).
+		// Nothing was committed (the index refused the write, or the
+		// daemon stopped before anything was read), so retrying is safe
+		// and may succeed (a busy or briefly unavailable store).
 		return &connectors.Error{Op: "index", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 	}
 	p.m.indexed.WithLabelValues(ev.Source).Inc()
