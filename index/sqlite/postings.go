@@ -78,45 +78,8 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 			s.bulkPosts = &bulkPostings{}
 		}
 		if b != nil && !b.released {
-			pending, err := queryIDs(ctx, tx, "SELECT content_id FROM pending_postings ORDER BY content_id")
-			if err != nil {
-				return nil, fmt.Errorf("read pending contents: %w", err)
-			}
-			if slices.Equal(pending, b.ids) {
-				// The tables are sorted at once, and the band shares
-				// computed while the postings are inserted: the single
-				// writer is all a scan does here, and another core was
-				// idle (2.2 s of a 50,000-file scan, 0.6 s less).
-				var sorted postings
-				var wg sync.WaitGroup
-				for t := range b.stored {
-					wg.Go(func() { sorted[t] = sortPostingsByKey(b.stored[t]) })
-				}
-				wg.Wait()
-				anchors := len(sorted[samplePostings])
-				// Into tables with no band posting yet, these are all
-				// of them: the band shares follow from them alone.
-				var posted bool
-				if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM band_postings)").Scan(&posted); err != nil {
-					return nil, fmt.Errorf("look for band postings: %w", err)
-				}
-				var shares *memShares
-				if !posted {
-					bands := sorted[bandPostings] // insert empties sorted, not the rows
-					wg.Go(func() { shares = bandSharesOf(bands) })
-				}
-				err = sorted.insert(ctx, &stmts)
-				wg.Wait()
-				if err != nil {
-					return nil, err
-				}
-				if shares != nil {
-					if shares.version, err = dataVersion(ctx, tx); err != nil {
-						return nil, err
-					}
-					s.bulkShares = shares
-				}
-				return []any{"contents", len(pending), "from", "memory"}, s.clearPending(ctx, &stmts, d, anchors)
+			if attrs, ok, err := s.settleFromMemory(ctx, &stmts, d, b); err != nil || ok {
+				return attrs, err
 			}
 		}
 		var posts postings // reused: grown to the size of a batch once
@@ -145,9 +108,55 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 	return err
 }
 
+// settleFromMemory inserts the postings a bulk load kept in memory, b,
+// when they are exactly the pending contents': ok is false when they are
+// not, and nothing was written. The tables are sorted at once, and the
+// band shares computed while the postings are inserted: the single
+// writer is all a scan does here, and another core was idle (2.2 s of a
+// 50,000-file scan, 0.6 s less).
+func (s *Store) settleFromMemory(ctx context.Context, stmts *txStmts, d *anchorDelta, b *bulkPostings) (attrs []any, ok bool, err error) {
+	pending, err := queryIDs(ctx, stmts.tx, "SELECT content_id FROM pending_postings ORDER BY content_id")
+	if err != nil {
+		return nil, false, fmt.Errorf("read pending contents: %w", err)
+	}
+	if !slices.Equal(pending, b.ids) {
+		return nil, false, nil
+	}
+	var sorted postings
+	var wg sync.WaitGroup
+	for t := range b.stored {
+		wg.Go(func() { sorted[t] = sortPostingsByKey(b.stored[t]) })
+	}
+	wg.Wait()
+	anchors := len(sorted[samplePostings])
+	// Into tables with no band posting yet, these are all of them: the
+	// band shares follow from them alone.
+	var posted bool
+	if err := stmts.tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM band_postings)").Scan(&posted); err != nil {
+		return nil, false, fmt.Errorf("look for band postings: %w", err)
+	}
+	var shares *memShares
+	if !posted {
+		bands := sorted[bandPostings] // insert empties sorted, not the rows
+		wg.Go(func() { shares = bandSharesOf(bands) })
+	}
+	err = sorted.insert(ctx, stmts)
+	wg.Wait()
+	if err != nil {
+		return nil, false, err
+	}
+	if shares != nil {
+		if shares.version, err = dataVersion(ctx, stmts.tx); err != nil {
+			return nil, false, err
+		}
+		s.bulkShares = shares
+	}
+	return []any{"contents", len(pending), "from", "memory"}, true, s.clearPending(ctx, stmts, d, anchors)
+}
+
 // clearPending ends a settlement of postings that inserted anchors
-// anchor postings: it empties pending_postings and records the anchor
-// changes.
+// anchor postings (anchors: how many): it empties pending_postings and
+// records the anchor changes.
 func (s *Store) clearPending(ctx context.Context, stmts *txStmts, d *anchorDelta, anchors int) error {
 	if _, err := stmts.tx.ExecContext(ctx, "DELETE FROM pending_postings"); err != nil {
 		return err
