@@ -97,6 +97,7 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 		}
 		fmt.Fprintf(stdout, "%-8d %5.0f%% %5.0f%% %5.0f%% %9d %4d %-5v %s\n", m.ID, 100*m.Resemblance, 100*m.ContainmentAB, 100*m.ContainmentBA, m.BytesInCommon, m.Hamming, m.Exact, name)
 	}
+	fmt.Fprintln(stdout, bytesLegend)
 	return nil
 }
 
