@@ -132,6 +132,7 @@ func (in *Ingester) Commit(ctx context.Context, p *Prepared) (*Outcome, error) {
 	return p.out, nil
 }
 
+// flatten appends d and its descendants to inputs, depth first.
 func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, parent int, inputs *[]index.Input) {
 	doc := base
 	doc.MediaType = d.MediaType
