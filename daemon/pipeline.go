@@ -236,18 +236,22 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		KeepVersions: ev.Bucket != "" && ev.VersionID != "",
 		Body:         body,
 	})
+	// An object that could not be read for a passing reason (a
+	// connection reset halfway through its GET, the daemon stopping) is
+	// not recorded as unreadable for good: nothing is committed, and the
+	// event is delivered again.
+	var readErr error
 	if err == nil {
-		// An object that could not be read for a passing reason (a
-		// connection reset halfway through its GET, the daemon stopping)
-		// is not recorded as unreadable for good: nothing is committed,
-		// and the event is delivered again.
 		if xerr := prep.Err(); xerr != nil && (connectors.IsTransient(xerr) || ctx.Err() != nil) {
-			p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
-			return &connectors.Error{Op: "read", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: xerr}
+			readErr = xerr
+		} else {
+			out, err = p.ing.Commit(ctx, prep)
 		}
-		out, err = p.ing.Commit(ctx, prep)
 	}
 	p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
+	if readErr != nil {
+		return &connectors.Error{Op: "read", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: readErr}
+	}
 	if err != nil {
 		// Nothing was committed (the index refused the write, or the
 		// daemon stopped before anything was read), so retrying is safe
