@@ -324,6 +324,19 @@ func (c *Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, unjoin(err)...)
 	}
+	// Each store is its own file; one path for two would be refused at
+	// start, later and with less to go on.
+	stores := []struct{ key, path string }{
+		{"index.path", c.IndexPath()}, {"policy.path", c.PolicyPath()},
+		{"http.tokens_path", c.TokensPath()}, {"data_dir (outbox.db)", c.OutboxPath()},
+	}
+	for i, a := range stores {
+		for _, b := range stores[i+1:] {
+			if filepath.Clean(a.path) == filepath.Clean(b.path) {
+				bad(a.key, "%s is also %s", a.path, b.key)
+			}
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}

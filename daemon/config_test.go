@@ -62,6 +62,8 @@ func TestBadConfigs(t *testing.T) {
 		{name: "bad policy schedule", env: []string{"SIMDEX_POLICY_SCHEDULES_EVALUATE=bad cron"}, wantKeys: []string{"policy.schedules.evaluate", "bad cron"}},
 		{name: "bad policy scope and notifier", yaml: "policy:\n  near_copies:\n    resemblance: 3\nnotifier:\n  flags_subject: \"a.*\"\n",
 			wantKeys: []string{"policy.near_copies", "resemblance 3", "notifier.flags_subject"}},
+		{name: "one file for two stores", yaml: "data_dir: d\nindex:\n  path: d/policy.db\n", wantKeys: []string{"index.path", "d/policy.db is also policy.path"}},
+		{name: "tokens in the index", env: []string{"SIMDEX_INDEX_PATH=/srv/x.db", "SIMDEX_HTTP_TOKENS_PATH=/srv/./x.db"}, wantKeys: []string{"index.path: /srv/x.db is also http.tokens_path"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,10 @@ var (
 	ErrSchemeMismatch = errors.New("fingerprint scheme mismatch")
 	// ErrSchemaVersion reports a store written by a newer simdex.
 	ErrSchemaVersion = errors.New("unsupported store schema version")
+	// ErrNotIndex reports a file that is not a simdex index: another
+	// application's database, another of simdex's databases, or no
+	// database. It is left as it was.
+	ErrNotIndex = errors.New("not a simdex index")
 	// ErrNoText reports a content whose extracted text was not kept (see
 	// Options.KeepText).
 	ErrNoText = errors.New("extracted text not kept")

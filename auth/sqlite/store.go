@@ -49,7 +49,7 @@ var _ auth.Store = (*Store)(nil)
 
 // Open opens or creates the token store at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(ctx, path, migrations)
+	db, err := sqlitedb.Open(ctx, path, sqlitedb.Tokens, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("open token store %s: %w", path, err)
 	}

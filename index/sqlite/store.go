@@ -22,6 +22,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/sqlitedb"
 )
 
 // Durability chooses how commits reach the disk.
@@ -123,6 +124,14 @@ var walResetFrames = 16384
 
 var _ index.Store = (*Store)(nil)
 
+// indexKind marks the index's files, and refuses others with
+// index.ErrNotIndex.
+var indexKind = func() sqlitedb.Kind {
+	k := sqlitedb.Index
+	k.Err = index.ErrNotIndex
+	return k
+}()
+
 // schemaVersion is the number of migrations this build knows.
 var schemaVersion = len(migrations)
 
@@ -144,6 +153,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.Now = time.Now
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	// Before anything writes: the pragmas below would turn another
+	// application's database into a WAL file, and the migrations would add
+	// tables to it.
+	if err := sqlitedb.Claim(ctx, path, indexKind); err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	sync := "FULL"
@@ -191,6 +206,9 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 	s.w.SetConnMaxLifetime(0)
 	s.ws = newStatements(s.w)
 	if err := s.migrate(ctx, opts.Logger); err != nil {
+		return nil, err
+	}
+	if err := sqlitedb.Mark(ctx, s.w, indexKind); err != nil {
 		return nil, err
 	}
 	if err := s.checkScheme(ctx, opts.Scheme); err != nil {

@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -252,5 +254,69 @@ func TestCheckpointsBesideTheWriter(t *testing.T) {
 	}
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenRefusesAnotherDatabase points the index at another
+// application's database and at simdex's policy store: both are refused
+// with ErrNotIndex and left as they were, not converted to a write-ahead
+// log and given the index's tables.
+func TestOpenRefusesAnotherDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, stmts := range map[string][]string{
+		"customers.db": {`CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)`, `INSERT INTO customers(name) VALUES ('acme')`},
+		"policy.db":    {`CREATE TABLE rule (id INTEGER)`, `CREATE TABLE hold (id INTEGER)`, `CREATE TABLE flag (id INTEGER)`, `PRAGMA user_version = 1`},
+	} {
+		path := filepath.Join(dir, name)
+		db, err := sql.Open("sqlite", "file:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range stmts {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(ctx, path, Options{Scheme: 1})
+		if !errors.Is(err, index.ErrNotIndex) {
+			t.Fatalf("%s: Open = %v, want ErrNotIndex", name, err)
+		}
+		t.Logf("%s: %v", name, err)
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Errorf("%s was changed", name)
+		}
+		if _, err := os.Stat(path + "-wal"); err == nil {
+			t.Errorf("%s-wal was left behind", name)
+		}
+	}
+}
+
+// TestOpenMarksAnOldIndex opens an index written before simdex marked its
+// files: it is recognised by its tables, and marked.
+func TestOpenMarksAnOldIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := open(t, path, 1)
+	if _, err := s.w.ExecContext(ctx, "PRAGMA application_id = 0"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, path, 1)
+	var id int32
+	if err := s.w.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if id != indexKind.ID {
+		t.Fatalf("application_id = %#x, want %#x", id, indexKind.ID)
 	}
 }

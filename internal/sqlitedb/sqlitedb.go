@@ -23,11 +23,15 @@ const synchronous = "FULL"
 // ErrSchemaVersion reports a database written by a newer simdex.
 var ErrSchemaVersion = errors.New("unsupported schema version")
 
-// Open opens or creates the database at path and applies the migrations
-// it has not seen yet, each in its own transaction; migrations[i] brings
-// the schema from version i to i+1. A database whose version is newer
-// than len(migrations) is refused with ErrSchemaVersion.
-func Open(ctx context.Context, path string, migrations []string) (*sql.DB, error) {
+// Open opens or creates the database of this kind at path and applies the
+// migrations it has not seen yet, each in its own transaction;
+// migrations[i] brings the schema from version i to i+1. A file that is
+// not a database of this kind is refused with ErrForeign (see Claim), one
+// whose version is newer than len(migrations) with ErrSchemaVersion.
+func Open(ctx context.Context, path string, kind Kind, migrations []string) (*sql.DB, error) {
+	if err := Claim(ctx, path, kind); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous("+synchronous+")&_txlock=immediate")
 	if err != nil {
 		return nil, err
@@ -36,6 +40,10 @@ func Open(ctx context.Context, path string, migrations []string) (*sql.DB, error
 	// databases are small.
 	db.SetMaxOpenConns(1)
 	if err := migrate(ctx, db, migrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := Mark(ctx, db, kind); err != nil {
 		db.Close()
 		return nil, err
 	}

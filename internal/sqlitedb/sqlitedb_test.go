@@ -11,9 +11,12 @@ import (
 
 var migrations = []string{`CREATE TABLE t (id INTEGER PRIMARY KEY, done INTEGER NOT NULL DEFAULT 0)`}
 
+// testKind is the databases these tests open.
+var testKind = sqlitedb.Kind{Name: "test store", ID: 0x53445854, Tables: []string{"t"}}
+
 func TestExecUnsyncedLeavesTheConnectionSynced(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlitedb.Open(ctx, filepath.Join(t.TempDir(), "t.db"), migrations)
+	db, err := sqlitedb.Open(ctx, filepath.Join(t.TempDir(), "t.db"), testKind, migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,12 +49,12 @@ func TestExecUnsyncedLeavesTheConnectionSynced(t *testing.T) {
 func TestNewerSchemaIsRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")
-	db, err := sqlitedb.Open(ctx, path, append(migrations, `CREATE TABLE u (id INTEGER)`))
+	db, err := sqlitedb.Open(ctx, path, testKind, append(migrations, `CREATE TABLE u (id INTEGER)`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := sqlitedb.Open(ctx, path, migrations); !errors.Is(err, sqlitedb.ErrSchemaVersion) {
+	if _, err := sqlitedb.Open(ctx, path, testKind, migrations); !errors.Is(err, sqlitedb.ErrSchemaVersion) {
 		t.Fatalf("opening a newer database: %v, want ErrSchemaVersion", err)
 	}
 }

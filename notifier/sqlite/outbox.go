@@ -45,7 +45,7 @@ var _ notifier.Outbox = (*Outbox)(nil)
 
 // Open opens or creates the outbox at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Outbox, error) {
-	db, err := sqlitedb.Open(ctx, path, migrations)
+	db, err := sqlitedb.Open(ctx, path, sqlitedb.Outbox, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("open outbox %s: %w", path, err)
 	}

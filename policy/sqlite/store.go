@@ -98,7 +98,7 @@ var _ interface {
 
 // Open opens or creates the store at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(ctx, path, migrations)
+	db, err := sqlitedb.Open(ctx, path, sqlitedb.Policy, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("open policy store %s: %w", path, err)
 	}
