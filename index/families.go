@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -108,6 +109,7 @@ func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[Content
 				if k%4096 == 0 && gctx.Err() != nil {
 					return gctx.Err()
 				}
+				prefetchCandidates(part, k, fps, sorted)
 				a, b := fps[p[0]], fps[p[1]]
 				if a == nil || b == nil {
 					continue // removed meanwhile
@@ -136,6 +138,32 @@ func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[Content
 	ix.logger.Debug("analysis: pairs scored", "pairs", n, "seconds", time.Since(start).Seconds())
 	return slices.Clip(out[:n]), nil
 }
+
+// prefetchCandidates asks for the memory of the candidates that the
+// scoring of part[k] is followed by, so that it arrives meanwhile: the
+// fingerprint of the candidate scoreAhead pairs on, and the samples,
+// MinHash and sorted chunks of the one half as far, whose fingerprint was
+// asked for earlier.
+func prefetchCandidates(part [][2]int32, k int, fps []*Fingerprint, sorted [][]Chunk) {
+	if k+2*scoreAhead < len(part) {
+		c := part[k+2*scoreAhead][1]
+		prefetch(unsafe.Pointer(fps[c]), unsafe.Sizeof(Fingerprint{}))
+		prefetch(unsafe.Pointer(&sorted[c]), unsafe.Sizeof(sorted[c]))
+	}
+	if k+scoreAhead < len(part) {
+		c := part[k+scoreAhead][1]
+		if fp := fps[c]; fp != nil {
+			prefetch(unsafe.Pointer(unsafe.SliceData(fp.Samples)), uintptr(len(fp.Samples))*4)
+			prefetch(unsafe.Pointer(unsafe.SliceData(fp.MinHash)), uintptr(len(fp.MinHash))*4)
+			ch := sorted[c]
+			prefetch(unsafe.Pointer(unsafe.SliceData(ch)), uintptr(len(ch))*unsafe.Sizeof(Chunk{}))
+		}
+	}
+}
+
+// scoreAhead is how many pairs ahead of the one scored prefetchCandidates
+// asks for samples.
+const scoreAhead = 2
 
 // splitPairs cuts sorted pairs into at most n parts of similar size, each
 // cut where the first content changes.
