@@ -56,6 +56,14 @@ func sortedSet(raw []byte, mask uint32) []uint32 {
 	return slices.Compact(s)
 }
 
+// intersections are the ways of counting common samples that must agree
+// with refIntersect: intersect, which uses vector instructions where the
+// processor has them, and the scalar version used elsewhere.
+var intersections = []struct {
+	name string
+	fn   func(a, b []uint32) int
+}{{"intersect", intersect}, {"intersectScalar", intersectScalar}}
+
 func TestIntersectAgreesWithMerge(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 5000 {
@@ -68,11 +76,13 @@ func TestIntersectAgreesWithMerge(t *testing.T) {
 		}
 		mask := uint32(1)<<(4+i%24) - 1
 		a, b := sortedSet(raw(r.IntN(200)), mask), sortedSet(raw(r.IntN(200)), mask)
-		if got, want := intersect(a, b), refIntersect(a, b); got != want {
-			t.Fatalf("intersect(%v, %v) = %d, want %d", a, b, got, want)
-		}
-		if got, want := intersect(b, a), refIntersect(b, a); got != want {
-			t.Fatalf("intersect(%v, %v) = %d, want %d", b, a, got, want)
+		for _, f := range intersections {
+			if got, want := f.fn(a, b), refIntersect(a, b); got != want {
+				t.Fatalf("%s(%v, %v) = %d, want %d", f.name, a, b, got, want)
+			}
+			if got, want := f.fn(b, a), refIntersect(b, a); got != want {
+				t.Fatalf("%s(%v, %v) = %d, want %d", f.name, b, a, got, want)
+			}
 		}
 	}
 	// Edge values: 0 and the largest, at both ends of each half.
@@ -81,9 +91,14 @@ func TestIntersectAgreesWithMerge(t *testing.T) {
 		edge = append(edge, uint32(k)*1000+7)
 	}
 	slices.Sort(edge)
-	for _, b := range [][]uint32{edge, edge[:40], edge[30:], {0}, {1<<32 - 1}, nil} {
-		if got, want := intersect(edge, b), refIntersect(edge, b); got != want {
-			t.Errorf("intersect(edge, %v) = %d, want %d", b, got, want)
+	for _, b := range [][]uint32{edge, edge[:40], edge[30:], edge[8:16], edge[7:17], {0}, {1<<32 - 1}, nil} {
+		for _, f := range intersections {
+			if got, want := f.fn(edge, b), refIntersect(edge, b); got != want {
+				t.Errorf("%s(edge, %v) = %d, want %d", f.name, b, got, want)
+			}
+			if got, want := f.fn(b, edge), refIntersect(b, edge); got != want {
+				t.Errorf("%s(%v, edge) = %d, want %d", f.name, b, got, want)
+			}
 		}
 	}
 }
@@ -96,8 +111,10 @@ func FuzzIntersect(f *testing.F) {
 			mask = 1<<32 - 1
 		}
 		a, b := sortedSet(x, mask), sortedSet(y, mask)
-		if got, want := intersect(a, b), refIntersect(a, b); got != want {
-			t.Fatalf("intersect(%v, %v) = %d, want %d", a, b, got, want)
+		for _, f := range intersections {
+			if got, want := f.fn(a, b), refIntersect(a, b); got != want {
+				t.Fatalf("%s(%v, %v) = %d, want %d", f.name, a, b, got, want)
+			}
 		}
 	})
 }
@@ -127,7 +144,7 @@ func BenchmarkIntersect(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		fn   func(a, b []uint32) int
-	}{{"two-way", intersect}, {"merge", refIntersect}} {
+	}{{"intersect", intersect}, {"two-way", intersectScalar}, {"merge", refIntersect}} {
 		b.Run(c.name, func(b *testing.B) {
 			n := 0
 			for i := 0; b.Loop(); i++ {
