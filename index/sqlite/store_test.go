@@ -1,9 +1,7 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/storetest"
+	"github.com/simdex/simdex/internal/sqlitedb/sqlitetest"
 )
 
 func open(t *testing.T, path string, scheme uint32) *Store {
@@ -269,35 +268,13 @@ func TestOpenRefusesAnotherDatabase(t *testing.T) {
 		"policy.db":    {`CREATE TABLE rule (id INTEGER)`, `CREATE TABLE hold (id INTEGER)`, `CREATE TABLE flag (id INTEGER)`, `PRAGMA user_version = 1`},
 	} {
 		path := filepath.Join(dir, name)
-		db, err := sql.Open("sqlite", "file:"+path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range stmts {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		db.Close()
-		before, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = Open(ctx, path, Options{Scheme: 1})
+		before := sqlitetest.Create(t, path, stmts...)
+		_, err := Open(ctx, path, Options{Scheme: 1})
 		if !errors.Is(err, index.ErrNotIndex) {
 			t.Fatalf("%s: Open = %v, want ErrNotIndex", name, err)
 		}
 		t.Logf("%s: %v", name, err)
-		after, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(before, after) {
-			t.Errorf("%s was changed", name)
-		}
-		if _, err := os.Stat(path + "-wal"); err == nil {
-			t.Errorf("%s-wal was left behind", name)
-		}
+		sqlitetest.Untouched(t, path, before)
 	}
 }
 

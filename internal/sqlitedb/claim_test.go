@@ -1,9 +1,7 @@
 package sqlitedb_test
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,48 +9,8 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/internal/sqlitedb"
+	"github.com/simdex/simdex/internal/sqlitedb/sqlitetest"
 )
-
-// foreign writes another application's database, in SQLite's default
-// rollback journal, and returns its bytes.
-func foreign(t *testing.T, path string, stmts ...string) []byte {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range stmts {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// untouched fails unless the file at path still holds want, with no
-// write-ahead log beside it.
-func untouched(t *testing.T, path string, want []byte) {
-	t.Helper()
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s was changed", filepath.Base(path))
-	}
-	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
-		if _, err := os.Stat(path + suffix); err == nil {
-			t.Errorf("%s%s was left behind", filepath.Base(path), suffix)
-		}
-	}
-}
 
 func TestOpenRefusesOtherFiles(t *testing.T) {
 	ctx := context.Background()
@@ -69,15 +27,15 @@ func TestOpenRefusesOtherFiles(t *testing.T) {
 		words string
 	}{
 		{"another application's database", func(path string) []byte {
-			return foreign(t, path, `CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)`, `INSERT INTO customers(name) VALUES ('acme')`)
+			return sqlitetest.Create(t, path, `CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)`, `INSERT INTO customers(name) VALUES ('acme')`)
 		}, "another application's database (tables customers)"},
 		// Another application's numbered schema must not pass for an
 		// older simdex schema.
 		{"a versioned database", func(path string) []byte {
-			return foreign(t, path, `CREATE TABLE orders (id INTEGER)`, `PRAGMA user_version = 1`)
+			return sqlitetest.Create(t, path, `CREATE TABLE orders (id INTEGER)`, `PRAGMA user_version = 1`)
 		}, "(tables orders)"},
 		{"a marked database", func(path string) []byte {
-			return foreign(t, path, `PRAGMA application_id = 1234`)
+			return sqlitetest.Create(t, path, `PRAGMA application_id = 1234`)
 		}, "another application (application_id 0x4d2)"},
 		{"another of simdex's databases", func(string) []byte {
 			b, err := os.ReadFile(policy)
@@ -107,7 +65,7 @@ func TestOpenRefusesOtherFiles(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.words) {
 				t.Errorf("error %q does not say %q", err, tc.words)
 			}
-			untouched(t, path, want)
+			sqlitetest.Untouched(t, path, want)
 		})
 	}
 }
@@ -124,7 +82,7 @@ var errKind = errors.New("not a test store")
 
 func TestClaimWrapsTheKindsSentinel(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	foreign(t, path, `CREATE TABLE customers (id INTEGER)`)
+	sqlitetest.Create(t, path, `CREATE TABLE customers (id INTEGER)`)
 	k := testKind
 	k.Err = errKind
 	if err := sqlitedb.Claim(context.Background(), path, k); !errors.Is(err, errKind) {
@@ -141,7 +99,7 @@ func TestOpenAcceptsNewFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
-		"without tables": func(path string) { foreign(t, path, `PRAGMA user_version = 0`) },
+		"without tables": func(path string) { sqlitetest.Create(t, path, `PRAGMA user_version = 0`) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "t.db")
@@ -167,7 +125,7 @@ func TestOpenAcceptsNewFiles(t *testing.T) {
 func TestOpenAdoptsAnUnmarkedDatabase(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")
-	foreign(t, path, migrations[0], `INSERT INTO t(id) VALUES (7)`, `PRAGMA user_version = 1`)
+	sqlitetest.Create(t, path, migrations[0], `INSERT INTO t(id) VALUES (7)`, `PRAGMA user_version = 1`)
 	db, err := sqlitedb.Open(ctx, path, testKind, migrations)
 	if err != nil {
 		t.Fatal(err)
