@@ -36,6 +36,10 @@ var migrations = []string{
 // ErrSchemaVersion reports a store written by a newer simdex.
 var ErrSchemaVersion = sqlitedb.ErrSchemaVersion
 
+// ErrForeign reports a file that is not a token store; it is left as it
+// was.
+var ErrForeign = sqlitedb.ErrForeign
+
 // Store is the SQLite token store. It is safe for concurrent use.
 type Store struct {
 	db *sql.DB
