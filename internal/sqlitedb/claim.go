@@ -8,6 +8,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrForeign reports a file that is not the simdex database it was opened
@@ -130,9 +133,9 @@ func Claim(ctx context.Context, path string, kind Kind) error {
 }
 
 // notDatabase words a read error of a file that SQLite could not read as
-// a database.
+// a database (SQLITE_NOTADB); other errors are returned as they are.
 func notDatabase(sentinel, err error) error {
-	if strings.Contains(err.Error(), "not a database") {
+	if se := (*sqlite.Error)(nil); errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_NOTADB {
 		return fmt.Errorf("%w: the file is not an SQLite database", sentinel)
 	}
 	return err
