@@ -116,7 +116,15 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	defer eng.Close()
+	// settling, once started, is the deferred work settled beside the
+	// analysis: Close waits for it.
+	var settling chan error
+	defer func() {
+		if settling != nil {
+			<-settling
+		}
+		eng.Close()
+	}()
 
 	start := time.Now()
 	var files []scanFile
@@ -196,12 +204,18 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 		return &exitError{code: 2, err: fmt.Errorf("scan interrupted: %w", err)}
 	}
 	logger.Debug("scan: files indexed", "files", len(files), "seconds", time.Since(start).Seconds())
-	// The postings deferred during indexing are posted before the
-	// analysis, which reads them.
+	// The postings deferred during indexing are made searchable before
+	// the analysis, which reads them: into an empty index they are
+	// sorted in memory and read there. What the load deferred is then
+	// written beside the analysis, by the writer, idle until the close
+	// (3.5 s of a 50,000-file scan, which had followed the analysis).
 	if err := eng.Store.SettlePostings(ctx); err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	logger.Debug("scan: postings settled", "seconds", time.Since(start).Seconds())
+	settled := make(chan error, 1)
+	settling = settled
+	go func() { settled <- eng.Store.SettleDeferred(ctx) }()
 	// Only pairs with this scan's documents are reported: scanned into a
 	// large index, the rest of the index's pairs need not be scored.
 	an, err := eng.Index.AnalyseInvolving(ctx, th, slices.Collect(maps.Keys(scanned)))
@@ -215,7 +229,8 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	// the log into the database and frees the page caches page by page
 	// (2 CPU-s): 5 s that followed the report.
 	closed := make(chan error, 1)
-	go func() { closed <- eng.Close() }()
+	settling = nil // Close, beside the report, waits for it
+	go func() { closed <- errors.Join(<-settled, eng.Close()) }()
 	rep := buildReport(an, scanned, len(files))
 	sort.Slice(problems, func(i, j int) bool { return problems[i].Path < problems[j].Path })
 	rep.Errors = append([]fileError{}, problems...) // [] rather than null in JSON

@@ -77,11 +77,18 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 		if b != nil {
 			s.bulkPosts = &bulkPostings{}
 		}
+		// The view of b's postings stays true once they are inserted
+		// from memory: they are the tables' then. Otherwise the tables
+		// answer once this commits.
+		if v := s.view.Load(); v == nil || v.load != b {
+			s.dropView()
+		}
 		if b != nil && !b.released {
 			if attrs, ok, err := s.settleFromMemory(ctx, &stmts, d, b); err != nil || ok {
 				return attrs, err
 			}
 		}
+		s.dropView()
 		var posts postings // reused: grown to the size of a batch once
 		posted, anchors, after := 0, 0, int64(0)
 		for {
@@ -103,6 +110,7 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 	if err != nil {
 		s.mu.Lock()
 		s.bulkShares = nil // computed from postings not committed
+		s.dropView()
 		s.mu.Unlock()
 	}
 	return err
@@ -122,12 +130,8 @@ func (s *Store) settleFromMemory(ctx context.Context, stmts *txStmts, d *anchorD
 	if !slices.Equal(pending, b.ids) {
 		return nil, false, nil
 	}
-	var sorted postings
+	sorted := b.sort()
 	var wg sync.WaitGroup
-	for t := range b.stored {
-		wg.Go(func() { sorted[t] = sortPostingsByKey(b.stored[t]) })
-	}
-	wg.Wait()
 	anchors := len(sorted[samplePostings])
 	// Into tables with no band posting yet, these are all of them: the
 	// band shares follow from them alone.
@@ -190,6 +194,7 @@ type bulkPostings struct {
 	// (contents ids are AUTOINCREMENT: never reused).
 	ids, addedIDs []int64
 	released      bool // a content was (or may have been) released
+	sorted        bool // stored holds one block per table, sorted by key (sort)
 }
 
 // add records the postings of content id, just stored.
@@ -207,6 +212,7 @@ func (b *bulkPostings) commit() {
 	}
 	for t, rows := range b.added {
 		if len(rows) > 0 {
+			b.sorted = false
 			b.stored[t] = append(b.stored[t], rows)
 			b.added[t] = make([]posting, 0, len(rows)) // the next is likely as large
 		}

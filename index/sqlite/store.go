@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -92,14 +93,15 @@ type Store struct {
 	now         func() time.Time
 	mu          sync.Mutex // serialises writers in this process
 	close       sync.Once
-	over        overfull        // posting keys known to be boilerplate
-	deferShares bool            // Options.DeferBandShares
-	deferPosts  bool            // Options.DeferPostings, into an empty index
-	bulk        *bulkPieces     // a bulk load's text pieces, until settled
-	bulkPosts   *bulkPostings   // a bulk load's postings, until settled
-	bulkShares  *memShares      // band shares computed from them, until a write
-	mem         *memAnchors     // nil unless Options.AnchorsInMemory
-	memCtx      context.Context // the loading of mem, stopped by Close
+	over        overfull                 // posting keys known to be boilerplate
+	deferShares bool                     // Options.DeferBandShares
+	deferPosts  bool                     // Options.DeferPostings, into an empty index
+	bulk        *bulkPieces              // a bulk load's text pieces, until settled
+	bulkPosts   *bulkPostings            // a bulk load's postings, until settled
+	bulkShares  *memShares               // band shares computed from them, until a write
+	view        atomic.Pointer[bulkView] // bulkPosts sorted, until a write (bulkview.go)
+	mem         *memAnchors              // nil unless Options.AnchorsInMemory
+	memCtx      context.Context          // the loading of mem, stopped by Close
 	memStop     context.CancelFunc
 	memDone     chan struct{} // the latest load has ended; guarded by mu
 	logger      *slog.Logger
@@ -414,13 +416,19 @@ func (s *Store) SettleDeferred(ctx context.Context) error {
 	return nil
 }
 
-// SettlePostings inserts now the postings a bulk load
-// (Options.DeferPostings) has deferred, and nothing else: a bulk load
-// that analyses its postings next calls it, and leaves the band shares to
+// SettlePostings makes the postings a bulk load (Options.DeferPostings)
+// has deferred searchable, and nothing else: a bulk load that analyses
+// its postings next calls it. When they are every posting of the index,
+// they are sorted in memory, where Groups, AnchorGroups and ChunkContents
+// read them, and inserted by SettleDeferred or Close (bulkview.go);
+// otherwise they are inserted now. Either way the band shares are left to
 // Close.
 func (s *Store) SettlePostings(ctx context.Context) error {
 	if !s.deferPosts {
 		return nil
+	}
+	if kept, err := s.keepPostings(ctx); err != nil || kept {
+		return err
 	}
 	return s.settlePostings(ctx, s.logger, slog.LevelDebug)
 }
@@ -471,6 +479,7 @@ func (s *Store) endBulkTx(committed bool) {
 	s.bulk.commit()
 	s.bulkPosts.commit()
 	s.bulkShares = nil
+	s.dropView()
 }
 
 // commit commits a write transaction whose anchor changes are d, and
@@ -889,6 +898,7 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
 	}
 	s.bulkShares = nil
+	s.dropView()
 	return ids, nil
 }
 
@@ -1191,6 +1201,9 @@ func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) err
 
 // Candidates returns contents that share a band key or a chunk.
 func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index.ContentID, error) {
+	if err := s.settleView(ctx); err != nil {
+		return nil, fmt.Errorf("find candidates: %w", err)
+	}
 	gen := s.over.start(s.now())
 	tx, end, err := s.readTx(ctx) // one read lock for every lookup
 	if err != nil {
@@ -1326,6 +1339,12 @@ func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) 
 // held by at most maxChunkDocs contents; with of, only the sets holding
 // one of of.
 func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
+	if v, err := s.postingsView(ctx); err != nil || v != nil {
+		if err != nil {
+			return fmt.Errorf("group contents: %w", err)
+		}
+		return v.groups(maxChunkDocs, of, fn)
+	}
 	tx, end, keys, err := s.groupingTx(ctx, of)
 	if err != nil {
 		return fmt.Errorf("group contents: %w", err)
@@ -1641,6 +1660,16 @@ func radixSortAbove[K int64 | uint32](keys, scratch []K, lo, width int) []K {
 
 // ChunkContents counts the contents holding each chunk.
 func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
+	// The view is taken as it is, without asking whether another process
+	// has added contents since (postingsView): a scan's analysis asks for
+	// each of its shared chunks, and the question cost more than the
+	// counts. A count only decides whether a chunk is ubiquitous, held by
+	// more than a share of all contents, which a few contents added
+	// meanwhile hardly change; Groups and AnchorGroups do ask, and drop
+	// the view.
+	if v := s.view.Load(); v != nil {
+		return v.chunkContents(hashes), nil
+	}
 	out := make(map[uint64]int, len(hashes))
 	// One read transaction for every count, on one connection.
 	tx, end, err := s.readTx(ctx)
@@ -1825,6 +1854,9 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	if len(anchors) == 0 || limit <= 0 {
 		return nil, nil
 	}
+	if err := s.settleView(ctx); err != nil {
+		return nil, fmt.Errorf("find anchor candidates: %w", err)
+	}
 	gen := s.over.start(s.now())
 	// One read transaction for every lookup: each statement on its own
 	// would take and release the WAL read lock (system calls) again.
@@ -1882,6 +1914,12 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 
 // AnchorGroups implements index.Grouper.
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
+	if v, err := s.postingsView(ctx); err != nil || v != nil {
+		if err != nil {
+			return fmt.Errorf("group anchors: %w", err)
+		}
+		return v.anchorGroups(maxDocs, of, fn)
+	}
 	// One snapshot: the postings carry each content's anchor count.
 	tx, end, keys, err := s.groupingTx(ctx, of)
 	if err != nil {
