@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/simdex/simdex/internal/idmap"
 )
 
 // Pair is a reported near-copy pair of contents, A < B.
@@ -341,46 +343,78 @@ func identicalSets(byContent map[ContentID][]DocID, of []ContentID) [][]DocID {
 	return sets
 }
 
+// families joins the contents of an's pairs into families (union-find),
+// each with its pivot: the content most resembling the others, then the
+// larger, then the first. Contents are numbered first, so that the
+// millions of pairs of a large analysis are joined in slices rather than
+// maps (0.8 of a 50,000-file scan's 1.4 s here).
 func families(an *Analysis) []Family {
-	uf := newUnionFind()
-	for _, p := range an.Pairs {
-		uf.union(p.A, p.B)
-	}
-	type acc struct {
-		contents []ContentID
-		links    int
-		sumRes   float64
-	}
-	comps := map[ContentID]*acc{}
-	degree := map[ContentID]float64{}
-	for _, p := range an.Pairs {
-		root := uf.find(p.A)
-		a := comps[root]
-		if a == nil {
-			a = &acc{}
-			comps[root] = a
+	var num idmap.Map[ContentID, int32] // number + 1
+	num.Init(len(an.ByContent), func(yield func(ContentID) bool) {
+		for _, p := range an.Pairs {
+			if !yield(p.A) || !yield(p.B) {
+				return
+			}
 		}
-		a.links++
-		a.sumRes += p.Resemblance
-		degree[p.A] += p.Resemblance
-		degree[p.B] += p.Resemblance
+	})
+	var ids []ContentID
+	number := func(c ContentID) int32 {
+		n := num.Get(c)
+		if n == 0 {
+			ids = append(ids, c)
+			n = int32(len(ids))
+			num.Set(c, n)
+		}
+		return n - 1
 	}
-	for c := range uf.parent {
-		a := comps[uf.find(c)]
-		a.contents = append(a.contents, c)
+	for _, p := range an.Pairs {
+		number(p.A)
+		number(p.B)
+	}
+	parent := make([]int32, len(ids))
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]] // path halving
+			x = parent[x]
+		}
+		return x
+	}
+	for _, p := range an.Pairs {
+		if ra, rb := find(num.Get(p.A)-1), find(num.Get(p.B)-1); ra != rb {
+			parent[max(ra, rb)] = min(ra, rb)
+		}
+	}
+	links := make([]int, len(ids))
+	sumRes := make([]float64, len(ids))
+	degree := make([]float64, len(ids))
+	for _, p := range an.Pairs {
+		a, b := num.Get(p.A)-1, num.Get(p.B)-1
+		r := find(a)
+		links[r]++
+		sumRes[r] += p.Resemblance
+		degree[a] += p.Resemblance
+		degree[b] += p.Resemblance
+	}
+	contents := make(map[int32][]int32) // by root
+	for c := range ids {
+		r := find(int32(c))
+		contents[r] = append(contents[r], int32(c))
 	}
 	var out []Family
-	for _, a := range comps {
-		f := Family{Links: a.links, AvgResemblance: a.sumRes / float64(a.links)}
-		var pivot ContentID
-		for _, c := range a.contents {
-			f.Members = append(f.Members, an.ByContent[c]...)
-			if pivot == 0 || better(an, degree, c, pivot) {
+	for r, cs := range contents {
+		f := Family{Links: links[r], AvgResemblance: sumRes[r] / float64(links[r])}
+		pivot := int32(-1)
+		for _, c := range cs {
+			f.Members = append(f.Members, an.ByContent[ids[c]]...)
+			if pivot < 0 || better(an, degree[c], degree[pivot], ids[c], ids[pivot]) {
 				pivot = c
 			}
 		}
 		slices.Sort(f.Members)
-		if docs := an.ByContent[pivot]; len(docs) > 0 {
+		if docs := an.ByContent[ids[pivot]]; len(docs) > 0 {
 			f.Pivot = slices.Min(docs)
 		}
 		if len(f.Members) > 0 {
@@ -396,10 +430,11 @@ func families(an *Analysis) []Family {
 	return out
 }
 
-// better reports whether content c makes a better pivot than p.
-func better(an *Analysis, degree map[ContentID]float64, c, p ContentID) bool {
-	if degree[c] != degree[p] {
-		return degree[c] > degree[p]
+// better reports whether content c, of summed resemblance dc, makes a
+// better pivot than p, of dp.
+func better(an *Analysis, dc, dp float64, c, p ContentID) bool {
+	if dc != dp {
+		return dc > dp
 	}
 	sc, sp := textSize(an, c), textSize(an, p)
 	if sc != sp {
@@ -413,33 +448,4 @@ func textSize(an *Analysis, c ContentID) int64 {
 		return an.Documents[docs[0]].TextSize
 	}
 	return 0
-}
-
-type unionFind struct{ parent map[ContentID]ContentID }
-
-func newUnionFind() *unionFind { return &unionFind{parent: make(map[ContentID]ContentID)} }
-
-func (u *unionFind) find(x ContentID) ContentID {
-	p, ok := u.parent[x]
-	if !ok {
-		u.parent[x] = x
-		return x
-	}
-	if p == x {
-		return x
-	}
-	r := u.find(p)
-	u.parent[x] = r
-	return r
-}
-
-func (u *unionFind) union(a, b ContentID) {
-	ra, rb := u.find(a), u.find(b)
-	if ra != rb {
-		if ra < rb {
-			u.parent[rb] = ra
-		} else {
-			u.parent[ra] = rb
-		}
-	}
 }

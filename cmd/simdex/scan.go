@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"iter"
 	"maps"
 	"math"
 	"os"
@@ -29,6 +28,7 @@ import (
 	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
+	"github.com/simdex/simdex/internal/idmap"
 )
 
 type scanFlags struct {
@@ -463,18 +463,18 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 	rep := &report{Files: files, Documents: len(scanned), Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}}
 	rn := newReportNames(an, scanned)
 	involves := func(ids []index.DocID) bool {
-		return slices.ContainsFunc(ids, func(id index.DocID) bool { return rn.scanned[rn.num.get(id)] })
+		return slices.ContainsFunc(ids, func(id index.DocID) bool { return rn.scanned[rn.num.Get(id)] })
 	}
 	// Each content's documents by name number, looked up by content id
 	// rather than in ByContent for each of millions of pairs.
-	var docsOf idTable[index.ContentID, []int32]
-	docsOf.init(len(an.ByContent), maps.Keys(an.ByContent))
+	var docsOf idmap.Map[index.ContentID, []int32]
+	docsOf.Init(len(an.ByContent), maps.Keys(an.ByContent))
 	for c, ids := range an.ByContent {
 		nums := make([]int32, len(ids))
 		for i, id := range ids {
-			nums[i] = rn.num.get(id)
+			nums[i] = rn.num.Get(id)
 		}
-		docsOf.set(c, nums)
+		docsOf.Set(c, nums)
 	}
 	// Every pair of documents the report lists, by name number: identical
 	// texts first, then the near-copy pairs of contents, each standing for
@@ -487,14 +487,14 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 			s := index.Scores{Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1, BytesInCommon: an.Documents[set[0]].TextSize, Exact: true}
 			for i := range set {
 				for j := i + 1; j < len(set); j++ {
-					fn(rn.num.get(set[i]), rn.num.get(set[j]), &s)
+					fn(rn.num.Get(set[i]), rn.num.Get(set[j]), &s)
 				}
 			}
 		}
 		for k := range an.Pairs {
 			p := &an.Pairs[k]
-			bs := docsOf.get(p.B)
-			for _, na := range docsOf.get(p.A) {
+			bs := docsOf.Get(p.B)
+			for _, na := range docsOf.Get(p.A) {
 				for _, nb := range bs {
 					if rn.scanned[na] || rn.scanned[nb] {
 						fn(na, nb, &p.Scores)
@@ -537,7 +537,7 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 		}
 		var names []string
 		for _, id := range set {
-			names = append(names, rn.names[rn.num.get(id)])
+			names = append(names, rn.names[rn.num.Get(id)])
 		}
 		sort.Strings(names)
 		rep.Identical = append(rep.Identical, names)
@@ -546,9 +546,9 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 		if !involves(fam.Members) {
 			continue
 		}
-		fj := familyJSON{Pivot: rn.names[rn.num.get(fam.Pivot)], Links: fam.Links, AvgResemblance: round(fam.AvgResemblance)}
+		fj := familyJSON{Pivot: rn.names[rn.num.Get(fam.Pivot)], Links: fam.Links, AvgResemblance: round(fam.AvgResemblance)}
 		for _, m := range fam.Members {
-			fj.Members = append(fj.Members, rn.names[rn.num.get(m)])
+			fj.Members = append(fj.Members, rn.names[rn.num.Get(m)])
 		}
 		sort.Strings(fj.Members)
 		rep.Families = append(rep.Families, fj)
@@ -571,7 +571,7 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 // names (this scan's paths, or the keys of documents indexed
 // earlier) in name order, ties by id.
 type reportNames struct {
-	num     idTable[index.DocID, int32]
+	num     idmap.Map[index.DocID, int32]
 	names   []string
 	scanned []bool
 	rank    []int32
@@ -580,13 +580,13 @@ type reportNames struct {
 func newReportNames(an *index.Analysis, scanned map[index.DocID]string) *reportNames {
 	rn := &reportNames{}
 	ids := slices.Sorted(maps.Keys(an.Documents))
-	rn.num.init(len(ids), slices.Values(ids))
+	rn.num.Init(len(ids), slices.Values(ids))
 	for _, id := range ids {
 		name, ok := scanned[id]
 		if !ok {
 			name = an.Documents[id].Key
 		}
-		rn.num.set(id, int32(len(rn.names)))
+		rn.num.Set(id, int32(len(rn.names)))
 		rn.names = append(rn.names, name)
 		rn.scanned = append(rn.scanned, ok)
 	}
@@ -605,52 +605,6 @@ func newReportNames(an *index.Analysis, scanned map[index.DocID]string) *reportN
 		rn.rank[n] = int32(r)
 	}
 	return rn
-}
-
-// idTable maps ids to values: a slice indexed by id when the ids are
-// dense enough, as the index's are (assigned in sequence, never reused),
-// a map otherwise. Lookups of a 50,000-file scan's millions of pairs in
-// maps were a third of its report's time.
-type idTable[K ~int64, V any] struct {
-	dense  []V
-	sparse map[K]V
-}
-
-// init sizes t for n ids.
-func (t *idTable[K, V]) init(n int, ids iter.Seq[K]) {
-	var top K
-	for id := range ids {
-		if id < 0 {
-			t.sparse = make(map[K]V, n)
-			return
-		}
-		top = max(top, id)
-	}
-	if int64(top) > 4*int64(n)+1<<20 {
-		t.sparse = make(map[K]V, n)
-		return
-	}
-	t.dense = make([]V, top+1)
-}
-
-func (t *idTable[K, V]) set(id K, v V) {
-	if t.sparse != nil {
-		t.sparse[id] = v
-		return
-	}
-	t.dense[id] = v
-}
-
-// get returns the value of id, the zero value if none was set.
-func (t *idTable[K, V]) get(id K) V {
-	if t.sparse != nil {
-		return t.sparse[id]
-	}
-	if id < 0 || int(id) >= len(t.dense) {
-		var zero V
-		return zero
-	}
-	return t.dense[id]
 }
 
 func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
