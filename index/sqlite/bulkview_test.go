@@ -37,6 +37,17 @@ func viewDocs(first, n int) []index.Entry {
 	return out
 }
 
+// openBulk opens a store for a bulk load at path, closed when t ends.
+func openBulk(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path, Options{Scheme: 1, DeferPostings: true, DeferBandShares: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func putEntries(t *testing.T, s *Store, entries []index.Entry, batch int) {
 	t.Helper()
 	for part := range slices.Chunk(entries, batch) {
@@ -174,10 +185,7 @@ func TestBulkViewAnswersAsTheTables(t *testing.T) {
 func TestBulkViewSettledAtClose(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bulk.db")
-	bulk, err := Open(ctx, path, Options{Scheme: 1, DeferPostings: true, DeferBandShares: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bulk := openBulk(t, path)
 	entries := viewDocs(0, 30)
 	putEntries(t, bulk, entries, 4)
 	if err := bulk.SettlePostings(ctx); err != nil {
@@ -206,11 +214,7 @@ func TestBulkViewSettledAtClose(t *testing.T) {
 func TestBulkViewDroppedWhenAnotherProcessWrites(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	bulk, err := Open(ctx, path, Options{Scheme: 1, DeferPostings: true, DeferBandShares: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bulk.Close()
+	bulk := openBulk(t, path)
 	putEntries(t, bulk, viewDocs(0, 20), 5)
 	if err := bulk.SettlePostings(ctx); err != nil {
 		t.Fatal(err)
@@ -221,7 +225,7 @@ func TestBulkViewDroppedWhenAnotherProcessWrites(t *testing.T) {
 	other := open(t, path, 1) // posts what is pending, as after a crash
 	putEntries(t, other, viewDocs(20, 1), 1)
 	found := false
-	err = bulk.Groups(ctx, 1000, nil, func(ids []index.ContentID) error {
+	err := bulk.Groups(ctx, 1000, nil, func(ids []index.ContentID) error {
 		found = found || slices.Contains(ids, 21)
 		return nil
 	})
