@@ -100,6 +100,7 @@ type Store struct {
 	bulkPosts   *bulkPostings            // a bulk load's postings, until settled
 	bulkShares  *memShares               // band shares computed from them, until a write
 	view        atomic.Pointer[bulkView] // bulkPosts sorted, until a write (bulkview.go)
+	seen        *bulkSeen                // what a bulk load wrote (bulkseen.go); guarded by mu
 	mem         *memAnchors              // nil unless Options.AnchorsInMemory
 	memCtx      context.Context          // the loading of mem, stopped by Close
 	memStop     context.CancelFunc
@@ -226,6 +227,9 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		if s.deferPosts {
 			s.bulk = newBulkPieces()
 			s.bulkPosts = &bulkPostings{}
+			if s.seen, err = newBulkSeen(ctx, s.w); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// A bulk load that did not get to close.
@@ -471,6 +475,7 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 // bulk load added to the store's memory (text pieces, postings); band
 // shares computed before it no longer hold.
 func (s *Store) endBulkTx(committed bool) {
+	s.seen.end(committed)
 	if !committed {
 		s.bulk.discard()
 		s.bulkPosts.discard()
@@ -538,24 +543,30 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 	if err := stmts.texts(ctx, s.bulk).lookUp(ctx, &stmts, entries); err != nil {
 		return nil, false, err
 	}
+	seen, err := s.seen.begin(ctx, tx)
+	if err != nil {
+		return nil, false, err
+	}
 	for i := range entries {
 		e := &entries[i]
 		d := &e.Doc
 		idem := d.IdempotencyKey()
-		var existing int64
-		var cid sql.NullInt64
-		lookup, err := stmts.prepare(ctx, "SELECT id, content_id FROM documents WHERE idem = ?")
-		if err != nil {
-			return nil, false, err
+		if seen == nil || !seen.newIdem(idem) {
+			var existing int64
+			var cid sql.NullInt64
+			lookup, err := stmts.prepare(ctx, "SELECT id, content_id FROM documents WHERE idem = ?")
+			if err != nil {
+				return nil, false, err
+			}
+			err = lookup.QueryRowContext(ctx, idem).Scan(&existing, &cid)
+			if err == nil {
+				out[i] = index.Committed{ID: index.DocID(existing), Content: index.ContentID(cid.Int64), Duplicate: true}
+				continue
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return nil, false, fmt.Errorf("look up %q: %w", d.Key, err)
+			}
 		}
-		err = lookup.QueryRowContext(ctx, idem).Scan(&existing, &cid)
-		if err == nil {
-			out[i] = index.Committed{ID: index.DocID(existing), Content: index.ContentID(cid.Int64), Duplicate: true}
-			continue
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return nil, false, fmt.Errorf("look up %q: %w", d.Key, err)
-		}
-		if !d.KeepVersions && e.Parent < 0 {
+		if !d.KeepVersions && e.Parent < 0 && (seen == nil || !seen.newKey(d.Key)) {
 			// Removal deletes the postings of released contents: those
 			// of this transaction's contents must be in place first, but
 			// only when there is something to remove, so that postings
@@ -576,14 +587,15 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 			parent = sql.NullInt64{Int64: int64(out[e.Parent].ID), Valid: true}
 		}
 		var content sql.NullInt64
-		var rawSHA []byte
+		var rawSHA, textSHA []byte
+		var newContent int64 // created by this put
 		rawSize := e.RawSize
 		if e.RawSHA256 != ([32]byte{}) {
 			rawSHA = e.RawSHA256[:]
 		}
 		if fp := e.Fingerprint; fp != nil {
-			rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
-			c, created, err := s.putContent(ctx, &stmts, fp, e.Bands, &body, &posts)
+			rawSHA, rawSize, textSHA = fp.RawSHA256[:], fp.RawSize, fp.TextSHA256[:]
+			c, created, err := s.putContent(ctx, &stmts, seen, fp, e.Bands, &body, &posts)
 			if err != nil {
 				return nil, false, fmt.Errorf("store content of %q: %w", d.Key, err)
 			}
@@ -593,6 +605,9 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 				}
 			}
 			content = sql.NullInt64{Int64: int64(c), Valid: true}
+			if created {
+				newContent = int64(c)
+			}
 		}
 		path, _ := json.Marshal(nonNil(d.Path))
 		meta, _ := json.Marshal(d.Meta)
@@ -613,6 +628,14 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 			return nil, false, fmt.Errorf("insert %q: %w", d.Key, err)
 		}
 		out[i].ID, out[i].Content = index.DocID(id), index.ContentID(content.Int64)
+		if seen != nil {
+			seen.stored(idem, d.Key, textSHA, newContent)
+		}
+	}
+	if seen != nil {
+		if err := tx.QueryRowContext(ctx, seqsQuery).Scan(&seen.nextSeq[0], &seen.nextSeq[1]); err != nil {
+			return nil, false, fmt.Errorf("read the sequences: %w", err)
+		}
 	}
 	if err := stmts.tw.flush(ctx, &stmts); err != nil {
 		return nil, false, err
@@ -679,18 +702,40 @@ func unixNano(t time.Time) int64 {
 
 // putContent stores fp's content once and counts a reference to it; the
 // postings of a new content are added to posts.
-func (s *Store) putContent(ctx context.Context, stmts *txStmts, fp *index.Fingerprint, bands []uint64, buf *[]byte, posts *postings) (_ index.ContentID, created bool, err error) {
+//
+// seen, when not nil, tells a text certainly not stored (not asked of
+// the table) from one that may be (asked by content id first).
+func (s *Store) putContent(ctx context.Context, stmts *txStmts, seen *bulkSeen, fp *index.Fingerprint, bands []uint64, buf *[]byte, posts *postings) (_ index.ContentID, created bool, err error) {
 	var id int64
-	bump, err := stmts.prepare(ctx, "UPDATE contents SET refs = refs + 1 WHERE text_sha256 = ? RETURNING id")
-	if err != nil {
-		return 0, false, err
+	var known, maybe = int64(0), true
+	if seen != nil {
+		known, maybe = seen.text(fp.TextSHA256[:])
 	}
-	err = bump.QueryRowContext(ctx, fp.TextSHA256[:]).Scan(&id)
-	if err == nil {
-		return index.ContentID(id), false, nil
+	if known != 0 {
+		bump, err := stmts.prepare(ctx, "UPDATE contents SET refs = refs + 1 WHERE id = ? AND text_sha256 = ? RETURNING id")
+		if err != nil {
+			return 0, false, err
+		}
+		err = bump.QueryRowContext(ctx, known, fp.TextSHA256[:]).Scan(&id)
+		if err == nil {
+			return index.ContentID(id), false, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, false, err
+		}
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, false, err
+	if maybe {
+		bump, err := stmts.prepare(ctx, "UPDATE contents SET refs = refs + 1 WHERE text_sha256 = ? RETURNING id")
+		if err != nil {
+			return 0, false, err
+		}
+		err = bump.QueryRowContext(ctx, fp.TextSHA256[:]).Scan(&id)
+		if err == nil {
+			return index.ContentID(id), false, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, false, err
+		}
 	}
 	*buf = fp.AppendBody((*buf)[:0])
 	keys := make([]int64, len(bands))
