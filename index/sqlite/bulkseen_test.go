@@ -13,28 +13,9 @@ import (
 // dumpDocuments returns the documents and contents of s as rows.
 func dumpDocuments(t *testing.T, s *Store) []string {
 	t.Helper()
-	var out []string
-	for _, q := range []string{
-		"SELECT 'document', id, key || ' ' || version_id || ' ' || idem, coalesce(content_id, 0) FROM documents ORDER BY id",
-		"SELECT 'content', id, hex(text_sha256), refs FROM contents ORDER BY id",
-	} {
-		rows, err := s.r.Query(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var kind, what string
-			var id, n int64
-			if err := rows.Scan(&kind, &id, &what, &n); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%s %d %s %d", kind, id, what, n))
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return dumpRows(t, s,
+		"SELECT 'document', id, key, version_id, idem, coalesce(content_id, 0) FROM documents ORDER BY id",
+		"SELECT 'content', id, hex(text_sha256), refs FROM contents ORDER BY id")
 }
 
 // A bulk load answers from what it wrote whether an idempotency key, a

@@ -17,24 +17,35 @@ import (
 // dumpPostings returns every posting row of s, table by table.
 func dumpPostings(t *testing.T, s *Store) []string {
 	t.Helper()
-	var out []string
-	for _, q := range []string{
+	return dumpRows(t, s,
 		"SELECT 'chunk', h, c, 0, x'' FROM chunk_postings ORDER BY h, c",
 		"SELECT 'band', h, c, 0, x'' FROM band_postings ORDER BY h, c",
-		"SELECT 'anchor', h, first, n, ids FROM anchor_blocks ORDER BY h, first",
-	} {
+		"SELECT 'anchor', h, first, n, ids FROM anchor_blocks ORDER BY h, first")
+}
+
+// dumpRows returns the rows queries read from s, each printed.
+func dumpRows(t *testing.T, s *Store, queries ...string) []string {
+	t.Helper()
+	var out []string
+	for _, q := range queries {
 		rows, err := s.r.Query(q)
 		if err != nil {
 			t.Fatal(err)
 		}
+		cols, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
 		for rows.Next() {
-			var table string
-			var h, c, n int64
-			var ids []byte
-			if err := rows.Scan(&table, &h, &c, &n, &ids); err != nil {
+			if err := rows.Scan(ptrs...); err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, fmt.Sprintf("%s %d %d %d %x", table, h, c, n, ids))
+			out = append(out, fmt.Sprint(vals...))
 		}
 		if err := rows.Close(); err != nil {
 			t.Fatal(err)
