@@ -12,11 +12,12 @@ import (
 // opened with no document and no content) has itself written: hashes of
 // its documents' idempotency keys and keys, and its contents by text hash.
 // As long as no other process has written (the documents' and contents'
-// AUTOINCREMENT sequences are where this load's last commit left them) and
-// nothing was removed, those are all the index holds, and a put need not
-// ask the tables whether an idempotency key, a key or a text is stored
-// when bulkSeen has not seen it: asked for each of 50,000 new files, the
-// tables cost the single writer 1.6 CPU-s of a scan's indexing.
+// AUTOINCREMENT sequences are where this load's last commit left them),
+// the index holds nothing it has not seen (a removal only leaves it
+// having seen more), and a put need not ask the tables whether an
+// idempotency key, a key or a text is stored when bulkSeen has not seen
+// it: asked for each of 50,000 new files, the tables cost the single
+// writer 1.6 CPU-s of a scan's indexing.
 //
 // What it has seen is still asked of the tables (a hash shared by two
 // keys is then told apart), and a content it knows is counted by id and
@@ -55,8 +56,7 @@ func newBulkSeen(ctx context.Context, q querier) (*bulkSeen, error) {
 }
 
 // begin returns b for the put in tx, or nil when the tables must be asked:
-// another process has written since b's last commit, or something was
-// removed.
+// another process has written since b's last commit.
 func (b *bulkSeen) begin(ctx context.Context, tx *sql.Tx) (*bulkSeen, error) {
 	if b == nil || b.off {
 		return nil, nil

@@ -26,14 +26,11 @@ import (
 type bulkView struct {
 	load   *bulkPostings // whose postings these are
 	sorted postings
-	// seq is the contents' AUTOINCREMENT sequence when the view was
-	// taken: another process's new content moves it. This process's
-	// writes drop the view.
-	seq int64
+	// seq is the documents' and contents' AUTOINCREMENT sequences
+	// (seqsQuery) when the view was taken: another process's new
+	// content moves them. This process's writes drop the view.
+	seq [2]int64
 }
-
-// seqQuery reads the contents' AUTOINCREMENT sequence.
-const seqQuery = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contents'), 0)"
 
 // keepPostings sorts the postings of the bulk load under way in memory and
 // makes them the view the grouping reads use, if they are every posting of
@@ -72,8 +69,8 @@ func (s *Store) keepPostings(ctx context.Context) (ok bool, err error) {
 		return false, nil
 	}
 	v := &bulkView{load: b}
-	if err := tx.QueryRowContext(ctx, seqQuery).Scan(&v.seq); err != nil {
-		return false, fmt.Errorf("read the contents' sequence: %w", s.mapErr(err))
+	if err := tx.QueryRowContext(ctx, seqsQuery).Scan(&v.seq[0], &v.seq[1]); err != nil {
+		return false, fmt.Errorf("read the sequences: %w", s.mapErr(err))
 	}
 	v.sorted = b.sort()
 	s.view.Store(v)
@@ -92,9 +89,9 @@ func (s *Store) postingsView(ctx context.Context) (*bulkView, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var seq int64
-	if err := s.reads(ctx).QueryRowContext(ctx, seqQuery).Scan(&seq); err != nil {
-		return nil, fmt.Errorf("read the contents' sequence: %w", s.mapErr(err))
+	var seq [2]int64
+	if err := s.reads(ctx).QueryRowContext(ctx, seqsQuery).Scan(&seq[0], &seq[1]); err != nil {
+		return nil, fmt.Errorf("read the sequences: %w", s.mapErr(err))
 	}
 	if seq == v.seq {
 		return v, nil
