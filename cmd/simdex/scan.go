@@ -224,10 +224,9 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	}
 	logger.Debug("scan: analysed", "pairs", len(an.Pairs), "families", len(an.Families), "seconds", time.Since(start).Seconds())
 	// The report needs nothing more from the index: the store is closed
-	// while the report is built and written. Closing computes the band
-	// shares deferred during indexing (3 s of a 50,000-file scan), copies
-	// the log into the database and frees the page caches page by page
-	// (2 CPU-s): 5 s that followed the report.
+	// while the report is built and written, once what the load deferred
+	// is settled. Closing copies the log into the database and frees the
+	// page caches page by page (2 CPU-s), which had followed the report.
 	closed := make(chan error, 1)
 	settling = nil // Close, beside the report, waits for it
 	go func() { closed <- errors.Join(<-settled, eng.Close()) }()

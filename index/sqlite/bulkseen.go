@@ -29,7 +29,7 @@ type bulkSeen struct {
 	addIdems     map[uint64]struct{} // by the transaction under way
 	addKeys      map[uint64]struct{}
 	addTexts     map[uint64]int64
-	seq, nextSeq [2]int64 // the documents' and contents' sequences
+	seq, nextSeq [2]int64 // the documents' and contents' sequences: at the last commit, and by the transaction under way
 	off          bool     // the index changed otherwise: ask the tables
 }
 
@@ -69,6 +69,7 @@ func (b *bulkSeen) begin(ctx context.Context, tx *sql.Tx) (*bulkSeen, error) {
 		b.off = true
 		return nil, nil
 	}
+	b.nextSeq = b.seq
 	return b, nil
 }
 
@@ -97,18 +98,21 @@ func (b *bulkSeen) text(sha []byte) (id int64, maybe bool) {
 	return id, ok
 }
 
-// stored records a document the transaction inserted, and its content
-// when it created it (id 0 otherwise).
-func (b *bulkSeen) stored(idem, key string, sha []byte, content int64) {
+// stored records document doc, which the transaction inserted, and its
+// content when it created it (0 otherwise). AUTOINCREMENT sequences are
+// the largest ids inserted: the transaction's are where it leaves them.
+func (b *bulkSeen) stored(doc int64, idem, key string, sha []byte, content int64) {
 	b.addIdems[maphash.String(b.seed, idem)] = struct{}{}
 	b.addKeys[maphash.String(b.seed, key)] = struct{}{}
+	b.nextSeq[0] = max(b.nextSeq[0], doc)
 	if content != 0 {
 		b.addTexts[binary.LittleEndian.Uint64(sha)] = content
+		b.nextSeq[1] = max(b.nextSeq[1], content)
 	}
 }
 
-// end keeps what the transaction added when it committed, having read the
-// sequences it left (nextSeq), and forgets it otherwise.
+// end keeps what the transaction added, and the sequences it left, when
+// it committed, and forgets them otherwise.
 func (b *bulkSeen) end(committed bool) {
 	if b == nil {
 		return

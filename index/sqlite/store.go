@@ -629,12 +629,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *a
 		}
 		out[i].ID, out[i].Content = index.DocID(id), index.ContentID(content.Int64)
 		if seen != nil {
-			seen.stored(idem, d.Key, textSHA, newContent)
-		}
-	}
-	if seen != nil {
-		if err := tx.QueryRowContext(ctx, seqsQuery).Scan(&seen.nextSeq[0], &seen.nextSeq[1]); err != nil {
-			return nil, false, fmt.Errorf("read the sequences: %w", err)
+			seen.stored(id, idem, d.Key, textSHA, newContent)
 		}
 	}
 	if err := stmts.tw.flush(ctx, &stmts); err != nil {
