@@ -8,15 +8,15 @@ import (
 	"hash/maphash"
 )
 
-// bulkSeen is what a bulk load into an empty index (Options.DeferPostings,
-// opened with no document and no content) has itself written: hashes of
-// its documents' idempotency keys and keys, and its contents by text hash.
-// As long as no other process has written (the documents' and contents'
-// AUTOINCREMENT sequences are where this load's last commit left them),
-// the index holds nothing it has not seen (a removal only leaves it
-// having seen more), and a put need not ask the tables whether an
-// idempotency key, a key or a text is stored when bulkSeen has not seen
-// it: asked for each of 50,000 new files, the tables cost the single
+// bulkSeen is what a bulk load (Options.DeferPostings) has seen stored:
+// hashes of the idempotency keys and keys of the documents the index held
+// at open and of those the load has written since, and the contents by
+// text hash. As long as no other process has written (the documents' and
+// contents' AUTOINCREMENT sequences are where this load's last commit
+// left them), the index holds nothing it has not seen (a removal only
+// leaves it having seen more), and a put need not ask the tables whether
+// an idempotency key, a key or a text is stored when bulkSeen has not
+// seen it: asked for each of 50,000 new files, the tables cost the single
 // writer 1.6 CPU-s of a scan's indexing.
 //
 // What it has seen is still asked of the tables (a hash shared by two
@@ -37,22 +37,54 @@ type bulkSeen struct {
 const seqsQuery = `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'documents'), 0),
 	coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contents'), 0)`
 
-// newBulkSeen returns a bulkSeen for a load into the index q holds, nil
-// unless it holds no document and no content.
+// newBulkSeen returns a bulkSeen for a load into the index q holds, having
+// seen what it holds: nothing, or what a bulk load that did not settle
+// left (the load carries it on), or documents with no text.
 func newBulkSeen(ctx context.Context, q querier) (*bulkSeen, error) {
-	var empty bool
-	if err := q.QueryRowContext(ctx, "SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM contents)").Scan(&empty); err != nil {
-		return nil, fmt.Errorf("look for documents: %w", err)
-	}
-	if !empty {
-		return nil, nil
-	}
 	b := &bulkSeen{seed: maphash.MakeSeed(), idems: map[uint64]struct{}{}, keys: map[uint64]struct{}{},
 		texts: map[uint64]int64{}, addIdems: map[uint64]struct{}{}, addKeys: map[uint64]struct{}{}, addTexts: map[uint64]int64{}}
 	if err := q.QueryRowContext(ctx, seqsQuery).Scan(&b.seq[0], &b.seq[1]); err != nil {
 		return nil, fmt.Errorf("read the sequences: %w", err)
 	}
+	if err := b.read(ctx, q); err != nil {
+		return nil, fmt.Errorf("read what the index holds: %w", err)
+	}
 	return b, nil
+}
+
+// read adds the documents and contents q holds to what b has seen.
+func (b *bulkSeen) read(ctx context.Context, q querier) error {
+	rows, err := q.QueryContext(ctx, "SELECT idem, key FROM documents")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var idem, key string
+	for rows.Next() {
+		if err := rows.Scan(&idem, &key); err != nil {
+			return err
+		}
+		b.idems[maphash.String(b.seed, idem)] = struct{}{}
+		b.keys[maphash.String(b.seed, key)] = struct{}{}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if rows, err = q.QueryContext(ctx, "SELECT id, text_sha256 FROM contents"); err != nil {
+		return err
+	}
+	defer rows.Close()
+	var id int64
+	var sha []byte
+	for rows.Next() {
+		if err := rows.Scan(&id, &sha); err != nil {
+			return err
+		}
+		if len(sha) >= 8 {
+			b.texts[binary.LittleEndian.Uint64(sha)] = id
+		}
+	}
+	return rows.Err()
 }
 
 // begin returns b for the put in tx, or nil when the tables must be asked:

@@ -99,22 +99,26 @@ func TestBulkSeenAsksTheTablesAfterAnotherProcessWrites(t *testing.T) {
 	}
 }
 
-// Only a load into an index with no document keeps what it writes: one
-// holding documents without contents (failed extractions) asks the tables.
-func TestBulkSeenOnlyIntoAnEmptyIndex(t *testing.T) {
+// A load into an index holding documents without contents (failed
+// extractions) has seen them: putting one again finds it stored.
+func TestBulkSeenKnowsWhatTheIndexHeld(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
 	first := open(t, path, 1)
-	if _, err := first.Put(ctx, []index.Entry{{Doc: index.Doc{Key: "failed", Error: "unreadable"}, Parent: -1}}); err != nil {
+	failed := index.Entry{Doc: index.Doc{Key: "failed", Error: "unreadable"}, Parent: -1}
+	if _, err := first.Put(ctx, []index.Entry{failed}); err != nil {
 		t.Fatal(err)
 	}
 	first.Close()
 	bulk := openBulk(t, path)
-	if bulk.seen != nil {
-		t.Fatal("a bulk load into an index holding a document answers from memory")
+	if bulk.seen == nil || bulk.seen.newIdem(failed.Doc.IdempotencyKey()) || bulk.seen.newKey("failed") {
+		t.Fatal("a bulk load has not seen the document the index held at open")
 	}
-	got, err := bulk.Put(ctx, []index.Entry{{Doc: index.Doc{Key: "failed", Error: "unreadable"}, Parent: -1}})
+	got, err := bulk.Put(ctx, []index.Entry{failed})
 	if err != nil || !got[0].Duplicate {
 		t.Fatalf("the stored document put again: %+v, %v; want a duplicate", got, err)
+	}
+	if got := dumpDocuments(t, bulk); len(got) != 1 {
+		t.Fatalf("documents after putting the stored one again: %v", got)
 	}
 }

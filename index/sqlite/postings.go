@@ -319,11 +319,41 @@ func postingsPending(ctx context.Context, q querier) (bool, error) {
 	return pending, nil
 }
 
-// noContents reports whether the index holds no content.
-func noContents(ctx context.Context, q querier) (bool, error) {
-	var some bool
-	if err := q.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM contents)").Scan(&some); err != nil {
-		return false, fmt.Errorf("look for contents: %w", err)
+// nonePosted reports whether no content of the index is posted: it holds
+// none, or only contents a bulk load left pending.
+func nonePosted(ctx context.Context, q querier) (bool, error) {
+	var posted bool
+	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM contents WHERE id NOT IN (SELECT content_id FROM pending_postings))`).Scan(&posted)
+	if err != nil {
+		return false, fmt.Errorf("look for posted contents: %w", err)
 	}
-	return !some, nil
+	return !posted, nil
+}
+
+// pendingInMemory returns the postings of the contents a bulk load left
+// pending, read from their fingerprints, as a load that had stored them
+// itself would hold them: settling then takes them from memory, and the
+// analysis reads them there (bulkview.go).
+func pendingInMemory(ctx context.Context, db *sql.DB) (*bulkPostings, error) {
+	b := &bulkPostings{}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read pending postings: %w", err)
+	}
+	defer tx.Rollback()
+	if b.addedIDs, err = queryIDs(ctx, tx, "SELECT content_id FROM pending_postings ORDER BY content_id"); err != nil {
+		return nil, fmt.Errorf("read pending contents: %w", err)
+	}
+	for after := int64(0); ; {
+		n, last, err := pendingPostings(ctx, tx, after, &b.added)
+		if err != nil {
+			return nil, fmt.Errorf("read pending postings: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		after = last
+	}
+	b.commit()
+	return b, nil
 }

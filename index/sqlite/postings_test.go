@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -244,5 +245,106 @@ func TestDeferredPostingsPostedAtNextOpen(t *testing.T) {
 		if err != nil || len(got) == 0 {
 			t.Fatalf("%s not found by its bands after the next open: %v, %v", e.Doc.Key, got, err)
 		}
+	}
+}
+
+// crashImage copies the database at path, with its write-ahead log, to a
+// new file, as a process killed between two transactions leaves it, and
+// returns the copy's path.
+func crashImage(t *testing.T, path string) string {
+	t.Helper()
+	image := filepath.Join(t.TempDir(), "crashed.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(image+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return image
+}
+
+// A bulk load into an index that holds only what a killed bulk load left
+// pending carries that load on: the pending contents' postings are taken
+// into memory rather than inserted at open, the documents it stored are
+// known without asking the tables, and the load ends with the tables,
+// band shares and texts of a load that had not been interrupted.
+func TestBulkLoadCarriedOnAfterACrash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	entries := viewDocs(0, 40)
+	for i := range entries {
+		entries[i].Text = []byte(fmt.Sprintf("the kept text of document %d, %s", i, strings.Repeat("shared words ", 40+i%3)))
+	}
+	killed := openBulk(t, filepath.Join(dir, "killed.db"))
+	putEntries(t, killed, entries[:25], 6)
+	image := crashImage(t, filepath.Join(dir, "killed.db"))
+
+	var logged bytes.Buffer
+	resumed, err := Open(ctx, image, Options{Scheme: 1, DeferPostings: true, DeferBandShares: true,
+		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Close()
+	if !resumed.deferPosts || !strings.Contains(logged.String(), "carrying on a bulk load that did not settle") {
+		t.Fatalf("the load was not carried on (log: %s)", logged.String())
+	}
+	if n, rows := pendingCount(t, resumed), len(dumpPostings(t, resumed)); n != 25 || rows != 0 {
+		t.Fatalf("at open: %d contents pending, %d posting rows; want 25 and none", n, rows)
+	}
+	if resumed.seen == nil || resumed.seen.newIdem(entries[3].Doc.IdempotencyKey()) {
+		t.Fatal("the carried-on load has not seen the documents the killed one stored")
+	}
+	// The scan run again puts every file: those stored are duplicates.
+	for first := 0; first < len(entries); first += 7 {
+		part := entries[first:min(first+7, len(entries))]
+		got, err := resumed.Put(ctx, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range got {
+			if stored := first+i < 25; c.Duplicate != stored {
+				t.Fatalf("%s: duplicate %v, want %v", part[i].Doc.Key, c.Duplicate, stored)
+			}
+		}
+	}
+	if err := resumed.SettlePostings(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if resumed.view.Load() == nil {
+		t.Fatalf("the carried-on load's postings were not kept in memory (log: %s)", logged.String())
+	}
+	immediate := open(t, filepath.Join(dir, "immediate.db"), 1)
+	putEntries(t, immediate, entries, 7)
+	if got, want := groupingAnswers(t, resumed, entries), groupingAnswers(t, immediate, entries); !slices.Equal(got, want) {
+		t.Fatalf("the carried-on load answers\n%s\nthe tables\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := resumed.SettleDeferred(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logged.String(), "from=memory") {
+		t.Fatalf("the postings were not settled from memory (log: %s)", logged.String())
+	}
+	shares := []string{"SELECT 'share', c, mask, hex(partners) FROM band_shares ORDER BY c"}
+	if got, want := dumpRows(t, resumed, shares...), dumpRows(t, immediate, shares...); !slices.Equal(got, want) {
+		t.Fatalf("band shares of the carried-on load:\n%v\nwant\n%v", got, want)
+	}
+	if got, want := dumpPostings(t, resumed), dumpPostings(t, immediate); !slices.Equal(got, want) {
+		t.Fatalf("postings of the carried-on load:\n%v\nwant\n%v", got, want)
+	}
+	if got, want := dumpDocuments(t, resumed), dumpDocuments(t, immediate); len(got) != len(want) {
+		t.Fatalf("documents of the carried-on load:\n%v\nwant\n%v", got, want)
+	}
+	for i, e := range entries {
+		text, err := resumed.Text(ctx, index.ContentID(i+1))
+		if err != nil || !bytes.Equal(text, e.Text) {
+			t.Fatalf("text of content %d: %q, %v; want %q", i+1, text, err, e.Text)
+		}
+	}
+	if err := resumed.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -79,7 +79,8 @@ type Options struct {
 	// indexing. Meanwhile the load's contents are listed in
 	// pending_postings and are found by id and by text, not as candidates
 	// of similarity queries; a store opened after a crash posts them at
-	// open. Ignored when the index holds contents at open: a live index
+	// open, unless it defers postings too: it then carries the load on.
+	// Ignored when the index holds posted contents at open: a live index
 	// keeps every document findable as soon as it is committed. Implies
 	// DeferBandShares, which are computed from the band postings.
 	DeferPostings bool
@@ -95,7 +96,7 @@ type Store struct {
 	close       sync.Once
 	over        overfull                 // posting keys known to be boilerplate
 	deferShares bool                     // Options.DeferBandShares
-	deferPosts  bool                     // Options.DeferPostings, into an empty index
+	deferPosts  bool                     // Options.DeferPostings, into an index with no content posted
 	bulk        *bulkPieces              // a bulk load's text pieces, until settled
 	bulkPosts   *bulkPostings            // a bulk load's postings, until settled
 	bulkShares  *memShares               // band shares computed from them, until a write
@@ -219,22 +220,35 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 	}
 	s.deferShares = opts.DeferBandShares
 	if opts.DeferPostings {
-		if s.deferPosts, err = noContents(ctx, s.w); err != nil {
+		// An index none of whose contents is posted is empty, or holds a
+		// bulk load that did not get to settle (killed, or the machine
+		// lost): this load carries it on, with the pending contents'
+		// postings in memory as if it had stored them. Posting them now
+		// and loading the rest a document at a time made a rerun of a
+		// 50,000-file scan killed after 5 s take 71 s instead of 20.
+		if s.deferPosts, err = nonePosted(ctx, s.w); err != nil {
 			return nil, err
 		}
 		// Band shares are computed from the band postings.
 		s.deferShares = s.deferShares || s.deferPosts
 		if s.deferPosts {
 			s.bulk = newBulkPieces()
-			s.bulkPosts = &bulkPostings{}
+			if s.bulkPosts, err = pendingInMemory(ctx, s.w); err != nil {
+				return nil, err
+			}
 			if s.seen, err = newBulkSeen(ctx, s.w); err != nil {
 				return nil, err
 			}
+			if n := len(s.bulkPosts.ids); n > 0 && opts.Logger != nil {
+				opts.Logger.Info("carrying on a bulk load that did not settle", "path", path, "contents", n)
+			}
 		}
 	}
-	// A bulk load that did not get to close.
-	if err := s.settlePostings(ctx, opts.Logger, slog.LevelInfo); err != nil {
-		return nil, err
+	// A bulk load that did not get to close, unless this one carries it on.
+	if !s.deferPosts {
+		if err := s.settlePostings(ctx, opts.Logger, slog.LevelInfo); err != nil {
+			return nil, err
+		}
 	}
 	if !s.deferShares {
 		if err := s.settleBandShares(ctx, opts.Logger, slog.LevelInfo); err != nil {
