@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -471,7 +472,7 @@ func (a *api) listAudit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, errors.New("the audit log covers every matter: a token limited to matters cannot read it"))
 		return
 	}
-	after, ok := intParam(w, r, "after", 0, 0, 1<<62)
+	after, ok := intParam(w, r, "after", 0, 0, math.MaxInt)
 	if !ok {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
@@ -371,7 +372,7 @@ func TestGenerateMailCorpusErrors(t *testing.T) {
 		{Source: mailSourceDir(t), SourceName: "debian-copyright"},
 		{SourceName: "debian-copyright", Threads: 2},
 		{Source: mailSourceDir(t), SourceName: "nope", Threads: 2},
-		{Source: mailSourceDir(t), SourceName: "debian-copyright", Threads: 2, MinBytes: 1 << 30, MaxBytes: 1 << 31},
+		{Source: mailSourceDir(t), SourceName: "debian-copyright", Threads: 2, MinBytes: 1 << 30, MaxBytes: math.MaxInt32},
 	} {
 		if _, err := GenerateMailCorpus(filepath.Join(t.TempDir(), "m"), o); err == nil {
 			t.Errorf("%+v: no error", o)

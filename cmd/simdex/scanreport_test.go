@@ -35,7 +35,7 @@ func TestReportJSONMatchesEncodingJSON(t *testing.T) {
 		for j, b := range names {
 			x := float64(i*len(names)+j) / 49
 			pairs = append(pairs, pairJSON{A: a, B: b, Resemblance: round(x), ContainmentAB: round(1 - x),
-				ContainmentBA: 0.001, BytesInCommon: int64(i * 1 << 33), Hamming: j, Exact: i == j})
+				ContainmentBA: 0.001, BytesInCommon: int64(i) << 33, Hamming: j, Exact: i == j})
 		}
 	}
 	pairs = append(pairs, pairJSON{A: "x", B: "y", Resemblance: 1, ContainmentAB: 0, ContainmentBA: 0.5})

@@ -251,7 +251,7 @@ func (s *Store) readAnchors(ctx context.Context) (*loaded, error) {
 			l.offs = append(l.offs, uint32(len(l.ids)))
 		}
 		for _, p := range ps {
-			if p.c < 0 || p.c > math.MaxUint32 || len(l.ids) == math.MaxUint32 {
+			if p.c < 0 || p.c > math.MaxUint32 || uint64(len(l.ids)) == math.MaxUint32 {
 				return nil, fmt.Errorf("%w: %d", errAnchorsTooLarge, p.c)
 			}
 			l.ids = append(l.ids, uint32(p.c))
