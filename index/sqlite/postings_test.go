@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -335,6 +336,14 @@ func TestBulkLoadCarriedOnAfterACrash(t *testing.T) {
 	if got, want := dumpPostings(t, resumed), dumpPostings(t, immediate); !slices.Equal(got, want) {
 		t.Fatalf("postings of the carried-on load:\n%v\nwant\n%v", got, want)
 	}
+	// The killed load's text pieces are shared by the texts stored after
+	// it as if it had not been stopped.
+	texts := []string{"SELECT 'block', id, refs, length(data), hex(pieces) FROM text_blocks ORDER BY id",
+		"SELECT 'piece', h, block, off, len FROM text_pieces ORDER BY h",
+		"SELECT 'text', content_id, hex(data) FROM texts ORDER BY content_id"}
+	if got, want := dumpRows(t, resumed, texts...), dumpRows(t, immediate, texts...); !slices.Equal(got, want) {
+		t.Fatalf("texts of the carried-on load:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 	if got, want := dumpDocuments(t, resumed), dumpDocuments(t, immediate); len(got) != len(want) {
 		t.Fatalf("documents of the carried-on load:\n%v\nwant\n%v", got, want)
 	}
@@ -346,5 +355,26 @@ func TestBulkLoadCarriedOnAfterACrash(t *testing.T) {
 	}
 	if err := resumed.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A killed load whose texts were damaged since is not carried on blindly:
+// the open says which text it could not read.
+func TestBulkLoadNotCarriedOnOverADamagedText(t *testing.T) {
+	ctx := context.Background()
+	entries := viewDocs(0, 6)
+	for i := range entries {
+		entries[i].Text = []byte(fmt.Sprintf("the kept text of document %d, %s", i, strings.Repeat("shared words ", 40)))
+	}
+	path := filepath.Join(t.TempDir(), "killed.db")
+	killed := openBulk(t, path)
+	putEntries(t, killed, entries, 3)
+	if _, err := killed.w.Exec("UPDATE texts SET data = x'01ff' WHERE content_id = 4"); err != nil {
+		t.Fatal(err)
+	}
+	image := crashImage(t, path)
+	_, err := Open(ctx, image, Options{Scheme: 1, DeferPostings: true})
+	if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "content 4") {
+		t.Fatalf("open over a damaged text: %v; want ErrInconsistent naming content 4", err)
 	}
 }

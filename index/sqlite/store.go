@@ -232,7 +232,9 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		// Band shares are computed from the band postings.
 		s.deferShares = s.deferShares || s.deferPosts
 		if s.deferPosts {
-			s.bulk = newBulkPieces()
+			if s.bulk, err = pendingPieces(ctx, s.w); err != nil {
+				return nil, err
+			}
 			if s.bulkPosts, err = pendingInMemory(ctx, s.w); err != nil {
 				return nil, err
 			}
