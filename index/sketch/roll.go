@@ -21,8 +21,12 @@ type roller struct {
 	// leaves the window: one table load instead of a load and a rotation
 	// by a variable count (which ties up the CX register).
 	outTab [256]uint64
-	// buf receives the samples of one block.
-	buf [block]uint32
+	// buf receives the samples of one block; rollPow2Vec's groups store
+	// eight values past the last sample.
+	buf [block + 8]uint32
+	// tv and pend are rollPow2Vec's: the table values of a block's
+	// bytes, and the shingles that may lower their slot.
+	tv, pend []uint64
 	// slots are the MinHash slots.
 	slots []uint64
 	// sim is the SimHash state.
@@ -70,6 +74,9 @@ func (r *roller) init(w int) {
 // while: about ln(K)*K/i of the shingles around the i-th, each a
 // mispredicted branch.
 func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []uint32 {
+	if haveRollVec {
+		return r.rollPow2Vec(p, text, h, samples)
+	}
 	w := p.Window
 	r.init(w)
 	r.mask, r.k = uint64(p.SampleN-1)<<8, uint64(p.MinHashK)
@@ -80,7 +87,7 @@ func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []u
 		out, in := text[i-w:end-w], text[i:end]
 		var nb int
 		if i < fillEnd {
-			h, nb = r.rollMin(out, in, h)
+			h, nb = r.rollMin(out, in, h, 0)
 		} else {
 			if !top {
 				r.top = slices.Max(r.slots)
@@ -102,13 +109,12 @@ func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []u
 
 // rollMin is the main loop over at most block shingles, updating every
 // shingle's slot without a branch: in are the bytes entering the window
-// and out those leaving it (as long as in). It returns the rolling hash
-// and the number of samples in r.buf.
-func (r *roller) rollMin(out, in []byte, h uint64) (uint64, int) {
+// and out those leaving it (as long as in). nb samples are in r.buf
+// already. It returns the rolling hash and the number of samples in r.buf.
+func (r *roller) rollMin(out, in []byte, h uint64, nb int) (uint64, int) {
 	// mask and k are read from r in the loop, which has no register to
 	// spare for them.
 	slots := r.slots
-	nb := 0
 	out = out[:len(in)] // proves out[x] in range below
 	for x, c := range in {
 		// The table values are combined first, so that the loop-carried
@@ -117,7 +123,7 @@ func (r *roller) rollMin(out, in []byte, h uint64) (uint64, int) {
 		y := (h ^ h>>29) * 0xbf58476d1ce4e5b9 // spread(h) is y ^ y>>32
 		v := y >> 32                          // spread(h)>>32, the value
 		g := y ^ v                            // spread(h)
-		r.buf[nb] = uint32(v)                 // nb <= x < block
+		r.buf[nb] = uint32(v)                 // nb <= x < block+8
 		nb += int(b2u(g&r.mask == 0))
 		j := uint64(uint32(g)) * r.k >> 32
 		slots[j] = min(slots[j], v)
@@ -154,4 +160,59 @@ func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ in
 		}
 	}
 	return h, x, nb, false
+}
+
+// rollPow2Vec is rollPow2 eight shingles at a time, with AVX-512 (see
+// haveRollVec); it gives the same samples and slots. Samples are sorted
+// afterwards and a slot keeps its minimum, so the order in which shingles
+// are visited does not matter, only that each is visited once.
+//
+// The scalar loop is bound by its instruction count, about 30 per
+// shingle. Here, for each block, buzGather first looks up the table value
+// of every byte from the window's start (tv[x] = buzTable[text[i-w+x]]),
+// eight lookups per instruction; a shingle's outgoing byte's value is
+// then tv[x] rotated by w and its incoming one tv[x+w], so one lookup per
+// byte serves both. rollVec then rolls the hash over eight shingles at
+// once (a prefix of rotations and XORs across the lanes), spreads them
+// with a lane multiply, stores the sampled values with a compressing
+// store, reads the eight shingles' slots with one gather and keeps, in
+// pend, only the shingles below their slot. Its loop has no branch but
+// its own; the few kept are applied to the slots after the block. The
+// slots read are those before the block, never below the slots' values
+// once pend is applied, so no shingle that lowers its slot is dropped.
+// The last shingles of a block, fewer than eight, go through rollMin.
+func (r *roller) rollPow2Vec(p Params, text []byte, h uint64, samples []uint32) []uint32 {
+	w := p.Window
+	r.init(w)
+	r.mask, r.k = uint64(p.SampleN-1)<<8, uint64(p.MinHashK)
+	if cap(r.tv) < block+w {
+		r.tv = make([]uint64, block+w)
+	}
+	if r.pend == nil {
+		r.pend = make([]uint64, block)
+	}
+	tv, pend, slots := r.tv[:cap(r.tv)], r.pend[:block], r.slots
+	for i := w; i < len(text); i += block {
+		end := min(i+block, len(text))
+		n := end - i
+		// The table values of text[i-w:end].
+		src := text[i-w : end]
+		g := len(src) &^ 7
+		buzGather(&src[0], g, &r.inTab, &tv[0])
+		for x := g; x < len(src); x++ {
+			tv[x] = r.inTab[src[x]]
+		}
+		v := n &^ 7 // shingles rolled eight at a time
+		var nb, np int
+		if v > 0 {
+			h, nb, np = rollVec(&tv[0], v, w, h, &slots[0], r.k, r.mask, &r.buf[0], 0, &pend[0])
+		}
+		for _, e := range pend[:np] {
+			j, v := e>>32, e&0xffffffff
+			slots[j] = min(slots[j], v)
+		}
+		h, nb = r.rollMin(text[i-w+v:end-w], text[i+v:end], h, nb)
+		samples = append(samples, r.buf[:nb]...)
+	}
+	return samples
 }

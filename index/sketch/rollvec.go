@@ -1,0 +1,44 @@
+package sketch
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// buzGatherGo is what buzGather does, one byte at a time: dst[x] =
+// tab[text[x]] for x < n.
+func buzGatherGo(text *byte, n int, tab *[256]uint64, dst *uint64) {
+	src, out := unsafe.Slice(text, n), unsafe.Slice(dst, n)
+	for x, c := range src {
+		out[x] = tab[c]
+	}
+}
+
+// rollVecGo is what rollVec does, one shingle at a time: it rolls the
+// hash h over n shingles whose outgoing bytes' table values are tv[:n]
+// and incoming ones tv[w:w+n], appends the sampled values to buf from
+// buf[nb] on, and writes j<<32 | v to pend for each shingle whose value v
+// is below its slot j as read before the first shingle (it is a model of
+// the assembly, which reads the slots eight shingles at a time, and
+// lowers none). It returns the hash and the numbers of samples and of
+// pending shingles.
+func rollVecGo(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf *uint32, nb int, pend *uint64) (h2 uint64, nb2, np int) {
+	t := unsafe.Slice(tv, n+w)
+	s := unsafe.Slice(slots, k)
+	b := unsafe.Slice(buf, nb+n)
+	p := unsafe.Slice(pend, n)
+	for x := range n {
+		h = bits.RotateLeft64(h, 1) ^ bits.RotateLeft64(t[x], w%64) ^ t[x+w]
+		g := spread(h)
+		v := g >> 32
+		if g&mask == 0 {
+			b[nb] = uint32(v)
+			nb++
+		}
+		if j := uint64(uint32(g)) * k >> 32; v < s[j] {
+			p[np] = j<<32 | v
+			np++
+		}
+	}
+	return h, nb, np
+}
