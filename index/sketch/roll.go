@@ -74,7 +74,7 @@ func (r *roller) init(w int) {
 // while: about ln(K)*K/i of the shingles around the i-th, each a
 // mispredicted branch.
 func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []uint32 {
-	if haveRollVec {
+	if haveVec {
 		return r.rollPow2Vec(p, text, h, samples)
 	}
 	w := p.Window
@@ -163,7 +163,7 @@ func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ in
 }
 
 // rollPow2Vec is rollPow2 eight shingles at a time, with AVX-512 (see
-// haveRollVec); it gives the same samples and slots. Samples are sorted
+// haveVec); it gives the same samples and slots. Samples are sorted
 // afterwards and a slot keeps its minimum, so the order in which shingles
 // are visited does not matter, only that each is visited once.
 //

@@ -12,6 +12,17 @@ DATA rotv<>+0x30(SB)/8, $7
 DATA rotv<>+0x38(SB)/8, $8
 GLOBL rotv<>(SB), RODATA|NOPTR, $64
 
+// The rotation counts 5 to 40 of the eight lanes of a word hash group.
+DATA rot5<>+0x00(SB)/8, $5
+DATA rot5<>+0x08(SB)/8, $10
+DATA rot5<>+0x10(SB)/8, $15
+DATA rot5<>+0x18(SB)/8, $20
+DATA rot5<>+0x20(SB)/8, $25
+DATA rot5<>+0x28(SB)/8, $30
+DATA rot5<>+0x30(SB)/8, $35
+DATA rot5<>+0x38(SB)/8, $40
+GLOBL rot5<>(SB), RODATA|NOPTR, $64
+
 // GROUP rolls the hash over the eight shingles of the group at SI, and
 // leaves their values (spread(h)>>32) in Z4 and their spread hashes in Z5,
 // and appends the sampled values to buf. It uses rollVec's registers:
@@ -145,4 +156,107 @@ done:
 	MOVQ  AX, h2+80(FP)
 	MOVQ  R9, nb2+88(FP)
 	MOVQ  CX, np+96(FP)
+	RET
+
+// func wordVec(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
+//
+// wordHashes over text[:n], n a multiple of 8, eight bytes at a time,
+// writing to ends from ends[0]. Requires AVX-512F, DQ, VL and POPCNT.
+//
+// Within a group of eight bytes, h[l] = rotl(h[l-1], 5) ^ tab[c[l]] in a
+// word and 0 at a separator. As in rollVec, h[l] is rotl(h[-1], 5(l+1))
+// ^ D[l], with D a prefix over the lanes in three steps, except that a
+// separator cuts it: a step adds lane l-s into lane l only if no
+// separator lies in the lanes lane l's part covers so far (the bit mask
+// c, updated alongside), and h[-1] counts only in the lanes with no
+// separator up to theirs. The hashes ending words are those of the lanes
+// before a separator that follows a word byte: a compressing store
+// writes them in order.
+TEXT ·wordVec(SB), NOSPLIT, $0-72
+	MOVQ         text+0(FP), SI
+	MOVQ         n+8(FP), DI
+	ADDQ         SI, DI
+	MOVQ         tab+16(FP), AX
+	MOVQ         h+24(FP), R8
+	VPBROADCASTQ R8, Z8
+	MOVQ         inWord+32(FP), R9
+	MOVQ         ends+40(FP), BX
+	XORQ         CX, CX
+	VMOVDQU64    rot5<>(SB), Z16
+	VPXORQ       Z18, Z18, Z18
+	MOVQ         $7, R8
+	VPBROADCASTQ R8, Z22
+	MOVQ         $32, R8
+	VPBROADCASTQ R8, Z23
+	MOVQ         $10, R8
+	VPBROADCASTQ R8, Z24
+
+wloop:
+	CMPQ       SI, DI
+	JAE        wdone
+	VPMOVZXBQ  (SI), Z0
+	KXNORB     K1, K1, K1
+	VPGATHERQQ (AX)(Z0*8), K1, Z1
+	VPCMPEQQ   Z23, Z0, K2
+	VPCMPEQQ   Z24, Z0, K3
+	KORB       K2, K3, K2
+	KNOTB      K2, K3
+	KMOVB      K3, R10 // w: the word bytes
+
+	// e: the separators after a word byte; the next inWord.
+	MOVL R10, R11
+	SHLL $1, R11
+	ORL  R9, R11
+	MOVL R10, R12
+	NOTL R12
+	ANDL R12, R11
+	ANDL $0xff, R11
+	MOVL R10, R9
+	SHRL $7, R9
+
+	VMOVDQA64.Z Z1, K3, Z2
+	MOVL        R10, R12
+	SHLL        $1, R12
+	ORL         $1, R12
+	ANDL        R10, R12
+	VALIGNQ     $7, Z18, Z2, Z3
+	VPROLQ      $5, Z3, Z3
+	VPXORQ      Z3, Z2, K3, Z2
+	KMOVB       R12, K4
+	MOVL        R12, R13
+	SHLL        $2, R13
+	ORL         $3, R13
+	ANDL        R13, R12
+	VALIGNQ     $6, Z18, Z2, Z3
+	VPROLQ      $10, Z3, Z3
+	VPXORQ      Z3, Z2, K4, Z2
+	KMOVB       R12, K5
+	MOVL        R12, R13
+	SHLL        $4, R13
+	ORL         $15, R13
+	ANDL        R13, R12
+	VALIGNQ     $4, Z18, Z2, Z3
+	VPROLQ      $20, Z3, Z3
+	VPXORQ      Z3, Z2, K5, Z2
+	KMOVB       R12, K6
+	VPROLVQ     Z16, Z8, Z3
+	VPXORQ      Z3, Z2, K6, Z2
+
+	// The hashes before each separator ending a word.
+	VALIGNQ       $7, Z8, Z2, Z4
+	KMOVB         R11, K7
+	VPCOMPRESSQ.Z Z4, K7, Z5
+	VMOVDQU64     Z5, (BX)(CX*8)
+	POPCNTL       R11, R11
+	ADDQ          R11, CX
+	VPERMQ        Z2, Z22, Z8
+	ADDQ          $8, SI
+	JMP           wloop
+
+wdone:
+	VMOVQ X8, AX
+	VZEROUPPER
+	MOVQ  AX, h2+48(FP)
+	MOVQ  R9, inWord2+56(FP)
+	MOVQ  CX, ne+64(FP)
 	RET

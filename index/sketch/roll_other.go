@@ -2,8 +2,9 @@
 
 package sketch
 
-// haveRollVec is false: only amd64 has rollPow2Vec's assembly.
-var haveRollVec = false
+// haveVec is false: only amd64 has the assembly of Compute's vector
+// kernels; the functions below are their Go models, never called.
+var haveVec = false
 
 func buzGather(text *byte, n int, tab *[256]uint64, dst *uint64) {
 	buzGatherGo(text, n, tab, dst)
@@ -11,4 +12,8 @@ func buzGather(text *byte, n int, tab *[256]uint64, dst *uint64) {
 
 func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf *uint32, nb int, pend *uint64) (h2 uint64, nb2, np int) {
 	return rollVecGo(tv, n, w, h, slots, k, mask, buf, nb, pend)
+}
+
+func wordVec(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int) {
+	return wordVecGo(text, n, tab, h, inWord, ends)
 }

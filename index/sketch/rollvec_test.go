@@ -8,8 +8,8 @@ import (
 // computeScalar is Compute with rollPow2's scalar loops, whatever the
 // processor.
 func computeScalar(p Params, text []byte, s *Sketch) {
-	defer func(v bool) { haveRollVec = v }(haveRollVec)
-	haveRollVec = false
+	defer func(v bool) { haveVec = v }(haveVec)
+	haveVec = false
 	Compute(p, text, s)
 }
 
@@ -29,7 +29,7 @@ func sameAsScalar(t testing.TB, p Params, text []byte, s *Sketch) {
 // loops on texts of every length around the block and group sizes, long
 // texts that reach rollTopVec, and windows up to the largest.
 func TestRollVecMatchesScalar(t *testing.T) {
-	if !haveRollVec {
+	if !haveVec {
 		t.Skip("no AVX-512: rollPow2Vec is not used")
 	}
 	params := []Params{
@@ -65,7 +65,7 @@ func FuzzRollVecMatchesScalar(f *testing.F) {
 	f.Add([]byte("a  b\n\nc"), uint16(4), uint8(0), uint8(0), uint16(3000))
 	f.Add(longText(8, 3000), uint16(1024), uint8(16), uint8(127), uint16(20))
 	f.Fuzz(func(t *testing.T, text []byte, w uint16, logN, k uint8, reps uint16) {
-		if !haveRollVec {
+		if !haveVec {
 			t.Skip("no AVX-512: rollPow2Vec is not used")
 		}
 		p := DefaultParams()
@@ -96,7 +96,7 @@ func FuzzRollVecKernel(f *testing.F) {
 	f.Add(longText(9, 1100), uint16(20), uint16(128), uint8(4), uint64(1), uint16(3))
 	f.Add([]byte("a b c d e f g h i j k l m n o p q r s t u v w x y z"), uint16(4), uint16(1), uint8(0), uint64(0), uint16(0))
 	f.Fuzz(func(t *testing.T, text []byte, w, k uint16, logN uint8, h uint64, seed uint16) {
-		if !haveRollVec {
+		if !haveVec {
 			t.Skip("no AVX-512: rollVec is the model")
 		}
 		wi := int(w%1021) + 4
@@ -131,4 +131,56 @@ func FuzzRollVecKernel(f *testing.F) {
 				wi, len(slots), n, h1, nb1, np1, h2, nb2, np2)
 		}
 	})
+}
+
+// FuzzWordVecKernel compares the assembly kernel wordVec with its model
+// wordVecGo: the word hashes, the hash under way and whether the text
+// ends in a word must be equal.
+func FuzzWordVecKernel(f *testing.F) {
+	f.Add([]byte("hello world, hello there  and\nnewline \n\n x"), uint64(0), false)
+	f.Add(longText(10, 1100), uint64(0x1234), true)
+	f.Fuzz(func(t *testing.T, text []byte, h uint64, inWord bool) {
+		if !haveVec {
+			t.Skip("no AVX-512: wordVec is the model")
+		}
+		n := min(len(text), block) &^ 7
+		if n == 0 {
+			return
+		}
+		in := b2u(inWord)
+		if in == 0 {
+			h = 0 // the hash under way is 0 outside a word
+		}
+		got, want := make([]uint64, n), make([]uint64, n)
+		h1, w1, ne1 := wordVec(&text[0], n, &buzTable, h, in, &got[0])
+		h2, w2, ne2 := wordVecGo(&text[0], n, &buzTable, h, in, &want[0])
+		if h1 != h2 || w1 != w2 || !slices.Equal(got[:ne1], want[:ne2]) {
+			t.Fatalf("%d bytes %.40q: wordVec (hash %x, in word %d, %d words) differs from wordVecGo (%x, %d, %d)",
+				n, text, h1, w1, ne1, h2, w2, ne2)
+		}
+	})
+}
+
+// TestSimHashVecMatchesScalar compares simHash with and without wordVec
+// on texts of every length around the group size and long ones.
+func TestSimHashVecMatchesScalar(t *testing.T) {
+	if !haveVec {
+		t.Skip("no AVX-512: wordVec is not used")
+	}
+	long := longText(11, 50_000)
+	texts := [][]byte{long, []byte("  a\n\nb  "), bytesRepeat([]byte("ab "), 700), bytesRepeat([]byte(" "), 100)}
+	for n := range 300 {
+		texts = append(texts, long[:n])
+	}
+	for _, text := range texts {
+		for w := 1; w <= 16; w += 3 {
+			got := simHash(w, text)
+			haveVec = false
+			want := simHash(w, text)
+			haveVec = true
+			if got != want {
+				t.Fatalf("words %d, text %.40q: simHash with wordVec %x, without %x", w, text, got, want)
+			}
+		}
+	}
 }

@@ -585,6 +585,11 @@ type simState struct {
 // wordHashes2): the first from the start of the block to just after a
 // separator near its middle, the second from there to the end; the word
 // hashes of the second follow those of the first.
+//
+// With AVX-512 (haveVec), wordVec hashes the words of a block eight bytes
+// at a time instead: a gather looks up the bytes' table values and a
+// prefix of rotations and XORs across the lanes, cut at separators, gives
+// the eight hashes at once, in about half the time of the two streams.
 func (st *simState) hash(words int, text []byte) uint64 {
 	st.cnt = laneCounter{}
 	st.words, st.seen, st.f, st.drop = words, 0, 0, 1
@@ -602,7 +607,11 @@ func (st *simState) hash(words int, text []byte) uint64 {
 		end := min(i+block, len(text))
 		seg := text[i:end]
 		var ne int
-		if m := st.tab.wordSplit(seg); m > 0 && i > 0 {
+		if haveVec && len(seg) >= 8 {
+			v := len(seg) &^ 7
+			h, inWord, ne = wordVec(&seg[0], v, &st.tab.buz, h, inWord, &ends[0])
+			h, inWord, ne = wordHashes(&st.tab, seg[v:], h, inWord, ends, ne)
+		} else if m := st.tab.wordSplit(seg); m > 0 && i > 0 {
 			// Stream a is seg[:m], b is seg[m:]; they run together over
 			// the length of b, then a finishes alone. a ends with the
 			// separator before b, which ends its last word.
