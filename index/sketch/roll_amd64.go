@@ -24,3 +24,8 @@ func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf 
 //
 //go:noescape
 func wordVec(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
+
+// featVec is in roll_amd64.s.
+//
+//go:noescape
+func featVec(hs *uint64, n, words int, cnt *[8][8]uint64)

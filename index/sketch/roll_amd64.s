@@ -260,3 +260,156 @@ wdone:
 	MOVQ  R9, inWord2+56(FP)
 	MOVQ  CX, ne+64(FP)
 	RET
+
+// FEAT computes the features of the eight words whose hashes are at SI
+// (the one words-1 back at SI+DX, DX = -8(words-1); R15 = words-1), f = the sum of the
+// word hashes times phi^(words-1), ..., phi^0 by Horner's rule, mixes
+// them into Z0 (murmur3's finaliser), keeps the lanes of K1 and adds
+// their bits to the nibble counters Z10 to Z13: Z1x counts bit 4q+x of
+// the lanes' features in its nibble q.
+#define FEAT \
+	LEAQ      (SI)(DX*1), R12; \
+	VMOVDQU64 (R12), Z0; \
+	MOVQ      R15, R13; \
+featm: \
+	TESTQ     R13, R13; \
+	JZ        featd; \
+	ADDQ      $8, R12; \
+	VPMULLQ   Z19, Z0, Z0; \
+	VPADDQ    (R12), Z0, Z0; \
+	DECQ      R13; \
+	JMP       featm; \
+featd: \
+	VPSRLQ    $33, Z0, Z1; \
+	VPXORQ    Z1, Z0, Z0; \
+	VPMULLQ   Z20, Z0, Z0; \
+	VPSRLQ    $33, Z0, Z1; \
+	VPXORQ    Z1, Z0, Z0; \
+	VPMULLQ   Z21, Z0, Z0; \
+	VPSRLQ    $33, Z0, Z1; \
+	VPXORQ    Z1, Z0, Z0; \
+	VMOVDQA64.Z Z0, K1, Z0; \
+	VPANDQ    Z14, Z0, Z1; \
+	VPADDQ    Z1, Z10, Z10; \
+	VPSRLQ    $1, Z0, Z1; \
+	VPANDQ    Z14, Z1, Z1; \
+	VPADDQ    Z1, Z11, Z11; \
+	VPSRLQ    $2, Z0, Z1; \
+	VPANDQ    Z14, Z1, Z1; \
+	VPADDQ    Z1, Z12, Z12; \
+	VPSRLQ    $3, Z0, Z1; \
+	VPANDQ    Z14, Z1, Z1; \
+	VPADDQ    Z1, Z13, Z13
+
+// FOLD moves the nibble counters to the byte counters Z24 to Z31 (Z2x
+// counts bit 8b+x-24 in its byte b): the even nibbles of Z1x go to
+// Z(24+x), the odd ones to Z(28+x).
+#define FOLD \
+	VPANDQ  Z15, Z10, Z1; \
+	VPADDQ  Z1, Z24, Z24; \
+	VPSRLQ  $4, Z10, Z1; \
+	VPANDQ  Z15, Z1, Z1; \
+	VPADDQ  Z1, Z28, Z28; \
+	VPANDQ  Z15, Z11, Z1; \
+	VPADDQ  Z1, Z25, Z25; \
+	VPSRLQ  $4, Z11, Z1; \
+	VPANDQ  Z15, Z1, Z1; \
+	VPADDQ  Z1, Z29, Z29; \
+	VPANDQ  Z15, Z12, Z1; \
+	VPADDQ  Z1, Z26, Z26; \
+	VPSRLQ  $4, Z12, Z1; \
+	VPANDQ  Z15, Z1, Z1; \
+	VPADDQ  Z1, Z30, Z30; \
+	VPANDQ  Z15, Z13, Z1; \
+	VPADDQ  Z1, Z27, Z27; \
+	VPSRLQ  $4, Z13, Z1; \
+	VPANDQ  Z15, Z1, Z1; \
+	VPADDQ  Z1, Z31, Z31; \
+	VPXORQ  Z10, Z10, Z10; \
+	VPXORQ  Z11, Z11, Z11; \
+	VPXORQ  Z12, Z12, Z12; \
+	VPXORQ  Z13, Z13, Z13
+
+// func featVec(hs *uint64, n, words int, cnt *[8][8]uint64)
+//
+// Counts the bits of the features of the n words whose hashes are
+// hs[0:n], eight at a time, into the byte counters cnt: byte b of lane l
+// of cnt[x] counts bit 8b+x of lane l's features. The words-1 hashes
+// before hs[0] must be readable, and so must hs[n:] up to a multiple of
+// 8. The caller flushes cnt before a byte can overflow: each group of
+// eight words adds at most 1. Requires AVX-512F and DQ.
+//
+// A feature costs about twelve scalar instructions to count in
+// laneCounter.add and six more to compute; here eight take about the
+// same, and the nibble counters are folded into the byte counters every
+// fifteen groups, before a nibble can overflow.
+TEXT ·featVec(SB), NOSPLIT, $0-32
+	MOVQ         hs+0(FP), SI
+	MOVQ         n+8(FP), R9
+	MOVQ         words+16(FP), R15
+	DECQ         R15
+	MOVQ         R15, DX
+	SHLQ         $3, DX
+	NEGQ         DX
+	MOVQ         cnt+24(FP), BX
+	MOVQ         $0x9E3779B97F4A7C15, AX
+	VPBROADCASTQ AX, Z19
+	MOVQ         $0xff51afd7ed558ccd, AX
+	VPBROADCASTQ AX, Z20
+	MOVQ         $0xc4ceb9fe1a85ec53, AX
+	VPBROADCASTQ AX, Z21
+	MOVQ         $0x1111111111111111, AX
+	VPBROADCASTQ AX, Z14
+	MOVQ         $0x0f0f0f0f0f0f0f0f, AX
+	VPBROADCASTQ AX, Z15
+	VPXORQ       Z10, Z10, Z10
+	VPXORQ       Z11, Z11, Z11
+	VPXORQ       Z12, Z12, Z12
+	VPXORQ       Z13, Z13, Z13
+	VMOVDQU64    0(BX), Z24
+	VMOVDQU64    64(BX), Z25
+	VMOVDQU64    128(BX), Z26
+	VMOVDQU64    192(BX), Z27
+	VMOVDQU64    256(BX), Z28
+	VMOVDQU64    320(BX), Z29
+	VMOVDQU64    384(BX), Z30
+	VMOVDQU64    448(BX), Z31
+	XORQ         R14, R14
+
+floop:
+	TESTQ R9, R9
+	JLE   fdone
+	MOVL  $0xff, AX
+	CMPQ  R9, $8
+	JGE   ffull
+
+	// The last group: its first R9 lanes.
+	MOVQ R9, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+
+ffull:
+	KMOVB AX, K1
+	FEAT
+	ADDQ  $64, SI
+	SUBQ  $8, R9
+	INCQ  R14
+	CMPQ  R14, $15
+	JB    floop
+	FOLD
+	XORQ  R14, R14
+	JMP   floop
+
+fdone:
+	FOLD
+	VMOVDQU64 Z24, 0(BX)
+	VMOVDQU64 Z25, 64(BX)
+	VMOVDQU64 Z26, 128(BX)
+	VMOVDQU64 Z27, 192(BX)
+	VMOVDQU64 Z28, 256(BX)
+	VMOVDQU64 Z29, 320(BX)
+	VMOVDQU64 Z30, 384(BX)
+	VMOVDQU64 Z31, 448(BX)
+	VZEROUPPER
+	RET

@@ -56,3 +56,20 @@ func wordVecGo(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint
 	}
 	return h, inWord, ne
 }
+
+// featVecGo is what featVec does, one feature at a time: it adds the bits
+// of the features of the words whose hashes are hs[0:n] to cnt, feature i
+// to the byte counters of lane i%8.
+func featVecGo(hs *uint64, n, words int, cnt *[8][8]uint64) {
+	h := unsafe.Slice((*uint64)(unsafe.Add(unsafe.Pointer(hs), -8*(words-1))), n+words-1)
+	for i := range n {
+		var f uint64
+		for _, wh := range h[i : i+words] {
+			f = f*phi + wh
+		}
+		x := mix(f)
+		for bit := range 64 {
+			cnt[bit%8][i%8] += (x >> bit & 1) << (8 * (bit / 8))
+		}
+	}
+}

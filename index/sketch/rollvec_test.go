@@ -184,3 +184,35 @@ func TestSimHashVecMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFeatVecKernel compares the assembly kernel featVec with its model
+// featVecGo on word hashes made from the fuzzer's bytes, repeated so that
+// features recur, for every number of words per feature.
+func FuzzFeatVecKernel(f *testing.F) {
+	f.Add([]byte("hello world"), uint8(3), uint8(4))
+	f.Add(longText(12, 2000), uint8(16), uint8(0))
+	f.Fuzz(func(t *testing.T, seed []byte, words, reps uint8) {
+		if !haveVec {
+			t.Skip("no AVX-512: featVec is the model")
+		}
+		wd := int(words%16) + 1
+		var hs []uint64
+		for range int(reps%8) + 1 {
+			for i := 0; i+8 <= len(seed); i += 3 {
+				hs = append(hs, uint64(seed[i])<<56|uint64(seed[i+1])<<40|uint64(seed[i+7])^mix(uint64(seed[i+3])))
+			}
+		}
+		hs = append(make([]uint64, wd-1), hs...)
+		n := min(len(hs)-(wd-1), 255*8)
+		if n <= 0 {
+			return
+		}
+		hs = append(hs, make([]uint64, 8)...)
+		var got, want [8][8]uint64
+		featVec(&hs[wd-1], n, wd, &got)
+		featVecGo(&hs[wd-1], n, wd, &want)
+		if got != want {
+			t.Fatalf("%d words of %d: featVec counts %x, featVecGo %x", n, wd, got, want)
+		}
+	})
+}

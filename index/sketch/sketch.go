@@ -573,6 +573,11 @@ type simState struct {
 	feats [block]uint64
 	// hs2 receives the word hashes of wordHashes2's second stream.
 	hs2 [block]uint64
+	// vcnt are featVec's byte counters, flushed to cnt's totals
+	// (flushVec) before vgroups groups of eight features can overflow
+	// them.
+	vcnt    [8][8]uint64
+	vgroups int
 	// tab holds the word tables, filled on first use; here, they share
 	// st's register.
 	tab   wordTables
@@ -592,6 +597,7 @@ type simState struct {
 // the eight hashes at once, in about half the time of the two streams.
 func (st *simState) hash(words int, text []byte) uint64 {
 	st.cnt = laneCounter{}
+	st.vcnt, st.vgroups = [8][8]uint64{}, 0
 	st.words, st.seen, st.f, st.drop = words, 0, 0, 1
 	for range words {
 		st.drop *= phi
@@ -648,6 +654,10 @@ func (st *simState) hash(words int, text []byte) uint64 {
 // computed for every word, and those of the first words-1 words of the
 // text are not counted.
 func (st *simState) addWords(n int) {
+	if haveVec {
+		st.addWordsVec(n)
+		return
+	}
 	f, drop := st.f, st.drop
 	cur := st.hs[hist : hist+n]
 	old := st.hs[hist-st.words:]
@@ -664,8 +674,42 @@ func (st *simState) addWords(n int) {
 	copy(st.hs[:hist], st.hs[n:n+hist])
 }
 
+// addWordsVec is addWords with featVec, which computes the features
+// directly as sums of the last `words` hashes (as f is, mod 2^64), eight
+// at a time, and counts their bits. It reads the words-1 hashes before
+// the first counted one, in st.hs (0 before the text), and up to seven
+// past the n-th: a block ends at most block/2+1 words.
+func (st *simState) addWordsVec(n int) {
+	skip := min(max(st.words-1-st.seen, 0), n)
+	st.seen += n
+	if m := n - skip; m > 0 {
+		groups := (m + 7) / 8
+		if st.vgroups+groups > 255 {
+			st.flushVec()
+		}
+		featVec(&st.hs[hist+skip], m, st.words, &st.vcnt)
+		st.vgroups += groups
+		st.cnt.n += m
+	}
+	copy(st.hs[:hist], st.hs[n:n+hist])
+}
+
+// flushVec adds featVec's byte counters to st.cnt's totals.
+func (st *simState) flushVec() {
+	for x, lanes := range st.vcnt {
+		for _, l := range lanes {
+			for b := range 8 {
+				st.cnt.total[8*b+x] += int(l >> (8 * b) & 0xff)
+			}
+		}
+	}
+	st.vcnt = [8][8]uint64{}
+	st.vgroups = 0
+}
+
 // sum returns the SimHash of the words added.
 func (st *simState) sum() uint64 {
+	st.flushVec()
 	if st.cnt.n == 0 && st.seen > 0 {
 		// Fewer words than a feature (seen < words <= hist): one
 		// feature of all of them, which are the last seen of hs[:hist].
