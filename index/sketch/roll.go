@@ -74,9 +74,6 @@ func (r *roller) init(w int) {
 // while: about ln(K)*K/i of the shingles around the i-th, each a
 // mispredicted branch.
 func (r *roller) rollPow2(p Params, text []byte, h uint64, samples []uint32) []uint32 {
-	if haveVec {
-		return r.rollPow2Vec(p, text, h, samples)
-	}
 	w := p.Window
 	r.init(w)
 	r.mask, r.k = uint64(p.SampleN-1)<<8, uint64(p.MinHashK)
@@ -163,7 +160,8 @@ func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ in
 }
 
 // rollPow2Vec is rollPow2 eight shingles at a time, with AVX-512 (see
-// haveVec); it gives the same samples and slots. Samples are sorted
+// haveVec); it gives the same samples and slots. Compute calls it instead
+// of rollPow2 when haveVec is set. Samples are sorted
 // afterwards and a slot keeps its minimum, so the order in which shingles
 // are visited does not matter, only that each is visited once.
 //
@@ -181,6 +179,10 @@ func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ in
 // slots read are those before the block, never below the slots' values
 // once pend is applied, so no shingle that lowers its slot is dropped.
 // The last shingles of a block, fewer than eight, go through rollMin.
+//
+// It also hashes the text's words into r.sim (which the caller begins and
+// sums), with the table values it has looked up: a gather costs more than
+// the rest of wordVec's work on a group.
 func (r *roller) rollPow2Vec(p Params, text []byte, h uint64, samples []uint32) []uint32 {
 	w := p.Window
 	r.init(w)
@@ -207,6 +209,10 @@ func (r *roller) rollPow2Vec(p Params, text []byte, h uint64, samples []uint32) 
 		if v > 0 {
 			h, nb, np = rollVec(&tv[0], v, w, h, &slots[0], r.k, r.mask, &r.buf[0], 0, &pend[0])
 		}
+		if i == w {
+			r.sim.addVec(text[:w], tv[:w], false)
+		}
+		r.sim.addVec(text[i:end], tv[w:w+n], end == len(text))
 		for _, e := range pend[:np] {
 			j, v := e>>32, e&0xffffffff
 			slots[j] = min(slots[j], v)

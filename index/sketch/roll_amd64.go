@@ -23,7 +23,7 @@ func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf 
 // wordVec is in roll_amd64.s.
 //
 //go:noescape
-func wordVec(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
+func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
 
 // featVec is in roll_amd64.s.
 //

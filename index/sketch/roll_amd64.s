@@ -158,10 +158,11 @@ done:
 	MOVQ  CX, np+96(FP)
 	RET
 
-// func wordVec(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
+// func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
 //
 // wordHashes over text[:n], n a multiple of 8, eight bytes at a time,
-// writing to ends from ends[0]. Requires AVX-512F, DQ, VL and POPCNT.
+// writing to ends from ends[0]; tv[:n] are the bytes' buzTable values.
+// Requires AVX-512F, DQ, VL and POPCNT.
 //
 // Within a group of eight bytes, h[l] = rotl(h[l-1], 5) ^ tab[c[l]] in a
 // word and 0 at a separator. As in rollVec, h[l] is rotl(h[-1], 5(l+1))
@@ -174,9 +175,9 @@ done:
 // writes them in order.
 TEXT ·wordVec(SB), NOSPLIT, $0-72
 	MOVQ         text+0(FP), SI
-	MOVQ         n+8(FP), DI
+	MOVQ         n+16(FP), DI
 	ADDQ         SI, DI
-	MOVQ         tab+16(FP), AX
+	MOVQ         tv+8(FP), AX
 	MOVQ         h+24(FP), R8
 	VPBROADCASTQ R8, Z8
 	MOVQ         inWord+32(FP), R9
@@ -195,8 +196,7 @@ wloop:
 	CMPQ       SI, DI
 	JAE        wdone
 	VPMOVZXBQ  (SI), Z0
-	KXNORB     K1, K1, K1
-	VPGATHERQQ (AX)(Z0*8), K1, Z1
+	VMOVDQU64  (AX), Z1
 	VPCMPEQQ   Z23, Z0, K2
 	VPCMPEQQ   Z24, Z0, K3
 	KORB       K2, K3, K2
@@ -251,6 +251,7 @@ wloop:
 	ADDQ          R11, CX
 	VPERMQ        Z2, Z22, Z8
 	ADDQ          $8, SI
+	ADDQ          $64, AX
 	JMP           wloop
 
 wdone:

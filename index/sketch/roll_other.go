@@ -14,8 +14,8 @@ func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf 
 	return rollVecGo(tv, n, w, h, slots, k, mask, buf, nb, pend)
 }
 
-func wordVec(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int) {
-	return wordVecGo(text, n, tab, h, inWord, ends)
+func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int) {
+	return wordVecGo(text, tv, n, h, inWord, ends)
 }
 
 func featVec(hs *uint64, n, words int, cnt *[8][8]uint64) { featVecGo(hs, n, words, cnt) }

@@ -44,15 +44,16 @@ func rollVecGo(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, bu
 }
 
 // wordVecGo is what wordVec does, one byte at a time: wordHashes over
-// text[:n] with the word hash table tab, writing to ends from ends[0].
-func wordVecGo(text *byte, n int, tab *[256]uint64, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int) {
-	e := unsafe.Slice(ends, n)
-	for _, c := range unsafe.Slice(text, n) {
+// text[:n], whose bytes' buzTable values are tv[:n], writing to ends from
+// ends[0].
+func wordVecGo(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int) {
+	e, t := unsafe.Slice(ends, n), unsafe.Slice(tv, n)
+	for x, c := range unsafe.Slice(text, n) {
 		sep := b2u(c == ' ' || c == '\n')
 		e[ne] = h
 		ne += int(sep & inWord)
 		inWord = sep ^ 1
-		h = (bits.RotateLeft64(h, 5) ^ tab[c]) & (sep - 1)
+		h = (bits.RotateLeft64(h, 5) ^ t[x]) & (sep - 1)
 	}
 	return h, inWord, ne
 }

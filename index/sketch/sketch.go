@@ -267,6 +267,14 @@ func Compute(p Params, text []byte, s *Sketch) {
 	case len(text) <= w:
 		// One shingle: the whole text.
 		visit(p, slots, spread(shortHash(text)), s)
+	case n&(n-1) == 0 && haveVec:
+		// rollPow2Vec hashes the words too, with the table values it
+		// looks up for the shingles.
+		h := shortHash(text[:w])
+		visit(p, slots, spread(h), s)
+		s.roll.sim.begin(p.SimHashWords)
+		s.Samples = s.roll.rollPow2Vec(p, text, h, s.Samples)
+		s.SimHash = s.roll.sim.sum()
 	case n&(n-1) == 0:
 		h := shortHash(text[:w])
 		visit(p, slots, spread(h), s)
@@ -276,7 +284,9 @@ func Compute(p Params, text []byte, s *Sketch) {
 		visit(p, slots, spread(h), s)
 		s.Samples = rollMod(text, w, h, n, slots, s.Samples)
 	}
-	s.SimHash = s.roll.sim.hash(p.SimHashWords, text)
+	if len(text) <= w || n&(n-1) != 0 || !haveVec {
+		s.SimHash = s.roll.sim.hash(p.SimHashWords, text)
+	}
 	s.scratch = radixSort(s.Samples, s.scratch)
 	s.Samples = dedupSorted(s.Samples)
 	densify(slots)
@@ -573,6 +583,11 @@ type simState struct {
 	feats [block]uint64
 	// hs2 receives the word hashes of wordHashes2's second stream.
 	hs2 [block]uint64
+	// h and inWord are addVec's word hash under way and whether the
+	// last byte added is in a word; tv holds the table values of a block
+	// for hash.
+	h, inWord uint64
+	tv        [block]uint64
 	// vcnt are featVec's byte counters, flushed to cnt's totals
 	// (flushVec) before vgroups groups of eight features can overflow
 	// them.
@@ -596,16 +611,14 @@ type simState struct {
 // prefix of rotations and XORs across the lanes, cut at separators, gives
 // the eight hashes at once, in about half the time of the two streams.
 func (st *simState) hash(words int, text []byte) uint64 {
-	st.cnt = laneCounter{}
-	st.vcnt, st.vgroups = [8][8]uint64{}, 0
-	st.words, st.seen, st.f, st.drop = words, 0, 0, 1
-	for range words {
-		st.drop *= phi
-	}
-	clear(st.hs[:hist])
-	if !st.tabOK {
-		st.tab.init()
-		st.tabOK = true
+	st.begin(words)
+	if haveVec {
+		for i := 0; i < len(text); i += block {
+			seg := text[i:min(i+block, len(text))]
+			buzGather(&seg[0], len(seg)&^7, &st.tab.buz, &st.tv[0])
+			st.addVec(seg, st.tv[:], i+len(seg) == len(text))
+		}
+		return st.sum()
 	}
 	var h, inWord uint64
 	ends := (*[block]uint64)(st.hs[hist:])
@@ -613,11 +626,7 @@ func (st *simState) hash(words int, text []byte) uint64 {
 		end := min(i+block, len(text))
 		seg := text[i:end]
 		var ne int
-		if haveVec && len(seg) >= 8 {
-			v := len(seg) &^ 7
-			h, inWord, ne = wordVec(&seg[0], v, &st.tab.buz, h, inWord, &ends[0])
-			h, inWord, ne = wordHashes(&st.tab, seg[v:], h, inWord, ends, ne)
-		} else if m := st.tab.wordSplit(seg); m > 0 && i > 0 {
+		if m := st.tab.wordSplit(seg); m > 0 && i > 0 {
 			// Stream a is seg[:m], b is seg[m:]; they run together over
 			// the length of b, then a finishes alone. a ends with the
 			// separator before b, which ends its last word.
@@ -638,6 +647,44 @@ func (st *simState) hash(words int, text []byte) uint64 {
 		st.addWords(ne)
 	}
 	return st.sum()
+}
+
+// begin makes st ready for a text whose features are of `words` words.
+func (st *simState) begin(words int) {
+	st.cnt = laneCounter{}
+	st.vcnt, st.vgroups = [8][8]uint64{}, 0
+	st.words, st.seen, st.f, st.drop = words, 0, 0, 1
+	for range words {
+		st.drop *= phi
+	}
+	clear(st.hs[:hist])
+	st.h, st.inWord = 0, 0
+	if !st.tabOK {
+		st.tab.init()
+		st.tabOK = true
+	}
+}
+
+// addVec counts the features of the words ending in seg, the text's
+// next block bytes at most (last when it ends the text), with wordVec:
+// tv holds the buzTable values of seg's bytes, which rollPow2Vec has
+// already looked up for its shingles.
+func (st *simState) addVec(seg []byte, tv []uint64, last bool) {
+	ends := (*[block]uint64)(st.hs[hist:])
+	h, inWord, ne := st.h, st.inWord, 0
+	if v := len(seg) &^ 7; v > 0 {
+		h, inWord, ne = wordVec(&seg[0], &tv[0], v, h, inWord, &ends[0])
+		seg = seg[v:]
+	}
+	h, inWord, ne = wordHashes(&st.tab, seg, h, inWord, ends, ne)
+	if last && inWord == 1 {
+		// The text ends inside a word. ne < block: a block of n bytes
+		// ends at most (n+1)/2 words.
+		ends[ne] = h
+		ne++
+	}
+	st.h, st.inWord = h, inWord
+	st.addWords(ne)
 }
 
 // addWords counts the features ending at the n words whose hashes are in
