@@ -230,13 +230,20 @@ func foldASCII(out, src []byte, space bool) (n, e, k int, _ bool) {
 // and the byte after them are ASCII and hold no two spaces in a row, so
 // that the output is as long as the input. It returns the number of bytes
 // folded and prev updated (see foldASCII). It is not inlined: alone, its
-// loop keeps every value in a register.
+// loop keeps every value in a register. With AVX-512 it folds 64 bytes
+// at a time first (see haveFoldVec).
 //
 //go:noinline
 func foldRun(out, src []byte, prev uint64) (int, uint64) {
 	n := min(len(src)-1, len(out)) &^ 15
 	src, out = src[:n+1], out[:n]
 	i := 0
+	if haveFoldVec && n >= 64 {
+		// 64 bytes at a time while they pass; the loop below takes
+		// over at the first 64 that do not, and stops where it would
+		// have without.
+		i, prev = foldRunVec(&out[0], &src[0], n, prev)
+	}
 	for ; i < n; i += 16 {
 		w0 := binary.LittleEndian.Uint64(src[i : i+8 : i+8])
 		w1 := binary.LittleEndian.Uint64(src[i+8 : i+16 : i+16])
