@@ -8,7 +8,7 @@ import "golang.org/x/sys/cpu"
 // Skylake-SP, AMD since Zen 4) has the 64-bit lane multiply and rotates,
 // the gathers and the compressing stores they need. Tests turn it off to
 // compare them with the scalar loops.
-var haveVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasPOPCNT
+var haveVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasPOPCNT
 
 // buzGather is in roll_amd64.s.
 //
@@ -23,7 +23,7 @@ func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf 
 // wordVec is in roll_amd64.s.
 //
 //go:noescape
-func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
+func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64, masks *[256][8]uint8) (h2, inWord2 uint64, ne int)
 
 // featVec is in roll_amd64.s.
 //

@@ -158,22 +158,27 @@ done:
 	MOVQ  CX, np+96(FP)
 	RET
 
-// func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int)
+// func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64, masks *[256][8]uint8) (h2, inWord2 uint64, ne int)
 //
 // wordHashes over text[:n], n a multiple of 8, eight bytes at a time,
-// writing to ends from ends[0]; tv[:n] are the bytes' buzTable values.
-// Requires AVX-512F, DQ, VL and POPCNT.
+// writing to ends from ends[0]; tv[:n] are the bytes' buzTable values and
+// masks is wordMasks. Requires AVX-512F, DQ, BW, VL and POPCNT.
 //
 // Within a group of eight bytes, h[l] = rotl(h[l-1], 5) ^ tab[c[l]] in a
 // word and 0 at a separator. As in rollVec, h[l] is rotl(h[-1], 5(l+1))
 // ^ D[l], with D a prefix over the lanes in three steps, except that a
 // separator cuts it: a step adds lane l-s into lane l only if no
-// separator lies in the lanes lane l's part covers so far (the bit mask
-// c, updated alongside), and h[-1] counts only in the lanes with no
-// separator up to theirs. The hashes ending words are those of the lanes
-// before a separator that follows a word byte: a compressing store
-// writes them in order.
-TEXT ·wordVec(SB), NOSPLIT, $0-72
+// separator lies in the lanes lane l's part covers so far (the bit masks
+// of wordMasks), and h[-1] counts only in the lanes with no separator up
+// to theirs. The hashes ending words are those of the lanes before a
+// separator that follows a word byte: a compressing store writes them in
+// order.
+//
+// The separators of 64 bytes are found at once, and each group's masks
+// are loaded from wordMasks by its eight separator bits, straight into
+// mask registers: computing them took as many instructions as the
+// hashing, on the same ports.
+TEXT ·wordVec(SB), NOSPLIT, $0-80
 	MOVQ         text+0(FP), SI
 	MOVQ         n+16(FP), DI
 	ADDQ         SI, DI
@@ -182,73 +187,74 @@ TEXT ·wordVec(SB), NOSPLIT, $0-72
 	VPBROADCASTQ R8, Z8
 	MOVQ         inWord+32(FP), R9
 	MOVQ         ends+40(FP), BX
-	XORQ         CX, CX
+	MOVQ         masks+48(FP), R10
+	XORQ         DX, DX
 	VMOVDQU64    rot5<>(SB), Z16
 	VPXORQ       Z18, Z18, Z18
 	MOVQ         $7, R8
 	VPBROADCASTQ R8, Z22
-	MOVQ         $32, R8
-	VPBROADCASTQ R8, Z23
-	MOVQ         $10, R8
-	VPBROADCASTQ R8, Z24
+	MOVL         $32, R8
+	VPBROADCASTB R8, Z23
+	MOVL         $10, R8
+	VPBROADCASTB R8, Z24
+
+chunk:
+	// The separators of the next 64 bytes, or of the rest.
+	MOVQ     DI, CX
+	SUBQ     SI, CX
+	JLE      wdone
+	MOVQ     $-1, R8
+	CMPQ     CX, $64
+	JAE      full
+	MOVQ     $1, R8
+	SHLQ     CX, R8
+	DECQ     R8
+
+full:
+	KMOVQ       R8, K1
+	VMOVDQU8.Z  (SI), K1, Z0
+	VPCMPEQB    Z23, Z0, K2
+	VPCMPEQB    Z24, Z0, K3
+	KORQ        K2, K3, K2
+	KMOVQ       K2, R13
+	LEAQ        64(SI), R12
+	CMPQ        R12, DI
+	CMOVQHI     DI, R12 // the chunk's end
 
 wloop:
-	CMPQ       SI, DI
-	JAE        wdone
-	VPMOVZXBQ  (SI), Z0
-	VMOVDQU64  (AX), Z1
-	VPCMPEQQ   Z23, Z0, K2
-	VPCMPEQQ   Z24, Z0, K3
-	KORB       K2, K3, K2
-	KNOTB      K2, K3
-	KMOVB      K3, R10 // w: the word bytes
+	CMPQ    SI, R12
+	JAE     chunk
+	MOVL    R13, R14
+	ANDL    $0xff, R14
+	SHRQ    $8, R13
+	LEAQ    (R10)(R14*8), R14
+	KMOVB   (R14), K3
+	KMOVB   1(R14), K4
+	KMOVB   2(R14), K5
+	KMOVB   3(R14), K6
+	KMOVB   4(R14)(R9*1), K7
+	MOVBQZX 6(R14)(R9*1), R11
+	MOVBQZX (R14), R9
+	SHRL    $7, R9
 
-	// e: the separators after a word byte; the next inWord.
-	MOVL R10, R11
-	SHLL $1, R11
-	ORL  R9, R11
-	MOVL R10, R12
-	NOTL R12
-	ANDL R12, R11
-	ANDL $0xff, R11
-	MOVL R10, R9
-	SHRL $7, R9
-
-	VMOVDQA64.Z Z1, K3, Z2
-	MOVL        R10, R12
-	SHLL        $1, R12
-	ORL         $1, R12
-	ANDL        R10, R12
+	VMOVDQU64.Z (AX), K3, Z2
 	VALIGNQ     $7, Z18, Z2, Z3
 	VPROLQ      $5, Z3, Z3
 	VPXORQ      Z3, Z2, K3, Z2
-	KMOVB       R12, K4
-	MOVL        R12, R13
-	SHLL        $2, R13
-	ORL         $3, R13
-	ANDL        R13, R12
 	VALIGNQ     $6, Z18, Z2, Z3
 	VPROLQ      $10, Z3, Z3
 	VPXORQ      Z3, Z2, K4, Z2
-	KMOVB       R12, K5
-	MOVL        R12, R13
-	SHLL        $4, R13
-	ORL         $15, R13
-	ANDL        R13, R12
 	VALIGNQ     $4, Z18, Z2, Z3
 	VPROLQ      $20, Z3, Z3
 	VPXORQ      Z3, Z2, K5, Z2
-	KMOVB       R12, K6
 	VPROLVQ     Z16, Z8, Z3
 	VPXORQ      Z3, Z2, K6, Z2
 
 	// The hashes before each separator ending a word.
 	VALIGNQ       $7, Z8, Z2, Z4
-	KMOVB         R11, K7
 	VPCOMPRESSQ.Z Z4, K7, Z5
-	VMOVDQU64     Z5, (BX)(CX*8)
-	POPCNTL       R11, R11
-	ADDQ          R11, CX
+	VMOVDQU64     Z5, (BX)(DX*8)
+	ADDQ          R11, DX
 	VPERMQ        Z2, Z22, Z8
 	ADDQ          $8, SI
 	ADDQ          $64, AX
@@ -257,9 +263,9 @@ wloop:
 wdone:
 	VMOVQ X8, AX
 	VZEROUPPER
-	MOVQ  AX, h2+48(FP)
-	MOVQ  R9, inWord2+56(FP)
-	MOVQ  CX, ne+64(FP)
+	MOVQ  AX, h2+56(FP)
+	MOVQ  R9, inWord2+64(FP)
+	MOVQ  DX, ne+72(FP)
 	RET
 
 // FEAT computes the features of the eight words whose hashes are at SI

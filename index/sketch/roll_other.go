@@ -14,7 +14,7 @@ func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf 
 	return rollVecGo(tv, n, w, h, slots, k, mask, buf, nb, pend)
 }
 
-func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64) (h2, inWord2 uint64, ne int) {
+func wordVec(text *byte, tv *uint64, n int, h, inWord uint64, ends *uint64, masks *[256][8]uint8) (h2, inWord2 uint64, ne int) {
 	return wordVecGo(text, tv, n, h, inWord, ends)
 }
 

@@ -74,3 +74,23 @@ func featVecGo(hs *uint64, n, words int, cnt *[8][8]uint64) {
 		}
 	}
 }
+
+// wordMasks are wordVec's bit masks of a group of eight bytes, by the
+// bits of its separators s (bit l for byte l): the word bytes w = ^s; c1,
+// c2 and c4, the lanes l whose part of the word hash prefix, after the
+// steps of one, two and four lanes, holds no separator (lanes before the
+// group count as words: the carried hash covers them); the separators
+// that end a word when the byte before the group is not in one and when
+// it is; and how many those are.
+var wordMasks = func() (t [256][8]uint8) {
+	for s := range 256 {
+		w := ^s & 0xff
+		c1 := w & (w<<1 | 1)
+		c2 := c1 & (c1<<2 | 3)
+		c4 := c2 & (c2<<4 | 15)
+		e0, e1 := s&(w<<1)&0xff, s&(w<<1|1)&0xff
+		t[s] = [8]uint8{uint8(w), uint8(c1), uint8(c2), uint8(c4), uint8(e0), uint8(e1),
+			uint8(bits.OnesCount8(uint8(e0))), uint8(bits.OnesCount8(uint8(e1)))}
+	}
+	return t
+}()

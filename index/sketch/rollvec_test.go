@@ -156,7 +156,7 @@ func FuzzWordVecKernel(f *testing.F) {
 			tv[x] = buzTable[c]
 		}
 		got, want := make([]uint64, n), make([]uint64, n)
-		h1, w1, ne1 := wordVec(&text[0], &tv[0], n, h, in, &got[0])
+		h1, w1, ne1 := wordVec(&text[0], &tv[0], n, h, in, &got[0], &wordMasks)
 		h2, w2, ne2 := wordVecGo(&text[0], &tv[0], n, h, in, &want[0])
 		if h1 != h2 || w1 != w2 || !slices.Equal(got[:ne1], want[:ne2]) {
 			t.Fatalf("%d bytes %.40q: wordVec (hash %x, in word %d, %d words) differs from wordVecGo (%x, %d, %d)",

@@ -714,7 +714,7 @@ func (st *simState) addVec(seg []byte, tv []uint64, last bool) {
 	ends := (*[block]uint64)(st.hs[hist:])
 	h, inWord, ne := st.h, st.inWord, 0
 	if v := len(seg) &^ 7; v > 0 {
-		h, inWord, ne = wordVec(&seg[0], &tv[0], v, h, inWord, &ends[0])
+		h, inWord, ne = wordVec(&seg[0], &tv[0], v, h, inWord, &ends[0], &wordMasks)
 		seg = seg[v:]
 	}
 	h, inWord, ne = wordHashes(&st.tab, seg, h, inWord, ends, ne)
