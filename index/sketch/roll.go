@@ -178,6 +178,9 @@ func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ in
 // its own; the few kept are applied to the slots after the block. The
 // slots read are those before the block, never below the slots' values
 // once pend is applied, so no shingle that lowers its slot is dropped.
+// After fillPerSlot*MinHashK shingles (see rollPow2), when the slots are
+// low, it compares with their largest value, top, instead of reading
+// them: cheaper, and only a few more shingles are kept.
 // The last shingles of a block, fewer than eight, go through rollMin.
 //
 // It also hashes the text's words into r.sim (which the caller begins and
@@ -194,6 +197,8 @@ func (r *roller) rollPow2Vec(p Params, text []byte, h uint64, samples []uint32) 
 		r.pend = make([]uint64, block)
 	}
 	tv, pend, slots := r.tv[:cap(r.tv)], r.pend[:block], r.slots
+	fillEnd := w + fillPerSlot*p.MinHashK
+	var top uint64 // 0 until fillEnd: rollVec reads the slots
 	for i := w; i < len(text); i += block {
 		end := min(i+block, len(text))
 		n := end - i
@@ -207,15 +212,21 @@ func (r *roller) rollPow2Vec(p Params, text []byte, h uint64, samples []uint32) 
 		v := n &^ 7 // shingles rolled eight at a time
 		var nb, np int
 		if v > 0 {
-			h, nb, np = rollVec(&tv[0], v, w, h, &slots[0], r.k, r.mask, &r.buf[0], 0, &pend[0])
+			if i >= fillEnd {
+				// (Never 0: every slot is filled by now, in all but
+				// texts of one repeated shingle, and then 0 only
+				// means reading the slots.)
+				top = slices.Max(slots)
+			}
+			h, nb, np = rollVec(&tv[0], v, w, h, &slots[0], r.k, r.mask, &r.buf[0], 0, &pend[0], top)
 		}
 		if i == w {
 			r.sim.addVec(text[:w], tv[:w], false)
 		}
 		r.sim.addVec(text[i:end], tv[w:w+n], end == len(text))
-		for _, e := range pend[:np] {
-			j, v := e>>32, e&0xffffffff
-			slots[j] = min(slots[j], v)
+		for _, g := range pend[:np] {
+			j := uint64(uint32(g)) * r.k >> 32
+			slots[j] = min(slots[j], g>>32)
 		}
 		h, nb = r.rollMin(text[i-w+v:end-w], text[i+v:end], h, nb)
 		samples = append(samples, r.buf[:nb]...)

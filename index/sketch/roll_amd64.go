@@ -18,7 +18,7 @@ func buzGather(text *byte, n int, tab *[256]uint64, dst *uint64)
 // rollVec is in roll_amd64.s.
 //
 //go:noescape
-func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf *uint32, nb int, pend *uint64) (h2 uint64, nb2, np int)
+func rollVec(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf *uint32, nb int, pend *uint64, top uint64) (h2 uint64, nb2, np int)
 
 // wordVec is in roll_amd64.s.
 //

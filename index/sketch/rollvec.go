@@ -17,12 +17,12 @@ func buzGatherGo(text *byte, n int, tab *[256]uint64, dst *uint64) {
 // rollVecGo is what rollVec does, one shingle at a time: it rolls the
 // hash h over n shingles whose outgoing bytes' table values are tv[:n]
 // and incoming ones tv[w:w+n], appends the sampled values to buf from
-// buf[nb] on, and writes j<<32 | v to pend for each shingle whose value v
-// is below its slot j as read before the first shingle (it is a model of
-// the assembly, which reads the slots eight shingles at a time, and
-// lowers none). It returns the hash and the numbers of samples and of
-// pending shingles.
-func rollVecGo(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf *uint32, nb int, pend *uint64) (h2 uint64, nb2, np int) {
+// buf[nb] on, and writes to pend the spread hash g of each shingle whose
+// value g>>32 is below its slot as read before the first shingle (it is a
+// model of the assembly, which reads the slots eight shingles at a time,
+// and lowers none), or with top not 0, below top. It returns the hash and
+// the numbers of samples and of pending shingles.
+func rollVecGo(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, buf *uint32, nb int, pend *uint64, top uint64) (h2 uint64, nb2, np int) {
 	t := unsafe.Slice(tv, n+w)
 	s := unsafe.Slice(slots, k)
 	b := unsafe.Slice(buf, nb+n)
@@ -35,8 +35,8 @@ func rollVecGo(tv *uint64, n, w int, h uint64, slots *uint64, k, mask uint64, bu
 			b[nb] = uint32(v)
 			nb++
 		}
-		if j := uint64(uint32(g)) * k >> 32; v < s[j] {
-			p[np] = j<<32 | v
+		if j := uint64(uint32(g)) * k >> 32; top == 0 && v < s[j] || top != 0 && v < top {
+			p[np] = g
 			np++
 		}
 	}

@@ -90,12 +90,13 @@ func bytesRepeat(b []byte, n int) []byte {
 }
 
 // FuzzRollVecKernel compares the assembly kernels buzGather and rollVec
-// with their models buzGatherGo and rollVecGo on one block: the table
-// values, the hash, the samples and the pending shingles must be equal.
+// with their models buzGatherGo and rollVecGo on one block, reading the
+// slots (top 0) or comparing with top: the table values, the hash, the
+// samples and the pending shingles must be equal.
 func FuzzRollVecKernel(f *testing.F) {
-	f.Add(longText(9, 1100), uint16(20), uint16(128), uint8(4), uint64(1), uint16(3))
-	f.Add([]byte("a b c d e f g h i j k l m n o p q r s t u v w x y z"), uint16(4), uint16(1), uint8(0), uint64(0), uint16(0))
-	f.Fuzz(func(t *testing.T, text []byte, w, k uint16, logN uint8, h uint64, seed uint16) {
+	f.Add(longText(9, 1100), uint16(20), uint16(128), uint8(4), uint64(1), uint16(3), uint32(0))
+	f.Add([]byte("a b c d e f g h i j k l m n o p q r s t u v w x y z"), uint16(4), uint16(1), uint8(0), uint64(0), uint16(0), uint32(1<<28))
+	f.Fuzz(func(t *testing.T, text []byte, w, k uint16, logN uint8, h uint64, seed uint16, top uint32) {
 		if !haveVec {
 			t.Skip("no AVX-512: rollVec is the model")
 		}
@@ -123,9 +124,9 @@ func FuzzRollVecKernel(f *testing.F) {
 		}
 		mask := uint64(1)<<(logN%17) - 1<<8
 		buf, pend := make([]uint32, n+8), make([]uint64, n+8)
-		h1, nb1, np1 := rollVec(&want[0], n, wi, h, &slots[0], uint64(len(slots)), mask, &buf[0], 0, &pend[0])
+		h1, nb1, np1 := rollVec(&want[0], n, wi, h, &slots[0], uint64(len(slots)), mask, &buf[0], 0, &pend[0], uint64(top))
 		buf2, pend2 := make([]uint32, n+8), make([]uint64, n+8)
-		h2, nb2, np2 := rollVecGo(&want[0], n, wi, h, &slots[0], uint64(len(slots)), mask, &buf2[0], 0, &pend2[0])
+		h2, nb2, np2 := rollVecGo(&want[0], n, wi, h, &slots[0], uint64(len(slots)), mask, &buf2[0], 0, &pend2[0], uint64(top))
 		if h1 != h2 || !slices.Equal(buf[:nb1], buf2[:nb2]) || !slices.Equal(pend[:np1], pend2[:np2]) {
 			t.Fatalf("window %d, %d slots, %d shingles: rollVec (hash %x, %d samples, %d pending) differs from rollVecGo (%x, %d, %d)",
 				wi, len(slots), n, h1, nb1, np1, h2, nb2, np2)
