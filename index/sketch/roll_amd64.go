@@ -3,11 +3,12 @@ package sketch
 import "golang.org/x/sys/cpu"
 
 // haveVec says whether Compute uses its AVX-512 kernels: rollPow2Vec
-// rolls the shingle hash over eight shingles at a time, and simState.hash
-// hashes words eight bytes at a time (wordVec). AVX-512 (Intel since
-// Skylake-SP, AMD since Zen 4) has the 64-bit lane multiply and rotates,
-// the gathers and the compressing stores they need. Tests turn it off to
-// compare them with the scalar loops.
+// rolls the shingle hash over eight shingles at a time (buzGather,
+// rollVec), and the SimHash hashes words eight bytes at a time (wordVec)
+// and counts the bits of eight features at a time (featVec). AVX-512
+// (Intel since Skylake-SP, AMD since Zen 4) has the 64-bit lane multiply
+// and rotates, the gathers, the mask registers and the compressing stores
+// they need. Tests turn it off to compare them with the scalar loops.
 var haveVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasPOPCNT
 
 // buzGather is in roll_amd64.s.

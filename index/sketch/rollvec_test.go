@@ -221,3 +221,21 @@ func FuzzFeatVecKernel(f *testing.F) {
 		}
 	})
 }
+
+// TestComputeScalarMatchesReference runs the reference comparisons with
+// the scalar loops, which processors without AVX-512 use, whatever this
+// one has.
+func TestComputeScalarMatchesReference(t *testing.T) {
+	defer func(v bool) { haveVec = v }(haveVec)
+	haveVec = false
+	texts := append(corpusTexts(t), longText(13, 100_000), longText(14, 9_000))
+	for _, p := range []Params{
+		DefaultParams(),
+		{Window: 4, SampleN: 1, MinHashK: 1, Bands: 1, SimHashWords: 1},
+		{Window: 64, SampleN: 64, MinHashK: 256, Bands: 32, SimHashWords: 16},
+	} {
+		for _, text := range texts {
+			sameSketch(t, p, text)
+		}
+	}
+}

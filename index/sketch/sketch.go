@@ -648,9 +648,11 @@ type simState struct {
 // hashes of the second follow those of the first.
 //
 // With AVX-512 (haveVec), wordVec hashes the words of a block eight bytes
-// at a time instead: a gather looks up the bytes' table values and a
-// prefix of rotations and XORs across the lanes, cut at separators, gives
-// the eight hashes at once, in about half the time of the two streams.
+// at a time instead (see addVec): buzGather looks up the bytes' table
+// values and a prefix of rotations and XORs across the lanes, cut at
+// separators, gives the eight hashes at once, in about half the time of
+// the two streams. Compute does not call hash then: rollPow2Vec hashes
+// the words with the table values it looks up for the shingles.
 func (st *simState) hash(words int, text []byte) uint64 {
 	st.begin(words)
 	if haveVec {
