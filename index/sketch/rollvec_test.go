@@ -73,7 +73,7 @@ func FuzzRollVecMatchesScalar(f *testing.F) {
 		p.SampleN = 1 << (logN % 17)
 		p.MinHashK = int(k) + 1
 		p.Bands = 1
-		if len(text)*int(reps%64+1) <= 1<<20 {
+		if len(text)*int(reps%64+1) <= 1<<16 {
 			text = bytesRepeat(text, int(reps%64+1))
 		}
 		var s Sketch
