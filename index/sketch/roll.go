@@ -159,6 +159,12 @@ func (r *roller) rollTop(out, in []byte, x, nb int, h uint64) (_ uint64, _, _ in
 	return h, x, nb, false
 }
 
+// readStep is how many shingles rollPow2Vec has rollVec roll over at a
+// time while it reads the slots, a multiple of 8: the slots it keeps
+// shingles by are those before the step, and short texts are mostly
+// their first steps.
+const readStep = 256
+
 // rollPow2Vec is rollPow2 eight shingles at a time, with AVX-512 (see
 // haveVec); it gives the same samples and slots. Compute calls it instead
 // of rollPow2 when haveVec is set. Samples are sorted
@@ -210,24 +216,32 @@ func (r *roller) rollPow2Vec(p Params, text []byte, h uint64, samples []uint32) 
 			tv[x] = r.inTab[src[x]]
 		}
 		v := n &^ 7 // shingles rolled eight at a time
-		var nb, np int
-		if v > 0 {
-			if i >= fillEnd {
-				// (Never 0: every slot is filled by now, in all but
-				// texts of one repeated shingle, and then 0 only
-				// means reading the slots.)
-				top = slices.Max(slots)
+		// While rollVec reads the slots, it does so a part of the block
+		// at a time, lowering them in between: the slots read at the
+		// start of a block of a text's first thousand shingles are
+		// mostly empty, and would keep nearly all of them.
+		step := v
+		if i < fillEnd {
+			step = readStep
+		} else if v > 0 {
+			// (Never 0: every slot is filled by now, in all but texts
+			// of one repeated shingle, and then 0 only means reading
+			// the slots.)
+			top = slices.Max(slots)
+		}
+		nb := 0
+		for x := 0; x < v; x += step {
+			var np int
+			h, nb, np = rollVec(&tv[x], min(step, v-x), w, h, &slots[0], r.k, r.mask, &r.buf[0], nb, &pend[0], top)
+			for _, g := range pend[:np] {
+				j := uint64(uint32(g)) * r.k >> 32
+				slots[j] = min(slots[j], g>>32)
 			}
-			h, nb, np = rollVec(&tv[0], v, w, h, &slots[0], r.k, r.mask, &r.buf[0], 0, &pend[0], top)
 		}
 		if i == w {
 			r.sim.addVec(text[:w], tv[:w], false)
 		}
 		r.sim.addVec(text[i:end], tv[w:w+n], end == len(text))
-		for _, g := range pend[:np] {
-			j := uint64(uint32(g)) * r.k >> 32
-			slots[j] = min(slots[j], g>>32)
-		}
 		h, nb = r.rollMin(text[i-w+v:end-w], text[i+v:end], h, nb)
 		samples = append(samples, r.buf[:nb]...)
 	}
