@@ -524,12 +524,22 @@ func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) 
 		next[rn.rank[a]]++
 		rep.pairs[i] = newReportPair(a, b, s, ab, ba)
 	})
+	// The runs are sorted in two halves of the pairs at once: the other
+	// core is idle by then.
 	bySecond := func(p, q reportPair) int { return cmp.Compare(rn.rank[p.b], rn.rank[q.b]) }
-	for r := range rn.names {
-		if lo, hi := start[r], start[r+1]; hi-lo > 1 {
-			slices.SortFunc(rep.pairs[lo:hi], bySecond)
+	sortRuns := func(from, to int) {
+		for r := from; r < to; r++ {
+			if lo, hi := start[r], start[r+1]; hi-lo > 1 {
+				slices.SortFunc(rep.pairs[lo:hi], bySecond)
+			}
 		}
 	}
+	half, _ := slices.BinarySearch(start, len(rep.pairs)/2)
+	half = min(half, len(rn.names))
+	var wg sync.WaitGroup
+	wg.Go(func() { sortRuns(0, half) })
+	sortRuns(half, len(rn.names))
+	wg.Wait()
 	for _, set := range an.Identical {
 		if !involves(set) {
 			continue

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -308,4 +309,36 @@ func TestBuiltReportJSON(t *testing.T) {
 	if !bytes.Equal(outs[0], outs[1]) {
 		t.Errorf("dense and sparse ids give different reports:\n%s\n%s", outs[0], outs[1])
 	}
+}
+
+// A report of several blocks of pairs, rendered on several cores, is
+// still exactly what encoding/json makes of it; a writer that fails in the
+// middle of the pairs stops the rendering with its error.
+func TestReportPairsRenderedInBlocks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	names := []string{"a.txt", `quo"te`, "日本語.txt", "d/e.txt"}
+	var pairs []pairJSON
+	for i := range 3*pairBlock + 5 {
+		pairs = append(pairs, pairJSON{A: names[i%4], B: names[(i+1)%4], Resemblance: round(float64(i%1000) / 1000),
+			ContainmentAB: round(float64(i%7) / 7), ContainmentBA: 1, BytesInCommon: int64(i), Hamming: i % 64, Exact: i%3 == 0})
+	}
+	rep := &report{Files: 4, Documents: 4, Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}}
+	setPairs(rep, pairs)
+	streamedAsEncoded(t, "report of several blocks", rep)
+
+	w := &failAfter{n: 3 << 20}
+	if err := rep.writeJSON(w); !errors.Is(err, errFull) {
+		t.Fatalf("writing to a writer that fails after %d bytes: %v, want %v", 3<<20, err, errFull)
+	}
+}
+
+// failAfter accepts n bytes, then fails.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(b []byte) (int, error) {
+	if len(b) > w.n {
+		return 0, errFull
+	}
+	w.n -= len(b)
+	return len(b), nil
 }
