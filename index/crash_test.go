@@ -176,3 +176,114 @@ func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 		})
 	}
 }
+
+// A bulk load killed in the middle is carried on by the next bulk load
+// (simdex scan run again): it stores the rest, settles the killed load's
+// postings with its own, and leaves an index where nothing acknowledged is
+// lost, nothing is left unposted, and the documents of both loads find
+// each other.
+func TestKilledBulkLoadCarriedOn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashBulkEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]bool{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if acked[sc.Text()] = true; len(acked) == 150 {
+			cmd.Process.Signal(syscall.SIGKILL)
+			break
+		}
+	}
+	for sc.Scan() {
+		acked[sc.Text()] = true
+	}
+	cmd.Wait()
+
+	ctx := context.Background()
+	opts := index.DefaultOptions()
+	opts.KeepText = true
+	text, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "Apache-2.0.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme(), DeferPostings: true, DeferBandShares: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.New(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var later []index.Result
+	for i := range 20 {
+		key := fmt.Sprintf("later-%d", i)
+		parent := input(key, fmt.Sprintf("%s\n%s", text, key))
+		child := input(key+"!/attachment", fmt.Sprintf("attachment of %s\n%s", key, text[:2000]))
+		child.Parent = 0
+		res, err := ix.Add(ctx, []index.Input{parent, child})
+		if err != nil {
+			t.Fatal(err)
+		}
+		later = append(later, res[0])
+	}
+	if err := st.SettleDeferred(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Check(ctx); err != nil {
+		t.Fatalf("after the carried-on load: %v", err)
+	}
+	for key := range acked {
+		rs, err := st.Lookup(ctx, key)
+		if err != nil || len(rs) != 1 || rs[0].Content == 0 {
+			t.Fatalf("acknowledged %s lost: %v %v", key, rs, err)
+		}
+		if got, err := st.Text(ctx, rs[0].Content); err != nil || !strings.HasSuffix(string(got), "\n"+key) {
+			t.Fatalf("text of acknowledged %s lost: %v", key, err)
+		}
+	}
+	var pending int
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow("SELECT count(*) FROM pending_postings").Scan(&pending); err != nil || pending != 0 {
+		t.Fatalf("%d contents left without postings (%v)", pending, err)
+	}
+	ix, err = index.New(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	matches, err := ix.Similar(ctx, later[0].ID, index.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	killedLoads := 0
+	for _, m := range matches {
+		if acked[m.Record.Key] {
+			killedLoads++
+		}
+	}
+	if killedLoads == 0 {
+		t.Fatalf("a document of the carried-on load finds none of the killed load's near-copies (%d matches)", len(matches))
+	}
+}
