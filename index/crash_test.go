@@ -89,6 +89,56 @@ func crashWriter(path string) {
 	wg.Wait()
 }
 
+// killWriter runs crashWriter on the index at path (a bulk load if bulk)
+// in a process of its own, kills it with SIGKILL once it has acknowledged
+// n documents, and returns the keys it acknowledged.
+func killWriter(t *testing.T, path string, bulk bool, n int) map[string]bool {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	if bulk {
+		cmd.Env = append(cmd.Env, crashBulkEnv+"=1")
+	}
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]bool{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		acked[sc.Text()] = true
+		if len(acked) == n {
+			cmd.Process.Signal(syscall.SIGKILL)
+			break
+		}
+	}
+	// Drain what was printed before the kill landed: also acknowledged.
+	for sc.Scan() {
+		acked[sc.Text()] = true
+	}
+	cmd.Wait()
+	return acked
+}
+
+// ackedStored fails t unless the acknowledged document key is stored,
+// once, with its text, and returns its record.
+func ackedStored(t *testing.T, st *sqlite.Store, key string) []*index.Record {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := st.Lookup(ctx, key)
+	if err != nil || len(rs) != 1 || rs[0].Content == 0 {
+		t.Fatalf("acknowledged %s lost: %v %v", key, rs, err)
+	}
+	if got, err := st.Text(ctx, rs[0].Content); err != nil || !strings.HasSuffix(string(got), "\n"+key) {
+		t.Fatalf("text of acknowledged %s lost: %v", key, err)
+	}
+	return rs
+}
+
 func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 	// Rounds 0 to 2 write as the daemon does; round 3 is a bulk load,
 	// whose deferred postings the next open must post.
@@ -96,33 +146,7 @@ func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 		bulk := round == 3
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "index.db")
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), crashEnv+"="+path)
-			if bulk {
-				cmd.Env = append(cmd.Env, crashBulkEnv+"=1")
-			}
-			cmd.Stderr = os.Stderr
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			acked := map[string]bool{}
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				acked[sc.Text()] = true
-				if len(acked) == 100+50*round {
-					cmd.Process.Signal(syscall.SIGKILL)
-					break
-				}
-			}
-			// Drain what was printed before the kill landed: also acknowledged.
-			for sc.Scan() {
-				acked[sc.Text()] = true
-			}
-			cmd.Wait()
+			acked := killWriter(t, path, bulk, 100+50*round)
 			if len(acked) < 100 {
 				t.Fatalf("writer acknowledged only %d documents before dying", len(acked))
 			}
@@ -137,13 +161,7 @@ func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 				t.Fatalf("after kill -9: %v", err)
 			}
 			for key := range acked {
-				rs, err := st.Lookup(ctx, key)
-				if err != nil || len(rs) != 1 || rs[0].Content == 0 {
-					t.Fatalf("acknowledged %s lost: %v %v", key, rs, err)
-				}
-				if got, err := st.Text(ctx, rs[0].Content); err != nil || !strings.HasSuffix(string(got), "\n"+key) {
-					t.Fatalf("text of acknowledged %s lost: %v", key, err)
-				}
+				rs := ackedStored(t, st, key)
 				kids, err := st.Lookup(ctx, key+"!/attachment")
 				if err != nil || len(kids) != 1 || kids[0].Parent != rs[0].ID {
 					t.Fatalf("attachment of acknowledged %s lost: %v %v", key, kids, err)
@@ -184,28 +202,7 @@ func TestKillDuringWritesLosesNothingAcknowledged(t *testing.T) {
 // each other.
 func TestKilledBulkLoadCarriedOn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "index.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashBulkEnv+"=1")
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	acked := map[string]bool{}
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if acked[sc.Text()] = true; len(acked) == 150 {
-			cmd.Process.Signal(syscall.SIGKILL)
-			break
-		}
-	}
-	for sc.Scan() {
-		acked[sc.Text()] = true
-	}
-	cmd.Wait()
+	acked := killWriter(t, path, true, 150)
 
 	ctx := context.Background()
 	opts := index.DefaultOptions()
@@ -251,13 +248,7 @@ func TestKilledBulkLoadCarriedOn(t *testing.T) {
 		t.Fatalf("after the carried-on load: %v", err)
 	}
 	for key := range acked {
-		rs, err := st.Lookup(ctx, key)
-		if err != nil || len(rs) != 1 || rs[0].Content == 0 {
-			t.Fatalf("acknowledged %s lost: %v %v", key, rs, err)
-		}
-		if got, err := st.Text(ctx, rs[0].Content); err != nil || !strings.HasSuffix(string(got), "\n"+key) {
-			t.Fatalf("text of acknowledged %s lost: %v", key, err)
-		}
+		ackedStored(t, st, key)
 	}
 	var pending int
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
