@@ -334,13 +334,9 @@ func nonePosted(ctx context.Context, q querier) (bool, error) {
 // pending, read from their fingerprints, as a load that had stored them
 // itself would hold them: settling then takes them from memory, and the
 // analysis reads them there (bulkview.go).
-func pendingInMemory(ctx context.Context, db *sql.DB) (*bulkPostings, error) {
+func pendingInMemory(ctx context.Context, tx *sql.Tx) (*bulkPostings, error) {
 	b := &bulkPostings{}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("read pending postings: %w", err)
-	}
-	defer tx.Rollback()
+	var err error
 	if b.addedIDs, err = queryIDs(ctx, tx, "SELECT content_id FROM pending_postings ORDER BY content_id"); err != nil {
 		return nil, fmt.Errorf("read pending contents: %w", err)
 	}

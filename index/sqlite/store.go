@@ -220,31 +220,11 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 	}
 	s.deferShares = opts.DeferBandShares
 	if opts.DeferPostings {
-		// An index none of whose contents is posted is empty, or holds a
-		// bulk load that did not get to settle (killed, or the machine
-		// lost): this load carries it on, with the pending contents'
-		// postings in memory as if it had stored them. Posting them now
-		// and loading the rest a document at a time made a rerun of a
-		// 50,000-file scan killed after 5 s take 71 s instead of 20.
-		if s.deferPosts, err = nonePosted(ctx, s.w); err != nil {
+		if err := s.beginBulk(ctx, path, opts.Logger); err != nil {
 			return nil, err
 		}
 		// Band shares are computed from the band postings.
 		s.deferShares = s.deferShares || s.deferPosts
-		if s.deferPosts {
-			if s.bulk, err = pendingPieces(ctx, s.w); err != nil {
-				return nil, err
-			}
-			if s.bulkPosts, err = pendingInMemory(ctx, s.w); err != nil {
-				return nil, err
-			}
-			if s.seen, err = newBulkSeen(ctx, s.w); err != nil {
-				return nil, err
-			}
-			if n := len(s.bulkPosts.ids); n > 0 && opts.Logger != nil {
-				opts.Logger.Info("carrying on a bulk load that did not settle", "path", path, "contents", n)
-			}
-		}
 	}
 	// A bulk load that did not get to close, unless this one carries it on.
 	if !s.deferPosts {
@@ -415,6 +395,38 @@ func (s *Store) Close() error {
 		s.ws.wait()
 	})
 	return err
+}
+
+// beginBulk makes s a bulk load (Options.DeferPostings) if no content of
+// the index is posted: it is empty, or holds a bulk load that did not get
+// to settle (killed, or the machine lost), which s carries on, with the
+// pending contents' postings and text pieces in memory as if it had stored
+// them (posting them at open and loading the rest a document at a time
+// made a rerun of a 50,000-file scan killed after 5 s take 71 s instead of
+// 20). What it reads, it reads in one transaction of the writer, which no
+// other process's write interleaves.
+func (s *Store) beginBulk(ctx context.Context, path string, log *slog.Logger) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin a bulk load: %w", s.mapErr(err))
+	}
+	defer tx.Rollback()
+	if s.deferPosts, err = nonePosted(ctx, tx); err != nil || !s.deferPosts {
+		return err
+	}
+	if s.bulk, err = pendingPieces(ctx, tx); err != nil {
+		return err
+	}
+	if s.bulkPosts, err = pendingInMemory(ctx, tx); err != nil {
+		return err
+	}
+	if s.seen, err = newBulkSeen(ctx, tx); err != nil {
+		return err
+	}
+	if n := len(s.bulkPosts.ids); n > 0 && log != nil {
+		log.Info("carrying on a bulk load that did not settle", "path", path, "contents", n)
+	}
+	return nil
 }
 
 // SettleDeferred does now what a bulk load (Options.DeferPostings,

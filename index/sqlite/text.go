@@ -251,13 +251,8 @@ func (b *bulkPieces) discard() {
 // a block deletes the pieces it lists; its hash is computed from the bytes
 // it is taken at. The load's pieces were never inserted: with text_pieces
 // holding rows, none are taken (they are not this load's).
-func pendingPieces(ctx context.Context, db *sql.DB) (*bulkPieces, error) {
+func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 	b := newBulkPieces()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("read text pieces: %w", err)
-	}
-	defer tx.Rollback()
 	var inserted bool
 	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM text_pieces)").Scan(&inserted); err != nil || inserted {
 		return b, err
