@@ -113,9 +113,32 @@ type ClientCertConfig struct {
 }
 
 // NATSConfig configures the NATS connection; an empty URL runs the
-// embedded server.
+// embedded server, which accepts only the daemon's own credentials
+// (generated at first start, DataDir/nats-password). For an external
+// server, credentials never sit in the file: name the environment variable
+// or file that holds them. At most one of a password, an nkey seed and a
+// credentials file is given.
 type NATSConfig struct {
 	URL string `mapstructure:"url"`
+	// User with PasswordEnv or PasswordFile: user/password authentication.
+	User         string `mapstructure:"user"`
+	PasswordEnv  string `mapstructure:"password_env"`
+	PasswordFile string `mapstructure:"password_file"`
+	// NKeySeedFile holds an nkey seed (SU…): nkey authentication.
+	NKeySeedFile string `mapstructure:"nkey_seed_file"`
+	// CredsFile is a decentralised-auth credentials file (JWT and seed).
+	CredsFile string `mapstructure:"creds_file"`
+	// TLS verifies the server with CAFile (the system roots when empty)
+	// and, with CertFile and KeyFile, authenticates the daemon by
+	// certificate.
+	TLS NATSTLSConfig `mapstructure:"tls"`
+}
+
+// NATSTLSConfig configures TLS towards an external NATS server.
+type NATSTLSConfig struct {
+	CAFile   string `mapstructure:"ca_file"`
+	CertFile string `mapstructure:"cert_file"`
+	KeyFile  string `mapstructure:"key_file"`
 }
 
 // IndexConfig configures the near-copy index.
@@ -305,6 +328,8 @@ func (c *Config) Validate() error {
 		bad("pipeline.shutdown_timeout", "must be positive")
 	}
 	errs = append(errs, c.Connectors.validate(os.Getenv, os.ReadFile)...)
+	errs = append(errs, c.NATS.validate(os.Getenv, os.ReadFile)...)
+	errs = append(errs, c.validateSubjects()...)
 	if c.Index.Durability != string(sqlite.Full) && c.Index.Durability != string(sqlite.Normal) {
 		bad("index.durability", "%q is not full or normal", c.Index.Durability)
 	}

@@ -90,8 +90,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
 	}
 	natsURL := cfg.NATS.URL
+	natsAuth, err := cfg.NATS.clientOptions(os.Getenv, os.ReadFile)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if natsURL == "" {
-		ns, err := startEmbeddedNATS(cfg.DataDir, d.logger)
+		password, err := embeddedNATSPassword(cfg.NATSPasswordPath())
+		if err != nil {
+			return err
+		}
+		natsAuth = []nats.Option{nats.UserInfo(EmbeddedNATSUser, password)}
+		ns, err := startEmbeddedNATS(cfg.DataDir, password, d.logger)
 		if err != nil {
 			return err
 		}
@@ -120,16 +129,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer d.reg.Unregister(anchors)
 
-	nc, err := nats.Connect(natsURL, nats.Name("simdex"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
-		nats.ReconnectWait(2*time.Second),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("NATS disconnected, reconnecting", "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
+	nc, err := connectNATS(natsURL, natsAuth, log)
 	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
+		return err
 	}
 	defer nc.Close()
 	outbox, err := notifiersqlite.Open(ctx, cfg.OutboxPath())

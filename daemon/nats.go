@@ -13,13 +13,16 @@ import (
 // JetStream on, storage under the data directory, and every write fsynced
 // before it is acknowledged (sync_interval: always), because JetStream's
 // default of syncing every two minutes loses acknowledged messages on power
-// failure. It listens on loopback only.
+// failure. It listens on loopback only, and accepts only the user
+// EmbeddedNATSUser with password: any other process of the machine that
+// finds the port is refused.
 type embeddedNATS struct {
 	srv *server.Server
 }
 
-func startEmbeddedNATS(dataDir string, logger *slog.Logger) (*embeddedNATS, error) {
+func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*embeddedNATS, error) {
 	opts := &server.Options{
+		Users:              []*server.User{{Username: EmbeddedNATSUser, Password: password}},
 		ServerName:         "simdex-embedded",
 		Host:               "127.0.0.1",
 		Port:               server.RANDOM_PORT,

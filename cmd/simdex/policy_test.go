@@ -112,7 +112,12 @@ func TestHoldsFollowNearCopiesThroughTheCLI(t *testing.T) {
 	addr := d.Addr().String()
 	inbox := filepath.Join(d.Config().DataDir, "inbox")
 
-	nc, err := nats.Connect(d.NATSURL())
+	cfg := d.Config()
+	password, err := os.ReadFile(cfg.NATSPasswordPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(d.NATSURL(), nats.UserInfo(daemon.EmbeddedNATSUser, strings.TrimSpace(string(password))))
 	if err != nil {
 		t.Fatal(err)
 	}
