@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sync"
 	"time"
@@ -64,6 +65,20 @@ type pipeline struct {
 	shutdown time.Duration       // how long in-flight work may take after stop
 	logger   *slog.Logger
 	m        *pipelineMetrics
+	keys     keyLocks // one event of a key commits at a time
+}
+
+// keyLocks serialises the commits of events of one key: striped mutexes,
+// so that memory does not grow with the keys seen.
+type keyLocks [1024]sync.Mutex
+
+// lock locks key's stripe and returns its unlock.
+func (k *keyLocks) lock(key string) (unlock func()) {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	m := &k[h.Sum32()%uint32(len(k))]
+	m.Lock()
+	return m.Unlock
 }
 
 type pipelineMetrics struct {
@@ -73,6 +88,7 @@ type pipelineMetrics struct {
 	removed    *prometheus.CounterVec
 	failed     *prometheus.CounterVec
 	extractErr *prometheus.CounterVec
+	stale      *prometheus.CounterVec
 	stage      *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
 	bytes      prometheus.Gauge
@@ -98,6 +114,9 @@ func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
 		extractErr: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "simdex_documents_extract_errors_total", Help: "Objects indexed with an extraction error recorded for manual review.",
 		}, []string{"source"}),
+		stale: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_events_stale_total", Help: "Created events not indexed because their object version was deleted, hidden or overwritten before the commit.",
+		}, []string{"source"}),
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "simdex_stage_duration_seconds", Help: "Time spent per pipeline stage.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
@@ -109,7 +128,7 @@ func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
 	m.bytes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "simdex_pipeline_bytes_in_flight", Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes).",
 	})
-	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stage, m.inFlight, m.bytes)
+	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stale, m.stage, m.inFlight, m.bytes)
 	return m
 }
 
@@ -241,16 +260,22 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	// not recorded as unreadable for good: nothing is committed, and the
 	// event is delivered again.
 	var readErr error
+	stale := false
 	if err == nil {
 		if xerr := prep.Err(); xerr != nil && (connectors.IsTransient(xerr) || ctx.Err() != nil) {
 			readErr = xerr
 		} else {
-			out, err = p.ing.Commit(ctx, prep)
+			stale, out, err = p.commitCurrent(ctx, ev, prep)
 		}
 	}
 	p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
 	if readErr != nil {
 		return &connectors.Error{Op: "read", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: readErr}
+	}
+	if stale {
+		p.m.stale.WithLabelValues(ev.Source).Inc()
+		log.Debug("not indexed: the version was deleted, hidden or overwritten since the event")
+		return nil
 	}
 	if err != nil {
 		// Nothing was committed (the index refused the write, or the
@@ -277,6 +302,32 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		}
 	}
 	return p.observe(ctx, ev, ids)
+}
+
+// commitCurrent commits prep under the lock of the event's key, unless the
+// origin says its version is no longer current (stale): a delete applied
+// before this create (events of a key are handled in parallel, and may be
+// redelivered after a crash) must not be undone by it. Removals take the
+// same lock, so a delete handled after the check waits for the commit and
+// then removes what it committed.
+func (p *pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep *ingest.Prepared) (stale bool, out *ingest.Outcome, err error) {
+	unlock := p.keys.lock(docKey(ev))
+	defer unlock()
+	if ev.Current != nil {
+		ok, err := ev.Current(ctx)
+		if err != nil {
+			var ce *connectors.Error
+			if errors.As(err, &ce) {
+				return false, nil, err
+			}
+			return false, nil, &connectors.Error{Op: "check current version", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+		}
+		if !ok {
+			return true, nil, nil
+		}
+	}
+	out, err = p.ing.Commit(ctx, prep)
+	return false, out, err
 }
 
 // reserve takes an object's share of the in-flight budget, waiting until
@@ -356,7 +407,9 @@ func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.L
 	if ev.DeleteMarker {
 		vid = "" // the marker hides every version of the key
 	}
+	unlock := p.keys.lock(docKey(ev))
 	ids, err := p.rm.Remove(ctx, docKey(ev), vid)
+	unlock()
 	if err != nil {
 		return &connectors.Error{Op: "remove", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 	}
