@@ -60,6 +60,10 @@ type PipelineConfig struct {
 	// ShutdownTimeout bounds how long events under way may take to finish
 	// after a stop signal.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// PurgeInterval is how often documents kept under a legal hold after
+	// their source deleted them are checked, and removed once no hold
+	// keeps them (default 1m).
+	PurgeInterval time.Duration `mapstructure:"purge_interval"`
 }
 
 // LogConfig configures structured logs.
@@ -237,7 +241,7 @@ func DefaultConfig() Config {
 			},
 		},
 		Extract:    defaultExtractConfig(),
-		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second},
+		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second, PurgeInterval: time.Minute},
 		Connectors: defaultConnectorsConfig(),
 		Notifier:   notifier.DefaultConfig(),
 		Policy:     policy.DefaultConfig(),
@@ -326,6 +330,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Pipeline.ShutdownTimeout <= 0 {
 		bad("pipeline.shutdown_timeout", "must be positive")
+	}
+	if c.Pipeline.PurgeInterval <= 0 {
+		bad("pipeline.purge_interval", "must be positive")
 	}
 	errs = append(errs, c.Connectors.validate(os.Getenv, os.ReadFile)...)
 	errs = append(errs, c.NATS.validate(os.Getenv, os.ReadFile)...)

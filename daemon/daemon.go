@@ -240,7 +240,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
 		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: max(1, cfg.Pipeline.InFlightBytes/int64(cfg.Pipeline.Workers)),
 		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
-		m: newPipelineMetrics(d.reg), obs: []Observer{pol},
+		m: newPipelineMetrics(d.reg), obs: []Observer{pol}, holds: pol, marker: eng.Store,
 	}
 	var (
 		wg       sync.WaitGroup
@@ -296,6 +296,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		polSched.Run(runCtx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.purgeEvery(runCtx, cfg.Pipeline.PurgeInterval)
 	}()
 	// The dispatcher stops with the rest; deliveries it has not sent stay
 	// in the outbox for the next start.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,18 @@ type remover interface {
 	Remove(ctx context.Context, key, versionID string) ([]index.DocID, error)
 }
 
+// holdKeeper tells which object versions a legal hold keeps in the index
+// when their source deletes them, and marks them so.
+type holdKeeper interface {
+	HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error)
+}
+
+// sourceDeletionMarker records held documents deleted at their source.
+type sourceDeletionMarker interface {
+	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
+	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
+}
+
 // ingester is what the pipeline needs to index objects: ingestion in its
 // two halves, so that an object read only in part is not committed.
 type ingester interface {
@@ -56,6 +69,8 @@ type pipeline struct {
 	ing      ingester
 	led      ledger
 	rm       remover
+	holds    holdKeeper           // nil: nothing is kept
+	marker   sourceDeletionMarker // with holds
 	obs      []Observer
 	workers  int
 	budget   *semaphore.Weighted // bytes of objects in flight (PipelineConfig.InFlightBytes)
@@ -403,20 +418,134 @@ func (p *pipeline) committed(ctx context.Context, idem string) ([]index.DocID, e
 }
 
 func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
-	vid := ev.VersionID
+	key, vid := docKey(ev), ev.VersionID
 	if ev.DeleteMarker {
 		vid = "" // the marker hides every version of the key
 	}
-	unlock := p.keys.lock(docKey(ev))
-	ids, err := p.rm.Remove(ctx, docKey(ev), vid)
-	unlock()
+	unlock := p.keys.lock(key)
+	defer unlock()
+	ids, kept, err := p.removeUnheld(ctx, ev, key, vid)
 	if err != nil {
 		return &connectors.Error{Op: "remove", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 	}
 	p.m.removed.WithLabelValues(ev.Source).Inc()
-	log.Debug("removed from index", "documents", len(ids))
+	if kept > 0 {
+		log.Info("deleted at source but kept under legal hold", "kept", kept, "removed", len(ids))
+	} else {
+		log.Debug("removed from index", "documents", len(ids))
+	}
 	for _, o := range p.obs {
 		o.Removed(ctx, ev, ids)
 	}
 	return nil
+}
+
+// removeUnheld removes the versions of key that ev deletes (vid alone, or
+// every version when vid is empty), except those an active legal hold
+// covers: those stay indexed, in their matters, marked deleted at source
+// with when and by which event, until the holds are released (see
+// purgeReleased). It returns the documents removed and how many versions
+// were newly kept (a version marked already keeps its first mark).
+func (p *pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, vid string) (removed []index.DocID, kept int, err error) {
+	if p.holds == nil {
+		removed, err = p.rm.Remove(ctx, key, vid)
+		return removed, 0, err
+	}
+	recs, err := p.led.Lookup(ctx, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	var held []index.DocID
+	var free []*index.Record
+	for _, r := range recs {
+		if r.Key != key || r.Parent != 0 || (vid != "" && r.VersionID != vid) {
+			continue
+		}
+		matters, err := p.holds.HoldingMatters(ctx, key, r.VersionID)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(matters) > 0 {
+			held = append(held, r.ID)
+		} else {
+			free = append(free, r)
+		}
+	}
+	if len(held) == 0 {
+		removed, err = p.rm.Remove(ctx, key, vid)
+		return removed, 0, err
+	}
+	newly, err := p.marker.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, r := range free {
+		ids, err := p.rm.Remove(ctx, key, r.VersionID)
+		if err != nil {
+			return removed, newly, err
+		}
+		removed = append(removed, ids...)
+	}
+	return removed, newly, nil
+}
+
+// describeRemoval names the event that deleted an object at its source,
+// for reviewers and the audit.
+func describeRemoval(ev connectors.Event) string {
+	what := "deletion"
+	if ev.DeleteMarker {
+		what = "delete marker"
+	}
+	if ev.VersionID != "" {
+		what += " " + ev.VersionID
+	}
+	return fmt.Sprintf("%s of %s from %s", what, ev.Key, ev.Source)
+}
+
+// purgeReleased removes from the index the documents kept after their
+// source deleted them once no active hold covers them any more. It runs
+// periodically: a release is thus followed by the deletion the hold had
+// held back, at the latest one interval later.
+func (p *pipeline) purgeReleased(ctx context.Context) error {
+	if p.holds == nil {
+		return nil
+	}
+	var free []*index.Record
+	err := p.marker.DeletedAtSource(ctx, func(r *index.Record) error {
+		matters, err := p.holds.HoldingMatters(ctx, r.Key, r.VersionID)
+		if err == nil && len(matters) == 0 {
+			free = append(free, r)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("purge documents released from holds: %w", err)
+	}
+	for _, r := range free {
+		unlock := p.keys.lock(r.Key)
+		ids, err := p.rm.Remove(ctx, r.Key, r.VersionID)
+		unlock()
+		if err != nil {
+			return fmt.Errorf("purge document %d released from holds: %w", r.ID, err)
+		}
+		p.logger.Info("removed a document deleted at source now that no hold keeps it", "key", r.Key, "version", r.VersionID,
+			"deleted_at_source", r.Meta[index.MetaDeletedAtSource], "by", r.Meta[index.MetaDeletedAtSourceEvent], "documents", len(ids))
+	}
+	return nil
+}
+
+// purgeEvery runs purgeReleased every interval until ctx is done.
+func (p *pipeline) purgeEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := p.purgeReleased(ctx); err != nil && ctx.Err() == nil {
+				p.logger.Error("purge documents released from holds; trying again later", "err", err)
+			}
+		}
+	}
 }
