@@ -22,6 +22,7 @@ import (
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/dirlock"
 	"github.com/simdex/simdex/notifier"
 	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
 	"github.com/simdex/simdex/policy"
@@ -89,6 +90,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
 	}
+	// Before anything opens a store: a second daemon in the same
+	// directory must not touch the embedded JetStream store or the index.
+	lock, err := dirlock.Acquire(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	natsURL := cfg.NATS.URL
 	natsAuth, err := cfg.NATS.clientOptions(os.Getenv, os.ReadFile)
 	if err != nil {
@@ -241,6 +249,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: max(1, cfg.Pipeline.InFlightBytes/int64(cfg.Pipeline.Workers)),
 		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
 		m: newPipelineMetrics(d.reg), obs: []Observer{pol}, holds: pol, marker: eng.Store,
+		progress: newProgressLog(d.logger.With("component", "pipeline"), time.Now),
 	}
 	var (
 		wg       sync.WaitGroup

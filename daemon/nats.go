@@ -58,7 +58,9 @@ func (e *embeddedNATS) Shutdown() {
 // natsLogger routes the server's logs to slog.
 type natsLogger struct{ logger *slog.Logger }
 
-func (l *natsLogger) Noticef(format string, v ...any) { l.logger.Info(fmt.Sprintf(format, v...)) }
+// Noticef logs at debug: the server's notices (its banner, its listen
+// addresses) say nothing the daemon's own start-up lines do not.
+func (l *natsLogger) Noticef(format string, v ...any) { l.logger.Debug(fmt.Sprintf(format, v...)) }
 func (l *natsLogger) Warnf(format string, v ...any)   { l.logger.Warn(fmt.Sprintf(format, v...)) }
 func (l *natsLogger) Fatalf(format string, v ...any)  { l.logger.Error(fmt.Sprintf(format, v...)) }
 func (l *natsLogger) Errorf(format string, v ...any)  { l.logger.Error(fmt.Sprintf(format, v...)) }

@@ -80,7 +80,8 @@ type pipeline struct {
 	shutdown time.Duration       // how long in-flight work may take after stop
 	logger   *slog.Logger
 	m        *pipelineMetrics
-	keys     keyLocks // one event of a key commits at a time
+	keys     keyLocks     // one event of a key commits at a time
+	progress *progressLog // nil: nothing logged per object
 }
 
 // keyLocks serialises the commits of events of one key: striped mutexes,
@@ -316,6 +317,9 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 			ids = append(ids, r.ID)
 		}
 	}
+	if p.progress != nil {
+		p.progress.indexed(ev.Source, ev.Key, ev.Size, len(ids))
+	}
 	return p.observe(ctx, ev, ids)
 }
 
@@ -534,14 +538,21 @@ func (p *pipeline) purgeReleased(ctx context.Context) error {
 	return nil
 }
 
-// purgeEvery runs purgeReleased every interval until ctx is done.
+// purgeEvery runs purgeReleased every interval until ctx is done, and
+// logs the progress summary every 10 seconds.
 func (p *pipeline) purgeEvery(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	summary := time.NewTicker(10 * time.Second)
+	defer summary.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-summary.C:
+			if p.progress != nil {
+				p.progress.flush()
+			}
 		case <-t.C:
 			if err := p.purgeReleased(ctx); err != nil && ctx.Err() == nil {
 				p.logger.Error("purge documents released from holds; trying again later", "err", err)
