@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -441,10 +442,12 @@ func Load(path string, environ []string) (Config, error) {
 			return Config{}, fmt.Errorf("read config %s: %w", path, err)
 		}
 	}
+	fromEnv := map[string]string{} // key -> the variable that set it
 	for _, k := range keys {
 		name := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(k.name, ".", "_"))
 		if val, ok := env[name]; ok {
 			v.Set(k.name, val)
+			fromEnv[k.name] = name
 		}
 	}
 	var c Config
@@ -453,12 +456,46 @@ func Load(path string, environ []string) (Config, error) {
 		yamlListHook,
 		mapstructure.StringToSliceHookFunc(","),
 	))); err != nil {
-		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, orDefault(path, "environment"), err)
+		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, orDefault(path, "environment"), explainDecodeError(err, fromEnv))
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", orDefault(path, "configuration"), err)
 	}
 	return c, nil
+}
+
+// decodeKey finds the key a decoding error line starts with.
+var decodeKey = regexp.MustCompile(`^'([^']*)' (.*)$`)
+
+// explainDecodeError rewrites mapstructure's error, one line per problem,
+// in the words of the configuration: the YAML key, and the SIMDEX_…
+// variable when the value came from the environment; never a Go type.
+func explainDecodeError(err error, fromEnv map[string]string) string {
+	var out []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "decoding failed") {
+			continue
+		}
+		m := decodeKey.FindStringSubmatch(line)
+		switch {
+		case m == nil:
+			out = append(out, "  "+line)
+		case strings.HasPrefix(m[2], "has invalid keys: "):
+			unknown := strings.TrimPrefix(m[2], "has invalid keys: ")
+			if m[1] != "" && !strings.Contains(m[1], ".Config") {
+				unknown = m[1] + ": " + unknown
+			}
+			out = append(out, "  unknown keys: "+unknown)
+		default:
+			key, msg := m[1], m[2]
+			if name, ok := fromEnv[key]; ok {
+				key += " (from " + name + ")"
+			}
+			out = append(out, "  "+key+": "+msg)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // LoadFromEnvironment is Load with the process environment.
