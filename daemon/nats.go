@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // embeddedNATS runs the in-process NATS server of the embedded default:
@@ -21,8 +22,13 @@ type embeddedNATS struct {
 }
 
 func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*embeddedNATS, error) {
+	// The server keeps only a bcrypt hash of the password.
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, fmt.Errorf("start embedded NATS: hash its password: %w", err)
+	}
 	opts := &server.Options{
-		Users:              []*server.User{{Username: EmbeddedNATSUser, Password: password}},
+		Users:              []*server.User{{Username: EmbeddedNATSUser, Password: string(hash)}},
 		ServerName:         "simdex-embedded",
 		Host:               "127.0.0.1",
 		Port:               server.RANDOM_PORT,
