@@ -113,6 +113,7 @@ func TestExternalNATSAuthentication(t *testing.T) {
 		waitFor(t, 10*time.Second, "the daemon's connection", func() bool { return ns.NumClients() > 0 })
 
 		t.Setenv("TEST_NATS_PASSWORD", "wrong")
+		cfg.DataDir = t.TempDir() // the first daemon holds its own
 		d, err := New(cfg, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
