@@ -170,7 +170,7 @@ func (x *pstReader) folder(nid uint32, path string, depth int) {
 		return
 	}
 	if x.seen[nid] || depth > pstMaxFolderDepth {
-		p.fail("read folder "+path, errPSTMalformed("folder %#x is its own ancestor or nested deeper than %d", nid, pstMaxFolderDepth))
+		p.fail("read folder "+folderName(path), errPSTMalformed("folder %#x is its own ancestor or nested deeper than %d", nid, pstMaxFolderDepth))
 		return
 	}
 	x.seen[nid] = true
@@ -180,7 +180,7 @@ func (x *pstReader) folder(nid uint32, path string, depth int) {
 	}
 	t, ok, err := x.f.table(nid&^0x1F|0x0D, x.limit)
 	if err != nil {
-		p.fail("read folder "+path, err)
+		p.fail("read folder "+folderName(path), err)
 		return
 	}
 	if !ok {
@@ -199,7 +199,7 @@ func (x *pstReader) folder(nid uint32, path string, depth int) {
 		return nil
 	})
 	if err != nil {
-		p.fail("read folder "+path, err)
+		p.fail("read folder "+folderName(path), err)
 	}
 	for _, s := range subs {
 		x.folder(s.nid, x.subPath(path, s.nid, s.name), depth+1)
@@ -226,7 +226,7 @@ func (x *pstReader) contents(nid uint32, path string) bool {
 	p := x.p
 	t, ok, err := x.f.table(nid&^0x1F|0x0E, x.limit)
 	if err != nil {
-		p.fail("read folder "+path, err)
+		p.fail("read folder "+folderName(path), err)
 		return true
 	}
 	if !ok {
@@ -240,7 +240,7 @@ func (x *pstReader) contents(nid uint32, path string) bool {
 		return nil
 	})
 	if err != nil {
-		p.fail("read folder "+path, err)
+		p.fail("read folder "+folderName(path), err)
 	}
 	for _, id := range ids {
 		if !p.admit() {

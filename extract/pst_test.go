@@ -1,0 +1,381 @@
+package extract
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// outlookDir holds the Outlook fixtures of the shared corpus.
+const outlookDir = "../../shared/corpora/outlook"
+
+func pstFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(outlookDir, name))
+	if err != nil {
+		t.Fatalf("the outlook corpus is required: %v", err)
+	}
+	return data
+}
+
+func newPSTExtractor(t testing.TB, lim Limits, dir string) *Extractor {
+	t.Helper()
+	x, err := New(Options{Limits: lim, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// oracleItem is what readpst wrote for one item.
+type oracleItem struct{ subject, text string }
+
+// readOracle reads testdata/pst/NAME: per folder, the items in readpst's
+// order, their subject and text as the EML path extracts them (the
+// DESCRIPTION of an .ics).
+func readOracle(t *testing.T, x *Extractor, name string) map[string][]oracleItem {
+	t.Helper()
+	root := filepath.Join("testdata", "pst", name)
+	out := make(map[string][]oracleItem)
+	err := filepath.WalkDir(root, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		folder, _ := filepath.Rel(root, filepath.Dir(path))
+		n, _ := strconv.Atoi(strings.TrimSuffix(e.Name(), filepath.Ext(e.Name())))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var it oracleItem
+		if filepath.Ext(path) == ".ics" {
+			it = icsItem(data)
+		} else {
+			d := extractBytes(t, x, e.Name(), "", data)
+			it = oracleItem{d.Meta.Subject, d.Text}
+		}
+		items := out[filepath.ToSlash(folder)]
+		for len(items) < n {
+			items = append(items, oracleItem{})
+		}
+		items[n-1] = it
+		out[filepath.ToSlash(folder)] = items
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// icsItem reads the SUMMARY and DESCRIPTION of a readpst .ics.
+func icsItem(data []byte) oracleItem {
+	var it oracleItem
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	unescape := strings.NewReplacer(`\n`, "\n", `\,`, ",", `\;`, ";", `\\`, `\`)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		switch k {
+		case "SUMMARY":
+			it.subject = unescape.Replace(v)
+		case "DESCRIPTION":
+			it.text = unescape.Replace(v)
+		}
+	}
+	return it
+}
+
+// TestPSTOracle checks that every item readpst finds in the fixtures is a
+// child with the same subject and text, in the same folder and order, and
+// that there is nothing more.
+func TestPSTOracle(t *testing.T) {
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	for _, name := range []string{"support", "32-bit"} {
+		t.Run(name, func(t *testing.T) {
+			want := readOracle(t, x, name)
+			d := extractBytes(t, x, name+".pst", "", pstFixture(t, name+".pst"))
+			if d.Err != nil || d.MediaType != mediaPST {
+				t.Fatalf("mailbox: %s, %v", d.MediaType, d.Err)
+			}
+			got := make(map[string][]oracleItem)
+			for _, c := range d.Children {
+				if c.Err != nil || c.MediaType != mediaOutlook {
+					t.Errorf("%s: %s, %v", c.Name, c.MediaType, c.Err)
+				}
+				folder := c.Meta.Extra["folder"]
+				if !strings.HasPrefix(c.Name, folder+"/") {
+					t.Errorf("%s: not named under its folder %q", c.Name, folder)
+				}
+				got[folder] = append(got[folder], oracleItem{c.Meta.Subject, strings.TrimRight(c.Text, "\n")})
+			}
+			for folder, items := range want {
+				if len(got[folder]) != len(items) {
+					t.Errorf("%s: %d items, readpst finds %d", folder, len(got[folder]), len(items))
+					continue
+				}
+				for i, w := range items {
+					g := got[folder][i]
+					if g.subject != w.subject || g.text != strings.TrimRight(w.text, "\n") {
+						t.Errorf("%s #%d:\n got %q\n%s\nwant %q\n%s", folder, i+1, g.subject, g.text, w.subject, w.text)
+					}
+				}
+			}
+			for folder := range got {
+				if _, ok := want[folder]; !ok {
+					t.Errorf("%s: %d items readpst does not find", folder, len(got[folder]))
+				}
+			}
+		})
+	}
+}
+
+// TestPSTLikeEML checks that an item's metadata is what its EML gives.
+func TestPSTLikeEML(t *testing.T) {
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	d := extractBytes(t, x, "support.pst", "", pstFixture(t, "support.pst"))
+	byID := make(map[string]*Document)
+	for _, c := range d.Children {
+		byID[c.Meta.MessageID] = c
+	}
+	for _, f := range []string{"Drafts/4.eml", "Sent Messages/11.eml", "Sent Messages/6.eml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "pst", "support", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := extractBytes(t, x, "m.eml", "", data)
+		c := byID[e.Meta.MessageID]
+		if c == nil {
+			t.Fatalf("%s: no item with Message-ID %s", f, e.Meta.MessageID)
+		}
+		if c.Meta.From != e.Meta.From || !slices.Equal(c.Meta.To, e.Meta.To) || !c.Meta.Date.Equal(e.Meta.Date) ||
+			c.Meta.Subject != e.Meta.Subject || c.Meta.Extra["bcc"] != e.Meta.Extra["bcc"] {
+			t.Errorf("%s:\n pst %+v\n eml %+v", f, c.Meta, e.Meta)
+		}
+		if c.Text != e.Text {
+			t.Errorf("%s: text differs:\n pst %q\n eml %q", f, c.Text, e.Text)
+		}
+	}
+	att := find(d, func(c *Document) bool { return c.Name == "support@hackingteam.it.asc" })
+	if att == nil || !strings.Contains(att.Text, "BEGIN PGP PUBLIC KEY BLOCK") || len(att.Path) != 3 {
+		t.Fatalf("attachment of Sent Messages/6: %+v", att)
+	}
+}
+
+// TestPSTCalendar checks the calendar item of the ANSI fixture.
+func TestPSTCalendar(t *testing.T) {
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	d := extractBytes(t, x, "32-bit.pst", "", pstFixture(t, "32-bit.pst"))
+	if len(d.Children) != 1 {
+		t.Fatalf("%d items", len(d.Children))
+	}
+	c := d.Children[0]
+	if c.Name != "Calendar/Updated: Olympus training for new hires" || c.Meta.Extra["message class"] != "IPM.Appointment" {
+		t.Errorf("item %q, class %q", c.Name, c.Meta.Extra["message class"])
+	}
+	if c.Meta.Extra["start"] != "2004-08-19T18:30:00Z" || c.Meta.Extra["end"] != "2004-08-19T19:30:00Z" {
+		t.Errorf("start %q, end %q", c.Meta.Extra["start"], c.Meta.Extra["end"])
+	}
+}
+
+// TestPSTNested checks a mailbox attached to a message and the limits
+// that apply below it.
+func TestPSTNested(t *testing.T) {
+	pst := pstFixture(t, "32-bit.pst")
+	eml := makeEML("mailbox attached", "see the mailbox", attachment{"old.pst", "application/octet-stream", pst})
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	d := extractBytes(t, x, "m.eml", "", eml)
+	item := find(d, func(c *Document) bool { return strings.HasPrefix(c.Name, "Calendar/") })
+	if item == nil || !slices.Equal(item.Path, []string{"m.eml", "old.pst", "Calendar/Updated: Olympus training for new hires"}) {
+		t.Fatalf("nested item: %+v", item)
+	}
+	lim := DefaultLimits()
+	lim.MaxDepth = 1
+	d = extractBytes(t, newPSTExtractor(t, lim, t.TempDir()), "m.eml", "", eml)
+	if box := find(d, func(c *Document) bool { return c.Name == "old.pst" }); box == nil || !errors.Is(box.Err, ErrTooDeep) {
+		t.Fatalf("mailbox at the depth limit: %+v", box)
+	}
+	lim = DefaultLimits()
+	lim.MaxChildren = 3
+	d = extractBytes(t, newPSTExtractor(t, lim, t.TempDir()), "support.pst", "", pstFixture(t, "support.pst"))
+	if !errors.Is(d.Err, ErrTooManyChildren) || len(d.Children) != 3 {
+		t.Fatalf("MaxChildren 3: %d children, %v", len(d.Children), d.Err)
+	}
+}
+
+// patch returns a copy of data with b written at off.
+func patch(data []byte, off int, b ...byte) []byte {
+	out := bytes.Clone(data)
+	copy(out[off:], b)
+	return out
+}
+
+// TestPSTBadInput checks damaged and encrypted mailboxes: each is an
+// error wrapping a sentinel, with the folder reached, and no panic.
+func TestPSTBadInput(t *testing.T) {
+	uni, ansi := pstFixture(t, "support.pst"), pstFixture(t, "32-bit.pst")
+	le64 := func(v uint64) []byte {
+		b := make([]byte, 8)
+		for i := range b {
+			b[i] = byte(v >> (8 * i))
+		}
+		return b
+	}
+	nbt := int(le64Of(uni[224:]))
+	for _, tc := range []struct {
+		name string
+		data []byte
+		err  error
+		op   string // substring of the error's Op
+	}{
+		{"header only", uni[:512], ErrMalformed, "open"},
+		{"truncated mailbox", uni[:len(uni)/2], ErrMalformed, ""},
+		{"truncated ansi", ansi[:40000], ErrMalformed, ""},
+		{"cyclic encryption", patch(uni, 513, 2), ErrEncrypted, "open"},
+		{"unknown encryption", patch(ansi, 461, 0x10), ErrEncrypted, "open"},
+		{"unknown version", patch(uni, 10, 99, 0), ErrMalformed, "open"},
+		{"4k OST", patch(uni, 10, 36, 0), ErrUnsupported, "open"},
+		{"node b-tree past the end", patch(uni, 224, le64(1<<40)...), ErrMalformed, "message store"},
+		{"node b-tree cycle", patch(uni, nbt+16, le64(uint64(nbt))...), ErrMalformed, "message store"},
+		{"node b-tree on a block page", patch(uni, 224, uni[240:248]...), ErrMalformed, "message store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := extractBytes(t, newPSTExtractor(t, DefaultLimits(), t.TempDir()), "bad.pst", "", tc.data)
+			var xe *Error
+			if !errors.Is(d.Err, tc.err) || !errors.As(d.Err, &xe) || !strings.Contains(xe.Op, tc.op) {
+				t.Fatalf("error %v, want %v in %q", d.Err, tc.err, tc.op)
+			}
+			checkInvariants(t, d, DefaultLimits(), 0)
+		})
+	}
+}
+
+func le64Of(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+// TestPSTTruncations cuts the fixtures everywhere: never a panic, and a
+// cut mailbox is an error wrapping a sentinel that names what was read.
+func TestPSTTruncations(t *testing.T) {
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	for _, name := range []string{"32-bit.pst", "support.pst"} {
+		data := pstFixture(t, name)
+		for cut := 0; cut < len(data); cut += len(data)/97 + 1 {
+			d := extractBytes(t, x, name, "", data[:cut])
+			checkInvariants(t, d, DefaultLimits(), 0)
+			if cut >= 4 && d.Err == nil && find(d, func(c *Document) bool { return c.Err != nil }) == nil && cut < len(data)/2 {
+				t.Errorf("%s cut at %d: no error anywhere", name, cut)
+			}
+		}
+	}
+}
+
+// onlyReader hides every method but Read, as a network body does.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// TestPSTSpool checks that a mailbox read from a stream is spooled to a
+// private directory that is removed afterwards, with the same result as
+// in place, and bounded by MaxSpoolSize rather than MaxObjectSize.
+func TestPSTSpool(t *testing.T) {
+	data := pstFixture(t, "support.pst")
+	dir := t.TempDir()
+	lim := DefaultLimits()
+	lim.MaxObjectSize = 64 << 10 // far smaller than the mailbox
+	x := newPSTExtractor(t, lim, dir)
+	inPlace := extractBytes(t, x, "support.pst", "", data)
+	streamed, err := x.Extract(context.Background(), Object{Name: "support.pst", Reader: onlyReader{bytes.NewReader(data)}})
+	if err != nil || inPlace.Err != nil {
+		t.Fatalf("streamed %v, in place %v", err, inPlace.Err)
+	}
+	if streamed.SHA256 != inPlace.SHA256 || streamed.Size != int64(len(data)) || count(streamed) != count(inPlace) || count(streamed) != 20 {
+		t.Fatalf("streamed %x %d bytes %d docs, in place %x %d docs", streamed.SHA256, streamed.Size, count(streamed), inPlace.SHA256, count(inPlace))
+	}
+	f, err := os.Open(filepath.Join(outlookDir, "support.pst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fromFile, err := x.Extract(context.Background(), Object{Name: "support.pst", Reader: f})
+	if err != nil || fromFile.SHA256 != inPlace.SHA256 || count(fromFile) != 20 {
+		t.Fatalf("from file: %v, %d docs", err, count(fromFile))
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("spool left %v", left)
+	}
+	lim.MaxSpoolSize = 512 << 10
+	small := newPSTExtractor(t, lim, dir)
+	for _, r := range []io.Reader{bytes.NewReader(data), onlyReader{bytes.NewReader(data)}} {
+		d, err := small.Extract(context.Background(), Object{Name: "support.pst", Reader: r})
+		if !errors.Is(err, ErrTooLarge) || d.Meta.Extra["truncated"] != "true" {
+			t.Fatalf("MaxSpoolSize 512 KiB: %v", err)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("spool left %v", left)
+	}
+}
+
+// TestSpoolPrivate checks the spool's directory and file modes.
+func TestSpoolPrivate(t *testing.T) {
+	sp, err := newSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.remove()
+	di, err := os.Stat(sp.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := sp.f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if di.Mode().Perm() != 0o700 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("spool modes %v %v", di.Mode(), fi.Mode())
+	}
+	if _, err := newSpool(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("spool in a missing directory")
+	}
+}
+
+// TestPSTFolderReached checks that damage inside a mailbox is reported
+// with the folder it was found in, and spares what it does not touch.
+func TestPSTFolderReached(t *testing.T) {
+	data := pstFixture(t, "support.pst")
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	// Zeroes over the Sent Messages tables: its items are lost, not the
+	// six drafts before it.
+	d := extractBytes(t, x, "s.pst", "", patch(data, 700000, make([]byte, 200000)...))
+	var xe *Error
+	if !errors.As(d.Err, &xe) || xe.Op != "read folder Sent Messages" || !errors.Is(d.Err, ErrMalformed) || len(d.Children) != 6 {
+		t.Fatalf("tables zeroed: %v, %d children", d.Err, len(d.Children))
+	}
+	// Zeroes over a node b-tree page: each item it indexes is a child
+	// with its error and its folder.
+	d = extractBytes(t, x, "s.pst", "", patch(data, 400000, make([]byte, 300000)...))
+	failed := 0
+	for _, c := range d.Children {
+		if c.Err != nil {
+			failed++
+			if !errors.As(c.Err, &xe) || xe.Op != "read item in Sent Messages" || !strings.HasPrefix(c.Name, "Sent Messages/") {
+				t.Errorf("%s: %v", c.Name, c.Err)
+			}
+		}
+	}
+	if failed == 0 || len(d.Children) != 17 {
+		t.Fatalf("%d of %d items failed", failed, len(d.Children))
+	}
+}
