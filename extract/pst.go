@@ -507,6 +507,8 @@ func (x *pstReader) body(c *parser, o *pstObject, props map[uint16]pstProp) {
 			b = []byte(pstString(ptUnicode, b, 0))
 		}
 		html, _ := htmlToUTF8(b, "text/html; charset="+charsetOf(cp))
+		// htmlToUTF8 trusts a declared UTF-8 even when the bytes are not.
+		html = bytes.ToValidUTF8(html, []byte("\uFFFD"))
 		var ignore Metadata
 		if err := htmlText(c, html, &ignore); err != nil {
 			c.fail("read html body", err)

@@ -104,8 +104,13 @@ func (h *pstHeap) bth(hid uint32, fn func(key, data []byte) error) (keySize, dat
 	if keySize == 0 || dataSize == 0 || levels > pstMaxBTreeDepth {
 		return 0, 0, errPSTMalformed("b-tree-on-heap with keys of %d, data of %d bytes, %d levels", keySize, dataSize, levels)
 	}
+	seen := make(map[uint32]bool)
 	var walk func(hid uint32, level int) error
 	walk = func(hid uint32, level int) error {
+		if seen[hid] {
+			return errPSTMalformed("b-tree-on-heap record %#x reached twice", hid)
+		}
+		seen[hid] = true
 		recs, err := h.get(hid)
 		if err != nil {
 			return err

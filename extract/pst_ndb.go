@@ -22,7 +22,7 @@ const (
 	pstPageCache     = 256     // B-tree pages kept (512 bytes each)
 	pstMaxBlock      = 8192    // largest block of a 512-byte-page file
 	pstMaxSubnodes   = 1 << 16 // subnode entries of one node
-	pstMaxBlocks     = 1 << 18 // data blocks of one node
+	pstMaxBlocks     = 1 << 16 // data blocks of one node
 )
 
 // pstCryptPermute is mpbbI of [MS-PST] 5.1, the table that decodes blocks
@@ -289,8 +289,13 @@ func (f *pstFile) block(bid uint64) ([]byte, error) {
 func (f *pstFile) data(bid uint64, limit int64) ([][]byte, error) {
 	var out [][]byte
 	var total int64
+	seen := make(map[uint64]bool)
 	var walk func(bid uint64, level int) error
 	walk = func(bid uint64, level int) error {
+		if seen[bid&^1] {
+			return errPSTMalformed("block %#x reached twice in one data tree", bid)
+		}
+		seen[bid&^1] = true
 		b, err := f.block(bid)
 		if err != nil {
 			return err

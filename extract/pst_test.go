@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -377,5 +378,64 @@ func TestPSTFolderReached(t *testing.T) {
 	}
 	if failed == 0 || len(d.Children) != 17 {
 		t.Fatalf("%d of %d items failed", failed, len(d.Children))
+	}
+}
+
+// TestDecompressRTF checks the example of [MS-OXRTFCP] 4.1 and a stored
+// ("MELA") stream.
+func TestDecompressRTF(t *testing.T) {
+	lzfu := []byte{0x2d, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00, 0x00, 0x4c, 0x5a, 0x46, 0x75, 0xf1, 0xc5, 0xc7, 0xa7,
+		0x03, 0x00, 0x0a, 0x00, 0x72, 0x63, 0x70, 0x67, 0x31, 0x32, 0x35, 0x42, 0x32, 0x0a, 0xf3, 0x20,
+		0x68, 0x65, 0x6c, 0x09, 0x00, 0x20, 0x62, 0x77, 0x05, 0xb0, 0x6c, 0x64, 0x7d, 0x0a, 0x80, 0x0f, 0xa0}
+	want := "{\\rtf1\\ansi\\ansicpg1252\\pard hello world}\r\n"
+	if got, err := decompressRTF(lzfu, 1<<20); err != nil || string(got) != want {
+		t.Fatalf("LZFu: %q, %v", got, err)
+	}
+	if got, _ := decompressRTF(lzfu, 10); string(got) != want[:10] {
+		t.Fatalf("LZFu limited to 10 bytes: %q", got)
+	}
+	mela := append([]byte{0x14, 0, 0, 0, 4, 0, 0, 0, 'M', 'E', 'L', 'A', 0, 0, 0, 0}, "{\\rt"...)
+	if got, err := decompressRTF(mela, 1<<20); err != nil || string(got) != "{\\rt" {
+		t.Fatalf("MELA: %q, %v", got, err)
+	}
+	for _, bad := range [][]byte{lzfu[:10], append(bytes.Clone(lzfu[:8]), "XXXX0000"...)} {
+		if _, err := decompressRTF(bad, 1<<20); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%q: %v", bad, err)
+		}
+	}
+}
+
+// zeros reads n zero bytes.
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.n <= 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), z.n)]
+	clear(p)
+	z.n -= int64(len(p))
+	return len(p), nil
+}
+
+// TestPSTSpoolMemory streams a 65 MiB mailbox (the fixture followed by
+// free space) and checks that the heap allocated while extracting it is a
+// small fraction of its size: it is spooled, not read into memory.
+func TestPSTSpoolMemory(t *testing.T) {
+	const pad = 64 << 20
+	data := pstFixture(t, "support.pst")
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	d, err := x.Extract(context.Background(), Object{Name: "big.pst", Reader: onlyReader{io.MultiReader(bytes.NewReader(data), &zeros{pad})}})
+	runtime.ReadMemStats(&after)
+	if err != nil || count(d) != 20 || d.Size != int64(len(data))+pad {
+		t.Fatalf("%v, %d documents, %d bytes", err, count(d), d.Size)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 24<<20 {
+		t.Fatalf("extracting a %d MiB mailbox allocated %d MiB", (len(data)+pad)>>20, alloc>>20)
+	} else {
+		t.Logf("extracting a %d MiB mailbox allocated %.1f MiB", (len(data)+pad)>>20, float64(alloc)/(1<<20))
 	}
 }

@@ -217,7 +217,8 @@ func (x *Extractor) extractAt(ctx context.Context, obj Object, path []string, ra
 // hashAt hashes the size bytes of ra into sum.
 func hashAt(ctx context.Context, ra io.ReaderAt, size int64, sum *[32]byte) error {
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, ctxReader{ctx, io.NewSectionReader(ra, 0, size)}, make([]byte, spoolBuffer)); err != nil {
+	buf := make([]byte, min(max(size, 512), spoolBuffer))
+	if _, err := io.CopyBuffer(h, ctxReader{ctx, io.NewSectionReader(ra, 0, size)}, buf); err != nil {
 		return fmt.Errorf("hash mailbox: %w", err)
 	}
 	h.Sum(sum[:0])
