@@ -313,6 +313,10 @@ func TestPSTSpool(t *testing.T) {
 	if err != nil || fromFile.SHA256 != inPlace.SHA256 || count(fromFile) != 20 {
 		t.Fatalf("from file: %v, %d docs", err, count(fromFile))
 	}
+	fromBuffer, err := x.Extract(context.Background(), Object{Name: "support.pst", Reader: bytes.NewBuffer(data)})
+	if err != nil || fromBuffer.SHA256 != inPlace.SHA256 || count(fromBuffer) != 20 {
+		t.Fatalf("from a buffer: %v, %d docs", err, count(fromBuffer))
+	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("spool left %v", left)
 	}
@@ -437,5 +441,22 @@ func TestPSTSpoolMemory(t *testing.T) {
 		t.Fatalf("extracting a %d MiB mailbox allocated %d MiB", (len(data)+pad)>>20, alloc>>20)
 	} else {
 		t.Logf("extracting a %d MiB mailbox allocated %.1f MiB", (len(data)+pad)>>20, float64(alloc)/(1<<20))
+	}
+}
+
+// TestMailboxPeek checks that objects that are not mailboxes read from
+// streams lose nothing to the peek at their first bytes.
+func TestMailboxPeek(t *testing.T) {
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	for _, s := range []string{"", "h", "hi!", "!BD", "!BDM is not a mailbox", "plain text of some length"} {
+		d, err := x.Extract(context.Background(), Object{Name: "a.txt", Reader: onlyReader{strings.NewReader(s)}})
+		if err != nil || d.Text != s || d.Size != int64(len(s)) {
+			t.Errorf("%q: text %q, %d bytes, %v", s, d.Text, d.Size, err)
+		}
+	}
+	broken := errors.New("connection reset")
+	d, err := x.Extract(context.Background(), Object{Name: "a.txt", Reader: onlyReader{io.MultiReader(strings.NewReader("ab"), errReader{broken})}})
+	if !errors.Is(err, broken) || d == nil {
+		t.Errorf("read error: %v", err)
 	}
 }

@@ -41,6 +41,12 @@ func (x *Extractor) mailbox(ctx context.Context, obj Object, path []string) (*Do
 		}
 		return x.extractAt(ctx, obj, path, ra, size, nil), nil
 	}
+	if b, ok := r.(interface{ Bytes() []byte }); ok { // bytes.Buffer: peek without reading
+		if !bytes.HasPrefix(b.Bytes(), magicPST) {
+			return nil, r
+		}
+		return x.extractAt(ctx, obj, path, bytes.NewReader(b.Bytes()), int64(len(b.Bytes())), nil), nil
+	}
 	head := make([]byte, len(magicPST))
 	n, err := io.ReadFull(r, head)
 	var rest io.Reader = bytes.NewReader(head[:n])
