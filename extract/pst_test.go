@@ -239,7 +239,7 @@ func TestPSTBadInput(t *testing.T) {
 		{"header only", uni[:512], ErrMalformed, "open"},
 		{"truncated mailbox", uni[:len(uni)/2], ErrMalformed, ""},
 		{"truncated ansi", ansi[:40000], ErrMalformed, ""},
-		{"cyclic encryption", patch(uni, 513, 2), ErrEncrypted, "open"},
+		{"cyclic encryption of a permuted file", patch(uni, 513, 2), ErrMalformed, ""},
 		{"unknown encryption", patch(ansi, 461, 0x10), ErrEncrypted, "open"},
 		{"unknown version", patch(uni, 10, 99, 0), ErrMalformed, "open"},
 		{"4k OST", patch(uni, 10, 36, 0), ErrUnsupported, "open"},
@@ -458,5 +458,64 @@ func TestMailboxPeek(t *testing.T) {
 	d, err := x.Extract(context.Background(), Object{Name: "a.txt", Reader: onlyReader{io.MultiReader(strings.NewReader("ab"), errReader{broken})}})
 	if !errors.Is(err, broken) || d == nil {
 		t.Errorf("read error: %v", err)
+	}
+}
+
+// toCyclic re-encodes a permute-encoded Unicode PST with cyclic
+// encryption: every data block listed in the block b-tree.
+func toCyclic(t *testing.T, data []byte) []byte {
+	out := bytes.Clone(data)
+	le := func(b []byte) int { return int(le64Of(b)) }
+	var walk func(off int)
+	walk = func(off int) {
+		pg := data[off : off+512]
+		n, size, level := int(pg[488]), int(pg[490]), int(pg[491])
+		for i := range n {
+			e := pg[i*size:]
+			if level > 0 {
+				walk(le(e[16:]))
+				continue
+			}
+			bid, ib, cb := le64Of(e), le(e[8:]), int(e[16])|int(e[17])<<8
+			if bid&2 != 0 {
+				continue
+			}
+			b := out[ib : ib+cb]
+			for k, c := range b {
+				b[k] = pstCryptPermute[c]
+			}
+			decodeCyclic(b, uint32(bid)) // its own inverse: encodes
+		}
+	}
+	walk(le(data[240:]))
+	out[513] = 2
+	return out
+}
+
+// TestPSTCyclic checks that a mailbox with cyclic ("high") encryption
+// reads as the same mailbox with permutation.
+func TestPSTCyclic(t *testing.T) {
+	data := pstFixture(t, "support.pst")
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	want := extractBytes(t, x, "support.pst", "", data)
+	got := extractBytes(t, x, "support.pst", "", toCyclic(t, data))
+	if got.Err != nil || len(got.Children) != len(want.Children) {
+		t.Fatalf("cyclic: %v, %d items", got.Err, len(got.Children))
+	}
+	for i, c := range got.Children {
+		if w := want.Children[i]; c.Name != w.Name || c.Text != w.Text || c.SHA256 != w.SHA256 {
+			t.Errorf("item %d: %q, want %q", i, c.Name, w.Name)
+		}
+	}
+	plain := bytes.Clone(data)
+	for i := range 256 {
+		plain[i] = byte(i)
+	}
+	decodeCyclic(plain[:256], 0x12345678)
+	decodeCyclic(plain[:256], 0x12345678)
+	for i := range 256 {
+		if plain[i] != byte(i) {
+			t.Fatalf("cyclic encoding is not its own inverse at %d", i)
+		}
 	}
 }
