@@ -77,7 +77,8 @@ func readOracle(t *testing.T, x *Extractor, name string) map[string][]oracleItem
 	return out
 }
 
-// icsItem reads the SUMMARY and DESCRIPTION of a readpst .ics.
+// icsItem reads the SUMMARY and DESCRIPTION of a readpst .ics, the
+// latter with its line ends as in the item's plain body.
 func icsItem(data []byte) oracleItem {
 	var it oracleItem
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -88,7 +89,7 @@ func icsItem(data []byte) oracleItem {
 		case "SUMMARY":
 			it.subject = unescape.Replace(v)
 		case "DESCRIPTION":
-			it.text = unescape.Replace(v)
+			it.text = strings.TrimRight(unescape.Replace(v), "\n") + "\n"
 		}
 	}
 	return it
@@ -115,7 +116,7 @@ func TestPSTOracle(t *testing.T) {
 				if !strings.HasPrefix(c.Name, folder+"/") {
 					t.Errorf("%s: not named under its folder %q", c.Name, folder)
 				}
-				got[folder] = append(got[folder], oracleItem{c.Meta.Subject, strings.TrimRight(c.Text, "\n")})
+				got[folder] = append(got[folder], oracleItem{c.Meta.Subject, c.Text})
 			}
 			for folder, items := range want {
 				if len(got[folder]) != len(items) {
@@ -124,7 +125,7 @@ func TestPSTOracle(t *testing.T) {
 				}
 				for i, w := range items {
 					g := got[folder][i]
-					if g.subject != w.subject || g.text != strings.TrimRight(w.text, "\n") {
+					if g.subject != w.subject || g.text != w.text {
 						t.Errorf("%s #%d:\n got %q\n%s\nwant %q\n%s", folder, i+1, g.subject, g.text, w.subject, w.text)
 					}
 				}
