@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // outlookDir holds the Outlook fixtures of the shared corpus.
@@ -518,5 +519,35 @@ func TestPSTCyclic(t *testing.T) {
 		if plain[i] != byte(i) {
 			t.Fatalf("cyclic encoding is not its own inverse at %d", i)
 		}
+	}
+}
+
+// stallingReader serves n reads, then blocks every read until ctx ends:
+// a disk or spool that stops answering.
+type stallingReader struct {
+	*bytes.Reader
+	ctx context.Context
+	n   int
+}
+
+func (s *stallingReader) ReadAt(p []byte, off int64) (int, error) {
+	if s.n--; s.n < 0 {
+		<-s.ctx.Done()
+		return 0, s.ctx.Err()
+	}
+	return s.Reader.ReadAt(p, off)
+}
+
+// TestPSTDeadline checks that a mailbox whose reads stall ends at the
+// deadline with ErrTimeout, keeping the items read before.
+func TestPSTDeadline(t *testing.T) {
+	data := pstFixture(t, "support.pst")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	x := newPSTExtractor(t, DefaultLimits(), t.TempDir())
+	r := &stallingReader{Reader: bytes.NewReader(data), ctx: ctx, n: 150}
+	d, err := x.Extract(ctx, Object{Name: "slow.pst", Reader: r})
+	if d == nil || !errors.Is(err, ErrTimeout) || len(d.Children) == 0 || len(d.Children) == 17 {
+		t.Fatalf("stalled mailbox: %v, %+v", err, d)
 	}
 }
