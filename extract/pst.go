@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"net/mail"
 	"slices"
 	"strconv"
@@ -337,10 +338,10 @@ func (x *pstReader) item(c *parser, o *pstObject, props map[uint16]pstProp) {
 func (x *pstReader) hash(c *parser, o *pstObject, props map[uint16]pstProp) {
 	h := sha256.New()
 	var hdr [8]byte
-	for _, id := range slices.Sorted(mapKeys(props)) {
+	for _, id := range slices.Sorted(maps.Keys(props)) {
 		v, err := o.value(props[id])
 		if err != nil {
-			c.fail("read property "+strconv.Itoa(int(id)), err)
+			c.fail(fmt.Sprintf("read property %#04x", id), err)
 			return
 		}
 		binary.LittleEndian.PutUint16(hdr[:], id)
@@ -351,16 +352,6 @@ func (x *pstReader) hash(c *parser, o *pstObject, props map[uint16]pstProp) {
 		c.d.Size += int64(len(v))
 	}
 	h.Sum(c.d.SHA256[:0])
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // subject returns the item's subject without its prefix marker.

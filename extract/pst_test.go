@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 )
 
 // outlookDir holds the Outlook fixtures of the shared corpus.
@@ -549,5 +550,95 @@ func TestPSTDeadline(t *testing.T) {
 	d, err := x.Extract(ctx, Object{Name: "slow.pst", Reader: r})
 	if d == nil || !errors.Is(err, ErrTimeout) || len(d.Children) == 0 || len(d.Children) == 17 {
 		t.Fatalf("stalled mailbox: %v, %+v", err, d)
+	}
+}
+
+// testProp is a property of a synthetic property context.
+type testProp struct {
+	id, typ uint16
+	val     []byte
+}
+
+func utf16le(s string) []byte {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return b
+}
+
+// makePC builds a one-block heap-on-node holding a property context of
+// props: a b-tree-on-heap header, its records, then the values too large
+// to be inline.
+func makePC(props ...testProp) *pstObject {
+	allocs := [][]byte{{0xB5, 2, 6, 0, 2 << 5, 0, 0, 0}, nil}
+	slices.SortFunc(props, func(a, b testProp) int { return int(a.id) - int(b.id) })
+	for _, p := range props {
+		rec := []byte{byte(p.id), byte(p.id >> 8), byte(p.typ), byte(p.typ >> 8), 0, 0, 0, 0}
+		if n := fixedSize(p.typ); n > 0 && n <= 4 {
+			copy(rec[4:], p.val)
+		} else {
+			allocs = append(allocs, p.val)
+			hid := uint32(len(allocs)) << 5
+			rec[4], rec[5], rec[6], rec[7] = byte(hid), byte(hid>>8), byte(hid>>16), byte(hid>>24)
+		}
+		allocs[1] = append(allocs[1], rec...)
+	}
+	b := []byte{0, 0, 0xEC, 0xBC, 1 << 5, 0, 0, 0, 0, 0, 0, 0}
+	offs := []int{len(b)}
+	for _, a := range allocs {
+		b = append(b, a...)
+		offs = append(offs, len(b))
+	}
+	pm := len(b)
+	b[0], b[1] = byte(pm), byte(pm>>8)
+	b = append(b, byte(len(allocs)), byte(len(allocs)>>8), 0, 0)
+	for _, o := range offs {
+		b = append(b, byte(o), byte(o>>8))
+	}
+	h, err := newHeap([][]byte{b})
+	if err != nil {
+		panic(err)
+	}
+	return &pstObject{heap: h, limit: 1 << 20}
+}
+
+// TestPSTItemKinds checks the text of a contact and the fields of a task
+// built as property contexts.
+func TestPSTItemKinds(t *testing.T) {
+	str := func(id uint16, s string) testProp { return testProp{id, ptUnicode, utf16le(s)} }
+	for _, tc := range []struct {
+		name  string
+		props []testProp
+		text  string
+	}{
+		{"contact", []testProp{str(pidMessageClass, "IPM.Contact"), str(pidDisplayName, "Ada Lovelace"),
+			str(0x3A16, "Analytical Engines Ltd"), str(0x3A1C, "+44 20 7946 0000"), str(pidBody, "Met at the\r\nRoyal Society.")},
+			"Name: Ada Lovelace\nCompany: Analytical Engines Ltd\nMobile phone: +44 20 7946 0000\n\nMet at the\nRoyal Society."},
+		{"task", []testProp{str(pidMessageClass, "IPM.Task"), str(pidSubject, "\x01\x04RE: Review the draft"),
+			testProp{pidBody, ptString8, []byte("Before Friday, caf\xe9 included.")}, testProp{pidMessageCodepage, ptLong, []byte{0xE4, 0x04, 0, 0}}},
+			"Before Friday, café included."},
+		{"html note", []testProp{str(pidMessageClass, "IPM.Note"), testProp{pidHTML, ptBinary, []byte("<p>Hello <b>there</b></p>")}},
+			"Hello there\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := makePC(tc.props...)
+			props, err := o.props()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			root := &parser{j: newJob(ctx, DefaultLimits()), d: &Document{Name: "box.pst", Path: []string{"box.pst"}}, text: textBuf{max: 1 << 20}}
+			x := &pstReader{p: root, limit: 1 << 20}
+			c := root.itemChild("Contacts/x")
+			x.item(c, o, props)
+			c.finishItem()
+			if c.d.Err != nil || c.d.Text != tc.text {
+				t.Fatalf("text %q, %v; want %q", c.d.Text, c.d.Err, tc.text)
+			}
+			if tc.name == "task" && c.d.Meta.Subject != "RE: Review the draft" {
+				t.Fatalf("subject %q", c.d.Meta.Subject)
+			}
+		})
 	}
 }
