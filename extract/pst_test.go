@@ -642,3 +642,18 @@ func TestPSTItemKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestPSTSpoolReadError checks that a stream failing halfway is reported
+// as the read error it is, and leaves no spool behind.
+func TestPSTSpoolReadError(t *testing.T) {
+	dir := t.TempDir()
+	broken := errors.New("connection reset")
+	r := onlyReader{io.MultiReader(bytes.NewReader(pstFixture(t, "32-bit.pst")[:5000]), errReader{broken})}
+	d, err := newPSTExtractor(t, DefaultLimits(), dir).Extract(context.Background(), Object{Name: "box.pst", Reader: r})
+	if !errors.Is(err, broken) || d.MediaType != mediaPST || d.Size != 5000 {
+		t.Fatalf("%v, %+v", err, d)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("spool left %v", left)
+	}
+}

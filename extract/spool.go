@@ -151,7 +151,7 @@ func (s *spool) fill(ctx context.Context, r io.Reader, limit int64) (int64, [32]
 	n, err := io.CopyBuffer(s.f, io.TeeReader(io.LimitReader(ctxReader{ctx, r}, limit+1), h), make([]byte, spoolBuffer))
 	switch {
 	case err != nil:
-		return n, sum, fmt.Errorf("write spool: %w", err)
+		return n, sum, fmt.Errorf("copy to spool: %w", err)
 	case n > limit:
 		return limit, sum, fmt.Errorf("%w: mailbox exceeds MaxSpoolSize (%d bytes)", ErrTooLarge, limit)
 	}
