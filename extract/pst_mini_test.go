@@ -136,7 +136,9 @@ func (m *miniPST) bytes() []byte {
 // message and a file, in a folder found through the hierarchy table.
 func TestPSTAttachedMessage(t *testing.T) {
 	str := func(id uint16, s string) testProp { return testProp{id, ptUnicode, utf16le(s)} }
-	long := func(id uint16, v uint32) testProp { return testProp{id, ptLong, binary.LittleEndian.AppendUint32(nil, v)} }
+	long := func(id uint16, v uint32) testProp {
+		return testProp{id, ptLong, binary.LittleEndian.AppendUint32(nil, v)}
+	}
 	m := newMiniPST()
 	m.node(nidMessageStore, m.block(pcHeap(str(pidDisplayName, "Mini")), false), 0)
 	m.node(nidNameToID, m.block(pcHeap(), false), 0)
