@@ -19,7 +19,8 @@ type Object struct {
 	// ContentType is the declared type; it may be wrong or empty.
 	ContentType string
 	// Reader is the content. Extract reads at most Limits.MaxObjectSize+1
-	// bytes from it and does not close it.
+	// bytes from it (a mailbox, MaxSpoolSize+1: see Limits.MaxSpoolSize)
+	// and does not close it.
 	Reader io.Reader
 }
 
