@@ -305,9 +305,11 @@ type Run struct {
 	DryRun  bool      `json:"dry_run"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended"`
-	// Documents evaluated, Due for disposition, Held (due but held or
-	// kept), Flagged (new flags), HoldMatches (new hold-match flags from
-	// the hold sweep), Errors.
+	// Documents evaluated, Due for disposition (the decisions of outcome
+	// flag), Held (due but held or kept: the decisions of outcome held or
+	// kept), Flagged (the flag decisions with no flag raised before: the
+	// flags a real run added, or a dry run would add), HoldMatches (new
+	// hold-match flags from the hold sweep), Errors.
 	Documents   int    `json:"documents"`
 	Due         int    `json:"due"`
 	Held        int    `json:"held"`
@@ -328,6 +330,10 @@ type Decision struct {
 	Outcome  Outcome  `json:"outcome"`
 	Reason   string   `json:"reason"`
 	Evidence Evidence `json:"evidence"`
+	// Flag is the id of the disposition flag an earlier run raised for
+	// this document and rule (outcome flag only); 0 when the run raises
+	// it (or, dry, would).
+	Flag int64 `json:"flag,omitempty"`
 }
 
 // Outcome of a decision.
