@@ -397,8 +397,18 @@ func TestTwoPhaseDeletion(t *testing.T) {
 	if _, err := en.e.Approve(ctx, 424242, "carol", "ok"); !errors.Is(err, policy.ErrNotFound) {
 		t.Fatalf("approve unknown flag: %v", err)
 	}
-	if _, err := en.e.Approve(ctx, f.ID, "carol", "past retention, no matter"); err != nil {
+	approved, err := en.e.Approve(ctx, f.ID, "carol", "past retention, no matter")
+	if err != nil {
 		t.Fatal(err)
+	}
+	// A refused deletion leaves the flag exactly as approved: reviewers of
+	// every matter see it, and the refusal may tell of a hold.
+	unchanged := func(when string) {
+		t.Helper()
+		got, err := en.e.Flag(ctx, f.ID)
+		if err != nil || got.Status != policy.StatusApproved || got.Actor != approved.Actor || got.Reason != approved.Reason || !got.Updated.Equal(approved.Updated) {
+			t.Errorf("flag after %s: %+v, %v; want it as approved (%s, %q, %v)", when, got, err, approved.Actor, approved.Reason, approved.Updated)
+		}
 	}
 	if _, err := en.e.Approve(ctx, f.ID, "carol", "again"); !errors.Is(err, policy.ErrFlagState) {
 		t.Fatalf("approve twice: %v", err)
@@ -412,14 +422,14 @@ func TestTwoPhaseDeletion(t *testing.T) {
 	if len(en.enf.deleted) != 0 {
 		t.Fatal("deleted with unreadable hold state")
 	}
-	if got, _ := en.e.Flag(ctx, f.ID); got.Status != policy.StatusApproved {
-		t.Fatalf("after refusal: status %s", got.Status)
-	}
+	unchanged("unreadable hold state")
 	// S3 legal hold on: refused.
 	en.enf.held[f.Object.IndexKey+"@v1"] = true
-	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrLegalHold) {
+	en.clock.Advance(time.Minute)
+	if _, err := en.e.Execute(ctx, f.ID, "dave"); !errors.Is(err, policy.ErrLegalHold) {
 		t.Fatalf("execute under S3 legal hold: %v", err)
 	}
+	unchanged("S3 legal hold")
 	delete(en.enf.held, f.Object.IndexKey+"@v1")
 	done, err := en.e.Execute(ctx, f.ID, "carol")
 	if err != nil {
