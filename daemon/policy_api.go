@@ -337,9 +337,10 @@ func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
 		f.Limit = n
 	}
 	switch f.Kind {
-	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload:
+	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced:
 	default:
-		writeError(w, http.StatusBadRequest, fmt.Errorf("kind %q: want %s, %s or %s", f.Kind, policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload))
+		writeError(w, http.StatusBadRequest, fmt.Errorf("kind %q: want %s, %s, %s or %s", f.Kind,
+			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced))
 		return
 	}
 	flags, err := a.policy.Flags(r.Context(), f)

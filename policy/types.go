@@ -41,6 +41,11 @@ var (
 	// ErrNotEnforceable reports a document an Enforcer cannot act on (not
 	// an S3 object, or no client for its source).
 	ErrNotEnforceable = errors.New("document cannot be enforced")
+	// ErrObjectLockDisabled reports an origin that can never hold a
+	// document: its S3 bucket has no Object Lock. It is a configuration
+	// error, flagged once for review (KindHoldUnenforced) and not retried
+	// as a transient failure.
+	ErrObjectLockDisabled = errors.New("object lock not enabled")
 	// ErrAuditTampered reports an audit log that does not verify.
 	ErrAuditTampered = errors.New("audit log tampered")
 )
@@ -54,6 +59,10 @@ const (
 	KindDispositionDue  FlagKind = notifier.KindDispositionDue
 	KindHoldMatch       FlagKind = notifier.KindHoldMatch
 	KindDuplicateUpload FlagKind = notifier.KindDuplicateUpload
+	// KindHoldUnenforced flags a document a hold covers whose origin
+	// cannot hold it (ErrObjectLockDisabled): it is held in the store
+	// only, and a person must lock or preserve it.
+	KindHoldUnenforced FlagKind = notifier.KindHoldUnenforced
 )
 
 // FlagStatus is where a flag is in its review.
@@ -188,6 +197,8 @@ func (f Flag) Alert() notifier.Alert {
 		summary = fmt.Sprintf("%s is due for disposition under rule %s", f.Document.Name, f.Rule)
 	case KindDuplicateUpload:
 		summary = fmt.Sprintf("new upload %s duplicates existing content", f.Document.Name)
+	case KindHoldUnenforced:
+		summary = fmt.Sprintf("%s, held for matter %s: %s", f.Document.Name, f.Matter, f.Evidence.Note)
 	default:
 		summary = string(f.Kind) + " " + f.Document.Name
 	}

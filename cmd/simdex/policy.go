@@ -268,7 +268,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match or duplicate-upload")
+	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced")
 	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed or executed")
 	list.Flags().StringVar(&matter, "matter", "", "only flags of this matter")
 	list.Flags().StringVar(&rule, "rule", "", "only flags of this retention rule")
