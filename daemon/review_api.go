@@ -109,7 +109,7 @@ func pathDocID(w http.ResponseWriter, r *http.Request) (index.DocID, bool) {
 
 // holdSeedPrefix begins the key of a seed file uploaded with a hold:
 // "hold-seed:MATTER/NAME".
-const holdSeedPrefix = "hold-seed:"
+const holdSeedPrefix = policy.SeedFilePrefix
 
 // keyVisible reports whether p may see the document stored under key:
 // every document, except seed files uploaded for a matter p cannot see

@@ -639,3 +639,59 @@ func TestIngestEnforcementFailureIsRetried(t *testing.T) {
 		t.Errorf("audited %d enforcements and %d failures, want 1 and 1", ok, failed)
 	}
 }
+
+// TestSeedFilesStayInTheirMatter: a seed file uploaded for matter B
+// ("hold-seed:B/...") is B's evidence. Another matter's hold never holds
+// it, flags it or takes it as a seed (by id, key or selector); a new
+// upload is never flagged as its duplicate, nor it as one; and retention
+// never evaluates it, even as a near-copy of a due document. Reviewers
+// of other matters would otherwise read its name in their flags.
+func TestSeedFilesStayInTheirMatter(t *testing.T) {
+	tx := texts(t)
+	apache := tx["Apache-2.0"]
+	cfg := retentionConfig()
+	cfg.Duplicates.Enabled = true
+	en := newEnv(t, cfg)
+	orig := en.add(doc{key: "contracts/original.txt", text: apache})[0]
+	res, err := en.ix.Add(ctx, []index.Input{{
+		Doc:  index.Doc{Key: "hold-seed:B/secret.txt", VersionID: "s1", Name: "secret.txt", Source: "hold-seed", MediaType: "text/plain", KeepVersions: true},
+		Text: []byte(edit(apache, 4, 9)), RawSize: int64(len(apache)), Parent: -1,
+	}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("add seed file: %v %v", err, res)
+	}
+	secret := res[0].ID
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "B", Seeds: []index.DocID{secret}, Scope: policy.DefaultScope()}, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "A", Seeds: []index.DocID{orig}, Scope: policy.DefaultScope(),
+		Selectors: []policy.Selector{{Source: "hold-seed"}}}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "A2", Seeds: []index.DocID{secret}, Scope: policy.DefaultScope()}, "alice"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("hold A2 seeded with B's seed file: %v, want index.ErrNotFound", err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "A3", SeedKeys: []string{"hold-seed:B/secret.txt"}, Scope: policy.DefaultScope()}, "alice"); !errors.Is(err, policy.ErrInvalidHold) {
+		t.Errorf("hold A3 seeded with B's seed file's key: %v, want ErrInvalidHold (no seed)", err)
+	}
+	later := en.add(doc{bucket: "uploads", key: "later.txt", text: edit(apache, 3, 4)})
+	if _, err := en.e.CheckIngested(ctx, append(later, secret)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	held, err := en.e.HeldDocuments(ctx, "A")
+	if err != nil || slices.Contains(held, secret) {
+		t.Errorf("matter A holds %v (%v): B's seed file %d among them", held, err, secret)
+	}
+	for _, f := range en.flags(policy.FlagFilter{}) {
+		mentions := f.Document.ID == secret || f.Source != nil && f.Source.ID == secret
+		if mentions && f.Matter != "B" {
+			t.Errorf("flag %d (%s, matter %q) names B's seed file: %+v", f.ID, f.Kind, f.Matter, f)
+		}
+	}
+	if len(en.flags(policy.FlagFilter{Kind: policy.KindHoldMatch, Matter: "A", Document: later[0]})) != 1 {
+		t.Error("the later copy was not flagged for A")
+	}
+}

@@ -83,8 +83,8 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 	now := run.Started
 	facts := map[index.DocID]*docFacts{}
 	err = e.ix.Documents(ctx, func(r *index.Record) error {
-		if r.Parent != 0 {
-			return nil // children follow their object, or come in as near-copies
+		if r.Parent != 0 || isSeedFile(r) {
+			return nil // children follow their object, or come in as near-copies; seed files are evidence
 		}
 		run.Documents++
 		var f *docFacts
@@ -141,6 +141,9 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, m := range ms {
+			if isSeedFile(m.Record) {
+				continue
+			}
 			f := facts[m.Record.ID]
 			if f == nil {
 				f = &docFacts{rec: m.Record}

@@ -90,6 +90,9 @@ func (e *Engine) resolveSeeds(ctx context.Context, spec HoldSpec) ([]*index.Reco
 	}
 	for _, id := range spec.Seeds {
 		r, err := e.ix.Get(ctx, id)
+		if err == nil && foreignSeed(r, spec.Matter) {
+			err = index.ErrNotFound // another matter's evidence
+		}
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", id, err)
 		}
@@ -101,12 +104,17 @@ func (e *Engine) resolveSeeds(ctx context.Context, spec HoldSpec) ([]*index.Reco
 			return nil, fmt.Errorf("seed %s: %w", k, err)
 		}
 		for _, r := range rs {
-			keep(r)
+			if !foreignSeed(r, spec.Matter) {
+				keep(r)
+			}
 		}
 	}
 	if len(spec.Selectors) > 0 {
 		var matched []*index.Record
 		err := e.ix.Documents(ctx, func(r *index.Record) error {
+			if foreignSeed(r, spec.Matter) {
+				return nil
+			}
 			for _, s := range spec.Selectors {
 				if s.Match(r) {
 					matched = append(matched, r)
@@ -150,7 +158,7 @@ func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor
 		defer mu.Unlock()
 		for _, m := range ms {
 			r := m.Record
-			if isSeed[r.ID] {
+			if isSeed[r.ID] || foreignSeed(r, h.Matter) {
 				continue
 			}
 			if _, ok := held[r.ID]; ok {
@@ -370,7 +378,7 @@ func (e *Engine) refresh(ctx context.Context, h Hold) (Placement, error) {
 		seeds = append(seeds, r)
 	}
 	if len(h.Selectors) > 0 {
-		more, err := e.resolveSeeds(ctx, HoldSpec{Selectors: h.Selectors})
+		more, err := e.resolveSeeds(ctx, HoldSpec{Matter: h.Matter, Selectors: h.Selectors})
 		if err != nil {
 			return Placement{}, err
 		}

@@ -230,6 +230,9 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 	c.mu.RLock()
 	for i := range c.holds {
 		h := &c.holds[i]
+		if foreignSeed(r, h.Matter) {
+			continue
+		}
 		var hit *index.Match
 		seed := h.seeds[id]
 		if !seed {
@@ -441,12 +444,15 @@ func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
 	if e.duplicateScope(r) == (Scope{}) {
 		return Flag{}, false
 	}
+	if isSeedFile(r) {
+		return Flag{}, false
+	}
 	top := ObjectOf(r).IndexKey
 	for i := range ms {
 		m := &ms[i]
 		o := m.Record
-		if o.ID >= r.ID || ObjectOf(o).IndexKey == top {
-			continue // newer, or another version of the same object
+		if o.ID >= r.ID || ObjectOf(o).IndexKey == top || isSeedFile(o) {
+			continue // newer, another version of the same object, or a matter's evidence
 		}
 		if d.ExactOnly && !m.Exact || !d.ExactOnly && !inScope(m.Scores, d.Scope) {
 			continue

@@ -128,6 +128,38 @@ func ObjectOf(r *index.Record) Object {
 	return o
 }
 
+// SeedFilePrefix begins the index key of a seed file uploaded with a
+// hold: "hold-seed:MATTER/NAME" (attachments inside it add "!/...").
+const SeedFilePrefix = "hold-seed:"
+
+// SeedFileMatter returns the matter a document was uploaded for as a
+// hold's seed file, from its index key, or false for any other document.
+// A seed file is its matter's evidence, not a record at an origin: it is
+// never held by, or flagged for, another matter, never flagged as a
+// duplicate upload or as the source of one, and never evaluated for
+// retention.
+func SeedFileMatter(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, SeedFilePrefix)
+	if !ok {
+		return "", false
+	}
+	matter, _, _ := strings.Cut(rest, "/")
+	return matter, true
+}
+
+// foreignSeed reports whether r is a seed file uploaded for a matter
+// other than matter.
+func foreignSeed(r *index.Record, matter string) bool {
+	m, ok := SeedFileMatter(r.Key)
+	return ok && m != matter
+}
+
+// isSeedFile reports whether r is a seed file of any matter.
+func isSeedFile(r *index.Record) bool {
+	_, ok := SeedFileMatter(r.Key)
+	return ok
+}
+
 // DocRef describes a document in flags and decisions.
 type DocRef struct {
 	ID      index.DocID `json:"id"`
