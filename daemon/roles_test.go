@@ -601,10 +601,18 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 		t.Fatalf("disposition flags of the memo: %+v", fs.Flags)
 	}
 	disposition := fs.Flags[0].ID
-	hold := map[string]any{"matter": secretMatter, "name": "Secret", "reason": "litigation", "mode": "report", "seeds": []int64{int64(memo), int64(contract)}}
+	exhibit := strings.Repeat("The supplier shall deliver the confidential prototype to the buyer by the first of March. ", 20)
+	hold := map[string]any{"matter": secretMatter, "name": "Secret", "reason": "litigation", "mode": "report", "seeds": []int64{int64(memo), int64(contract)},
+		"seed_files": []SeedFile{{Name: "exhibit.txt", Data: []byte(exhibit)}}}
 	if code, out := r.call(t, "admin", "POST", "/api/v1/holds", hold, nil); code != http.StatusCreated {
 		t.Fatalf("hold %s: %d %s", secretMatter, code, out)
 	}
+	var found struct{ Documents []Document }
+	r.call(t, "admin", "GET", "/api/v1/search?q=exhibit.txt", nil, &found)
+	if len(found.Documents) != 1 {
+		t.Fatalf("the seed file of %s: %+v", secretMatter, found.Documents)
+	}
+	seedFile := int64(found.Documents[0].ID)
 	r.call(t, "admin", "GET", "/api/v1/flags?matter="+secretMatter, nil, &fs)
 	if len(fs.Flags) == 0 {
 		t.Fatalf("no flag of matter %s", secretMatter)
@@ -639,6 +647,10 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 		{route: "POST /api/v1/holds", method: "POST", path: "/api/v1/holds",
 			body: func(m any) any { return map[string]any{"matter": m, "seeds": []int64{int64(memo)}} }, secret: secretMatter, twin: "NOPE-zeta",
 			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		// Another matter's seed file is no seed: as an id never used.
+		{route: "POST /api/v1/holds", method: "POST", path: "/api/v1/holds",
+			body: func(id any) any { return map[string]any{"matter": "A", "seeds": []any{id}} }, secret: seedFile, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 403, "reviewer": 403}},
 		{route: "GET /api/v1/holds/{matter}", method: "GET", path: "/api/v1/holds/%v", secret: secretMatter, twin: "NOPE-zeta",
 			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 404, "reviewer": 404}},
 		{route: "POST /api/v1/holds/{matter}/release", method: "POST", path: "/api/v1/holds/%v/release",
