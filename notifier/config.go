@@ -137,7 +137,7 @@ func DefaultConfig() Config {
 }
 
 var (
-	kinds   = []string{KindDispositionDue, KindHoldMatch, KindDuplicateUpload}
+	kinds   = []string{KindDispositionDue, KindHoldMatch, KindDuplicateUpload, KindHoldUnenforced}
 	formats = []string{"", "json", "slack"}
 )
 
