@@ -151,6 +151,7 @@ func TestEveryRoleAgainstEveryEndpoint(t *testing.T) {
 	}{
 		"GET /api/v1/openapi.json":                   {"/api/v1/openapi.json", nil},
 		"GET /api/v1/whoami":                         {"/api/v1/whoami", nil},
+		"GET /api/v1/about":                          {"/api/v1/about", nil},
 		"GET /api/v1/documents/{id}/similar":         {fmt.Sprintf("/api/v1/documents/%d/similar", doc), nil},
 		"POST /api/v1/similar":                       {"/api/v1/similar", "some text to compare with the index"},
 		"POST /api/v1/connectors/{name}/backfill":    {"/api/v1/connectors/none/backfill", nil},
