@@ -8,9 +8,10 @@
 //
 //   - words hyphenated at line ends are joined: a hyphen (-, U+2010,
 //     U+2011, soft hyphen) after a letter, followed by blanks, one line
-//     break and blanks, is removed with them when the next line starts
-//     with a letter ("docu-\nment" is "document"; "pages 3-\n7", "see
-//     -\nfoo", "----\n" and "well-known" are left to the next steps);
+//     break, blanks and quote markers ('>'), is removed with them when the
+//     next line's text starts with a letter ("docu-\nment" and "> docu-\n>
+//     ment" are "document"; "pages 3-\n7", "see -\nfoo", "----\n" and
+//     "well-known" are left to the next steps);
 //   - Unicode NFKC, full case folding (golang.org/x/text/cases.Fold, the
 //     "F" mappings of CaseFolding.txt, so ß becomes "ss"), removal of
 //     default-ignorable code points (soft hyphens, zero-width spaces,

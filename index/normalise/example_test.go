@@ -48,7 +48,8 @@ func ExampleAppend_hyphenation() {
 		"docu-\n  ment",
 		"well-known e-mail",
 		"pages 3-\n7",
-		"docu-\n> ment",
+		"> docu-\n> > ment",
+		"docu-\n* ment",
 	} {
 		out, _ := normalise.Append(nil, []byte(s))
 		fmt.Printf("%q\n", out)
@@ -57,6 +58,7 @@ func ExampleAppend_hyphenation() {
 	// "document"
 	// "well known e mail"
 	// "pages 3 7"
+	// "document"
 	// "docu ment"
 }
 

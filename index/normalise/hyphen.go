@@ -7,16 +7,17 @@ import (
 )
 
 // Hyphenation at line ends: a hyphen that ends a line, right after a
-// letter (or a combining mark), is removed together with the line break
-// and the blanks around it when the next line starts with a letter, so
-// that "docu-\nment" and "document" are the same word. A hyphen is U+002D,
+// letter (or a combining mark), is removed together with the line break,
+// the blanks around it and the quote markers ('>') that start the next
+// line, when the next line's text starts with a letter, so that
+// "docu-\nment", "> docu-\n> ment" and "document" are the same word. A hyphen is U+002D,
 // U+2010 HYPHEN, U+2011 NON-BREAKING HYPHEN or U+00AD SOFT HYPHEN; a line
 // break is LF, CR, CR LF, VT, FF, U+0085, U+2028 or U+2029; blanks are
 // spaces and tabs.
 //
 // What it does not join: a hyphen after a blank, a digit or another hyphen
-// ("see -\nfoo", "pages 3-\n7", "----\n"), or before a line starting with a
-// digit, a quote marker or anything but a letter ("docu-\n> ment"), and a
+// ("see -\nfoo", "pages 3-\n7", "----\n"), or before a line whose text
+// starts with a digit or anything but a letter ("docu-\n* ment"), and a
 // hyphen that does not end its line ("well-known"). A compound broken at
 // its own hyphen ("well-\nknown") is joined too ("wellknown" where the
 // unbroken text has "well known"): a line-end hyphen cannot tell the two
@@ -99,6 +100,9 @@ func joinEnd(src []byte, at, size int) int {
 		return 0
 	}
 	p = skipBlanks(src, p+n)
+	for p < len(src) && src[p] == '>' {
+		p = skipBlanks(src, p+1)
+	}
 	if r, _ := utf8.DecodeRune(src[p:]); !unicode.IsLetter(r) {
 		return 0
 	}

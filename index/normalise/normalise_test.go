@@ -43,7 +43,9 @@ func TestAppend(t *testing.T) {
 		{"hyphen before digit", "pages 3-\n7 and x-\n7", "pages 3 7 and x 7"},
 		{"hyphen after blank", "see -\nfoo", "see foo"},
 		{"dashes at line end", "rule ----\nnext", "rule next"},
-		{"hyphen before quote", "docu-\n> ment", "docu ment"},
+		{"hyphen before quote marker", "docu-\n> ment", "document"},
+		{"quoted hyphenation", ">> docu-\n> > ment", "document"},
+		{"hyphen before bullet", "docu-\n* ment", "docu ment"},
 		{"two hyphens", "a-\nb-\nc", "abc"},
 		{"nfkc ligature", "ﬁle ﬂow", "file flow"},
 		{"nfkc fullwidth", "ＡＢＣ１２３！", "abc123"},
@@ -98,7 +100,7 @@ func TestAppend(t *testing.T) {
 // TestQuoteDepth checks that a text quoted at depths 1, 2 and 3, in the
 // styles mail programs use, has the canonical form of the text itself.
 func TestQuoteDepth(t *testing.T) {
-	text := "Dear all,\nthe retention schedule for contracts is\nseven years; see section 4.2 (\"Records\").\n\n-- \nAlice"
+	text := "Dear all,\nthe retention schedule for con-\ntracts is\nseven years; see section 4.2 (\"Records\").\n\n-- \nAlice"
 	want, err := Append(nil, []byte(text))
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +348,7 @@ func joinRef(s string) string {
 			}
 			if n > 0 {
 				j += n
-				for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t') {
+				for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t' || rs[j] == '>') {
 					j++
 				}
 				if j < len(rs) && unicode.IsLetter(rs[j]) {
