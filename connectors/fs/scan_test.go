@@ -276,3 +276,24 @@ func TestRetryDelayCapped(t *testing.T) {
 		t.Errorf("retryDelay(3) = %s", got)
 	}
 }
+
+// Whatever name it is given, dirFS either refuses it or resolves it to a
+// path inside its folder: accepting invalid UTF-8 opens no way out.
+func FuzzDirFSPath(f *testing.F) {
+	for _, s := range []string{".", "a", "a/b", "caf\xe9/x", "../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "\xff/..", "..\xff", ""} {
+		f.Add(s)
+	}
+	const root = "/srv/inbox"
+	f.Fuzz(func(t *testing.T, name string) {
+		p, err := dirFS(root).path("open", name)
+		if err != nil {
+			if !errors.Is(err, iofs.ErrInvalid) {
+				t.Fatalf("%q refused with %v, want ErrInvalid", name, err)
+			}
+			return
+		}
+		if p != root && !strings.HasPrefix(p, root+"/") {
+			t.Fatalf("%q resolved to %q, outside %s", name, p, root)
+		}
+	})
+}
