@@ -3,6 +3,12 @@
 // commits the whole family to the index in one transaction. The CLI and the
 // daemon's pipeline both use it, so an object is indexed the same way
 // whichever way it arrives.
+//
+// Nothing is dropped: an object that cannot be extracted, or whose key or
+// name is not valid UTF-8 (ErrInvalidName), is committed with its error
+// for reviewers; a document with no text of its own whose members failed
+// carries the first member's error (MemberError) rather than the index's
+// "empty text".
 package ingest
 
 import (
@@ -218,8 +224,9 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 		}
 		if err := flatten(c, child, nil, self, inputs); err != nil && inner == nil {
 			inner = &MemberError{Path: []string{loc}, Err: err}
-			if me := (*MemberError)(nil); errors.As(err, &me) && me.Err != nil && c.Err == nil {
-				inner = &MemberError{Path: append([]string{loc}, me.Path...), Err: me.Err}
+			var me *MemberError
+			if c.Err == nil && errors.As(err, &me) { // from a member of the member
+				inner.Path, inner.Err = append(inner.Path, me.Path...), me.Err
 			}
 		}
 	}
