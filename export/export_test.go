@@ -606,7 +606,7 @@ func FuzzDATField(f *testing.F) {
 			if len(recs) != 2 || len(recs[1]) != len(Columns) {
 				t.Fatalf("%q broke the record: %q", s, recs)
 			}
-			if want := datExpect(s, o); recs[1][1] != want {
+			if want := datExpect(neutralise(s, o.withDefaults().Newline), o); recs[1][1] != want {
 				t.Fatalf("%q read back as %q, want %q", s, recs[1][1], want)
 			}
 			if got := datField(s, o); !utf8.ValidString(got) {

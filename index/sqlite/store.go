@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -162,13 +160,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
 	// Before anything writes: the pragmas below would turn another
 	// application's database into a WAL file, and the migrations would add
 	// tables to it.
 	if err := sqlitedb.Claim(ctx, path, indexKind); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	// The index holds extracted texts: owner only, log included.
+	if err := sqlitedb.MakePrivate(path); err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	sync := "FULL"
