@@ -22,6 +22,7 @@ import (
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
 	"github.com/simdex/simdex/notifier"
 	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
@@ -87,8 +88,13 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg
 	log := d.logger.With("component", "daemon")
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+	if err := datadir.Make(cfg.DataDir); err != nil {
 		return fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
+	}
+	if w, err := datadir.Check(cfg.DataDir); err != nil {
+		return err
+	} else if w != "" {
+		log.Warn("data directory open to other local users; starting anyway", "dir", cfg.DataDir, "warning", w)
 	}
 	// Before anything opens a store: a second daemon in the same
 	// directory must not touch the embedded JetStream store or the index.

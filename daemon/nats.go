@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/simdex/simdex/internal/datadir"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -22,6 +24,11 @@ type embeddedNATS struct {
 }
 
 func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*embeddedNATS, error) {
+	// nats-server picks the modes of its files; a private directory keeps
+	// them to the daemon's user.
+	if err := datadir.Make(filepath.Join(dataDir, "nats")); err != nil {
+		return nil, fmt.Errorf("start embedded NATS: %w", err)
+	}
 	// The server keeps only a bcrypt hash of the password.
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
