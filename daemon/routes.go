@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/simdex/simdex/auth"
-	"github.com/simdex/simdex/internal/buildinfo"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/buildinfo"
 	"github.com/simdex/simdex/notifier"
 	"github.com/simdex/simdex/policy"
 )
