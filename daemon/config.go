@@ -211,7 +211,18 @@ type ExtractConfig struct {
 	MaxChildren         int           `mapstructure:"max_children"`
 	MaxTextSize         int64         `mapstructure:"max_text_size"`
 	Timeout             time.Duration `mapstructure:"timeout"`
+	// MaxSpoolSize is the largest mailbox (PST, OST) read, spooled to
+	// disk rather than held in memory; 0: MaxObjectSize. S3 connectors
+	// fetch objects up to the larger of the two: an object over
+	// MaxObjectSize that is not a mailbox is then indexed with its error.
+	MaxSpoolSize int64 `mapstructure:"max_spool_size"`
+	// SpoolDir holds mailboxes being read (default DataDir/spool).
+	SpoolDir string `mapstructure:"spool_dir"`
 }
+
+// MaxFetchSize is the largest object a connector fetches: the larger of
+// MaxObjectSize and MaxSpoolSize.
+func (e ExtractConfig) MaxFetchSize() int64 { return max(e.MaxObjectSize, e.MaxSpoolSize) }
 
 // DefaultConfig returns the built-in defaults: the embedded mode.
 func DefaultConfig() Config {
@@ -331,6 +342,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Pipeline.ShutdownTimeout <= 0 {
 		bad("pipeline.shutdown_timeout", "must be positive")
+	}
+	if c.Extract.MaxSpoolSize < 0 {
+		bad("extract.max_spool_size", "must not be negative")
 	}
 	if c.Pipeline.PurgeInterval <= 0 {
 		bad("pipeline.purge_interval", "must be positive")

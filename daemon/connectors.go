@@ -48,7 +48,7 @@ func buildSources(cfg *Config, nc *nats.Conn, reg prometheus.Registerer, logger 
 		c, err := s3conn.NewClient(s3conn.Config{
 			Name: "s3:" + b.Name, Endpoint: b.Endpoint, Secure: b.Secure, Region: b.Region,
 			AccessKey: access, SecretKey: secret, Bucket: b.Bucket, Prefix: b.Prefix, Mode: b.Mode,
-			Versioned: true, MaxObjectSize: cfg.Extract.MaxObjectSize, SettleTimeout: b.SettleTimeout,
+			Versioned: true, MaxObjectSize: cfg.Extract.MaxFetchSize(), SettleTimeout: b.SettleTimeout,
 			Logger: logger.With("connector", "s3:"+b.Name),
 		})
 		if err != nil {

@@ -130,6 +130,8 @@ type spool struct {
 func newSpool(parent string) (*spool, error) {
 	if parent == "" {
 		parent = os.TempDir()
+	} else if err := os.MkdirAll(parent, 0o700); err != nil {
+		return nil, fmt.Errorf("create spool directory: %w", err)
 	}
 	dir, err := os.MkdirTemp(parent, "simdex-spool-")
 	if err != nil {
