@@ -498,8 +498,9 @@ func metrics(t testing.TB, addr string) string {
 	return string(b)
 }
 
-// TestBackfillKilledAtRandomLosesNothing kills the daemon with SIGKILL at
-// random points of its first backfill of a bucket that sends no events and
+// TestBackfillKilledAtRandomLosesNothing kills the daemon with SIGKILL as
+// soon as it marks its first backfill done, then at 20 random points of
+// the backfill of a bucket that sends no events and
 // is never reconciled: only the backfill can find its objects, so a marker
 // written before every listed version is committed loses the rest for
 // good (issue 31, item 1).
@@ -536,6 +537,14 @@ func TestBackfillKilledAtRandomLosesNothing(t *testing.T) {
 	s3c.Bucket, s3c.Reconcile = bucket, ""
 	// Before the fix the marker was written once this had passed, settled or not.
 	s3c.SettleTimeout = 100 * time.Millisecond
+	// First the repro: kill the moment the marker appears. Before the fix
+	// it appeared with a hundred events still queued in memory.
+	child, _ := startChild(t, cfg, r.env)
+	waitFor(t, 5*time.Minute, "the backfill marker", func() bool { return backfillMarked(t, r, "s3:records") })
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 31))
 	for kill := 0; kill < 20; kill++ {
 		child, _ := startChild(t, cfg, r.env)
@@ -564,6 +573,22 @@ func TestBackfillKilledAtRandomLosesNothing(t *testing.T) {
 			t.Fatalf("%s indexed %d times, want once", key, len(v))
 		}
 	}
+}
+
+// backfillMarked reports whether the daemon has marked source's first
+// backfill done in the shared state bucket.
+func backfillMarked(t *testing.T, r *rig, source string) bool {
+	t.Helper()
+	js, err := natsjs.New(r.ns.Conn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), stateBucket)
+	if err != nil {
+		return false // not created yet
+	}
+	_, err = kv.Get(context.Background(), "backfill."+sanitiseKey(source))
+	return err == nil
 }
 
 // TestCreateThenDeleteNeverLeavesTheKeyIndexed: 8 writers each PUT a key
