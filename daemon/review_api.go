@@ -83,12 +83,17 @@ func (a *api) whoami(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	out := Whoami{Actor: p.Actor(), Role: string(p.Role), Matters: nonNilStrings(p.Matters), AllMatters: p.AllMatters(), Permissions: []string{}}
 	for _, perm := range auth.Permissions {
-		if p.Can(perm) {
+		if p.Can(perm) && (p.AllMatters() || !allMattersOnly[perm]) {
 			out.Permissions = append(out.Permissions, string(perm))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// allMattersOnly are the permissions whose calls weigh every matter's
+// holds (executing a deletion, evaluating the rules): a principal limited
+// to matters is refused them, so whoami does not offer them to it.
+var allMattersOnly = map[auth.Permission]bool{auth.PermDeletionsExecute: true, auth.PermRulesDryRun: true}
 
 func nonNilStrings(s []string) []string {
 	if s == nil {

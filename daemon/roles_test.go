@@ -355,6 +355,12 @@ func TestReviewEndpoints(t *testing.T) {
 		!slices.Contains(me.Permissions, "flags.review") || slices.Contains(me.Permissions, "holds.manage") {
 		t.Errorf("whoami: %+v", me)
 	}
+	// A legal-admin limited to a matter is refused what weighs every
+	// matter's holds, so whoami does not offer it.
+	r.call(t, "legal-admin-A", "GET", "/api/v1/whoami", nil, &me)
+	if slices.Contains(me.Permissions, "deletions.execute") || slices.Contains(me.Permissions, "rules.dryrun") || !slices.Contains(me.Permissions, "holds.manage") {
+		t.Errorf("whoami of a legal-admin limited to A: %+v", me)
+	}
 
 	var found struct{ Documents []Document }
 	r.call(t, "viewer", "GET", "/api/v1/search?q=CONTRACT-v2", nil, &found)
