@@ -87,6 +87,14 @@ func formatOf(media string) string {
 		return "odp"
 	case mediaEPUB:
 		return "epub"
+	case mediaDOC:
+		return "doc"
+	case mediaXLS:
+		return "xls"
+	case mediaPPT:
+		return "ppt"
+	case mediaMSG:
+		return "msg"
 	}
 	if strings.HasPrefix(media, "application/vnd.oasis.opendocument.") {
 		return "odf"
@@ -169,7 +177,7 @@ func sniff(data []byte, name, declared string) kind {
 	case bytes.Contains(head, magicPDF):
 		return kind{format: "pdf", media: mediaPDF, parse: parsePDF}
 	case bytes.HasPrefix(data, magicCFB):
-		return kind{format: "cfb", media: mediaCFB, parse: parseCFB}
+		return kind{format: "cfb", media: mediaCFB, parse: parseCompound}
 	case isZIP(data):
 		return kind{format: "zip", media: mediaZIP, parse: parseZIP}
 	case bytes.HasPrefix(data, magicGZIP) && len(data) > 2 && data[2] == 8:
