@@ -1,7 +1,368 @@
 package extract
 
-import "fmt"
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+)
 
-func readXLS(p *parser, _ *cfb) {
-	p.fail("parse", fmt.Errorf("%w: Excel binary workbook", ErrUnsupported))
+// BIFF8 record types (MS-XLS 2.3).
+const (
+	biffFormula    = 0x0006
+	biffEOF        = 0x000A
+	biffFilePass   = 0x002F
+	biffContinue   = 0x003C
+	biffBoundSheet = 0x0085
+	biffMulRK      = 0x00BD
+	biffRString    = 0x00D6
+	biffSST        = 0x00FC
+	biffLabelSST   = 0x00FD
+	biffNumber     = 0x0203
+	biffLabel      = 0x0204
+	biffBoolErr    = 0x0205
+	biffString     = 0x0207
+	biffRK         = 0x027E
+	biffBOF        = 0x0809
+)
+
+// biffRecord is a record with the data of the CONTINUE records after it.
+type biffRecord struct {
+	typ  uint16
+	segs [][]byte
+}
+
+// biffRecords splits a substream into records from off until its EOF
+// record, joining CONTINUE records to the record they continue.
+func biffRecords(b []byte, off int, fn func(r *biffRecord) bool) error {
+	le := binary.LittleEndian
+	var cur *biffRecord
+	for off+4 <= len(b) {
+		typ, n := le.Uint16(b[off:]), int(le.Uint16(b[off+2:]))
+		if off+4+n > len(b) {
+			return fmt.Errorf("%w: record 0x%04x at %d runs past the stream", ErrMalformed, typ, off)
+		}
+		data := b[off+4 : off+4+n]
+		off += 4 + n
+		if typ == biffContinue && cur != nil {
+			cur.segs = append(cur.segs, data)
+			continue
+		}
+		if cur != nil && !fn(cur) {
+			return nil
+		}
+		cur = &biffRecord{typ: typ, segs: [][]byte{data}}
+		if typ == biffEOF {
+			fn(cur)
+			return nil
+		}
+	}
+	if cur != nil {
+		fn(cur)
+	}
+	return fmt.Errorf("%w: substream without EOF record", ErrMalformed)
+}
+
+// biffReader reads across the segments of a record; at a segment
+// boundary inside a string a new option byte is read (MS-XLS 2.5.294).
+type biffReader struct {
+	segs [][]byte
+	seg  int
+	pos  int
+}
+
+func (r *biffReader) avail() int {
+	for r.seg < len(r.segs) && r.pos >= len(r.segs[r.seg]) {
+		r.seg++
+		r.pos = 0
+	}
+	if r.seg >= len(r.segs) {
+		return 0
+	}
+	return len(r.segs[r.seg]) - r.pos
+}
+
+func (r *biffReader) bytes(n int) ([]byte, bool) {
+	if r.avail() < n {
+		return nil, false
+	}
+	b := r.segs[r.seg][r.pos : r.pos+n]
+	r.pos += n
+	return b, true
+}
+
+func (r *biffReader) skip(n int) bool {
+	for n > 0 {
+		a := r.avail()
+		if a == 0 {
+			return false
+		}
+		k := min(a, n)
+		r.pos += k
+		n -= k
+	}
+	return true
+}
+
+// str reads an XLUnicodeRichExtendedString with a 16-bit count (SST,
+// LABEL, STRING), or with an 8-bit count when short is set.
+func (r *biffReader) str(short bool) (string, bool) {
+	var cch int
+	if short {
+		b, ok := r.bytes(1)
+		if !ok {
+			return "", false
+		}
+		cch = int(b[0])
+	} else {
+		b, ok := r.bytes(2)
+		if !ok {
+			return "", false
+		}
+		cch = int(binary.LittleEndian.Uint16(b))
+	}
+	fb, ok := r.bytes(1)
+	if !ok {
+		return "", false
+	}
+	flags := fb[0]
+	runs, ext := 0, 0
+	if flags&0x08 != 0 {
+		b, ok := r.bytes(2)
+		if !ok {
+			return "", false
+		}
+		runs = int(binary.LittleEndian.Uint16(b))
+	}
+	if flags&0x04 != 0 {
+		b, ok := r.bytes(4)
+		if !ok {
+			return "", false
+		}
+		ext = int(binary.LittleEndian.Uint32(b))
+	}
+	u := make([]uint16, 0, cch)
+	wide := flags&0x01 != 0
+	for len(u) < cch {
+		if r.seg >= len(r.segs) {
+			return "", false
+		}
+		if r.pos >= len(r.segs[r.seg]) {
+			// The characters go on in the next CONTINUE, after a new
+			// option byte.
+			if r.seg+1 >= len(r.segs) || len(r.segs[r.seg+1]) == 0 {
+				return "", false
+			}
+			r.seg, r.pos = r.seg+1, 1
+			wide = r.segs[r.seg][0]&0x01 != 0
+			continue
+		}
+		if wide {
+			b, ok := r.bytes(2)
+			if !ok {
+				return "", false
+			}
+			u = append(u, binary.LittleEndian.Uint16(b))
+		} else {
+			u = append(u, uint16(r.segs[r.seg][r.pos]))
+			r.pos++
+		}
+	}
+	if !r.skip(4*runs) || !r.skip(ext) {
+		return "", false
+	}
+	return string(utf16.Decode(u)), true
+}
+
+// xlsCell is one cell's value.
+type xlsCell struct {
+	row, col int
+	v        string
+}
+
+// readXLS extracts an Excel 97–2003 workbook (BIFF8): each worksheet in
+// workbook order, cells by row and column, tab-separated, as parseXLSX
+// writes them.
+func readXLS(p *parser, f *cfb) {
+	b, ok, err := f.streamNamed(0, "Workbook")
+	if !ok && err == nil {
+		p.fail("parse", fmt.Errorf("%w: Excel 5/95 workbook (BIFF5)", ErrUnsupported))
+		return
+	}
+	if err != nil {
+		p.fail("read Workbook", err)
+		return
+	}
+	le := binary.LittleEndian
+	if len(b) < 8 || le.Uint16(b) != biffBOF || le.Uint16(b[4:]) != 0x0600 {
+		p.fail("parse", fmt.Errorf("%w: Workbook stream is not BIFF8", ErrUnsupported))
+		return
+	}
+	type sheet struct {
+		name string
+		off  int
+		kind byte
+	}
+	var sheets []sheet
+	var sst []string
+	encrypted := false
+	err = biffRecords(b, 0, func(r *biffRecord) bool {
+		switch d := r.segs[0]; r.typ {
+		case biffFilePass:
+			encrypted = true
+			return false
+		case biffBoundSheet:
+			if len(d) >= 8 {
+				br := &biffReader{segs: [][]byte{d[6:]}}
+				name, _ := br.str(true)
+				sheets = append(sheets, sheet{name, int(le.Uint32(d)), d[5]})
+			}
+		case biffSST:
+			sst = readSST(r, sst)
+		}
+		return true
+	})
+	if encrypted {
+		p.d.setExtra("encrypted", "true")
+		p.fail("decrypt", fmt.Errorf("%w: password-protected Excel workbook", ErrEncrypted))
+		return
+	}
+	if err != nil {
+		p.fail("read workbook globals", err)
+	}
+	var names []string
+	for _, sh := range sheets {
+		names = append(names, sh.name)
+		if sh.kind != 0 || p.cancelled() || p.text.full() {
+			continue // charts and macro sheets have no cells
+		}
+		if err := xlsSheet(p, b, sh.off, sst); err != nil {
+			p.fail("read sheet "+sh.name, err)
+		}
+		p.text.newline()
+	}
+	if len(names) > 0 {
+		p.d.setExtra("sheet names", strings.Join(names, ", "))
+		p.d.setExtra("sheets", strconv.Itoa(len(names)))
+	}
+}
+
+// readSST appends the strings of the shared string table.
+func readSST(r *biffRecord, sst []string) []string {
+	if len(r.segs[0]) < 8 {
+		return sst
+	}
+	n := int(binary.LittleEndian.Uint32(r.segs[0][4:]))
+	br := &biffReader{segs: r.segs, pos: 8}
+	for i := 0; i < n; i++ {
+		s, ok := br.str(false)
+		if !ok {
+			break
+		}
+		sst = append(sst, s)
+	}
+	return sst
+}
+
+// xlsSheet writes the cells of the worksheet substream at off.
+func xlsSheet(p *parser, b []byte, off int, sst []string) error {
+	le := binary.LittleEndian
+	if off < 0 || off+4 > len(b) || le.Uint16(b[off:]) != biffBOF {
+		return fmt.Errorf("%w: sheet at %d does not start with BOF", ErrMalformed, off)
+	}
+	var cells []xlsCell
+	add := func(d []byte, v string) {
+		if v != "" {
+			cells = append(cells, xlsCell{int(le.Uint16(d)), int(le.Uint16(d[2:])), v})
+		}
+	}
+	formulaString := -1 // cell index waiting for its STRING record
+	err := biffRecords(b, off, func(r *biffRecord) bool {
+		d := r.segs[0]
+		switch {
+		case r.typ == biffLabelSST && len(d) >= 10:
+			if i := int(le.Uint32(d[6:])); i < len(sst) {
+				add(d, sst[i])
+			}
+		case (r.typ == biffLabel || r.typ == biffRString) && len(d) >= 6:
+			br := &biffReader{segs: r.segs, pos: 6}
+			s, _ := br.str(false)
+			add(d, s)
+		case r.typ == biffNumber && len(d) >= 14:
+			add(d, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
+		case r.typ == biffRK && len(d) >= 10:
+			add(d, xlsNumber(rk(le.Uint32(d[6:]))))
+		case r.typ == biffMulRK && len(d) >= 6:
+			row := d[:2]
+			col := int(le.Uint16(d[2:]))
+			for i := 4; i+6 <= len(d)-2; i += 6 {
+				cells = append(cells, xlsCell{int(le.Uint16(row)), col, xlsNumber(rk(le.Uint32(d[i+2:])))})
+				col++
+			}
+		case r.typ == biffBoolErr && len(d) >= 8 && d[7] == 0:
+			add(d, strconv.Itoa(int(d[6])))
+		case r.typ == biffFormula && len(d) >= 14:
+			if le.Uint16(d[12:]) != 0xFFFF {
+				add(d, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
+			} else if d[6] == 0 { // a string result: the STRING record follows
+				cells = append(cells, xlsCell{int(le.Uint16(d)), int(le.Uint16(d[2:])), ""})
+				formulaString = len(cells) - 1
+			} else if d[6] == 1 {
+				add(d, strconv.Itoa(int(d[8])))
+			}
+		case r.typ == biffString && formulaString >= 0:
+			br := &biffReader{segs: r.segs}
+			cells[formulaString].v, _ = br.str(false)
+			formulaString = -1
+		}
+		return !p.cancelled()
+	})
+	slices.SortStableFunc(cells, func(a, b xlsCell) int {
+		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.col, b.col))
+	})
+	n := 0
+	for i, c := range cells {
+		if i > 0 && c.row != cells[i-1].row && n > 0 {
+			p.text.addByte('\n')
+			n = 0
+		}
+		if c.v == "" {
+			continue
+		}
+		if n > 0 {
+			p.text.addByte('\t')
+		}
+		p.text.addString(c.v)
+		n++
+	}
+	if n > 0 {
+		p.text.addByte('\n')
+	}
+	return err
+}
+
+// rk decodes an RK number (MS-XLS 2.5.217).
+func rk(v uint32) float64 {
+	var x float64
+	if v&2 != 0 {
+		x = float64(int32(v) >> 2)
+	} else {
+		x = math.Float64frombits(uint64(v&^3) << 32)
+	}
+	if v&1 != 0 {
+		x /= 100
+	}
+	return x
+}
+
+// xlsNumber formats a cell number as a spreadsheet's XML stores it.
+func xlsNumber(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }
