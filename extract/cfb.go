@@ -241,7 +241,7 @@ func (f *cfb) children(i int) ([]int, error) {
 			return out, cfbErr("directory entry %d out of range", n)
 		}
 		if f.seen[n] {
-			return out, cfbErr("directory entry %d (%q) reached twice: cyclic tree", n, f.dir[n].name)
+			return out, cfbErr("directory entry %d (%q) reached twice: the tree is cyclic (a storage, or an attached message, inside itself)", n, f.dir[n].name)
 		}
 		f.seen[n] = true
 		e := &f.dir[n]

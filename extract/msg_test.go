@@ -2,13 +2,18 @@ package extract
 
 import (
 	"bufio"
+	"context"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // outlookDir holds the Outlook test files of the shared corpus.
@@ -63,4 +68,101 @@ func readAttachmentList(t *testing.T, path string) []string {
 		}
 	}
 	return out
+}
+
+func utf16LE(s string) []byte {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = binary.LittleEndian.AppendUint16(b, u)
+	}
+	return b
+}
+
+// makeMSGNodes builds the entries of a message with a subject and a plain
+// body; header is the size of its property stream's header (32 for a
+// message file, 24 for an attached message); each attached message in
+// inner becomes an attachment.
+func makeMSGNodes(header int, subject, body string, inner ...[]*cfbNode) []*cfbNode {
+	nodes := []*cfbNode{
+		{name: "__properties_version1.0", data: make([]byte, header)},
+		{name: "__substg1.0_0037001F", data: utf16LE(subject)},
+		{name: "__substg1.0_1000001F", data: utf16LE(body)},
+	}
+	for i, in := range inner {
+		props := make([]byte, msgSubHeader+16)
+		binary.LittleEndian.PutUint16(props[msgSubHeader:], 0x0003)
+		binary.LittleEndian.PutUint16(props[msgSubHeader+2:], propAttachMethod)
+		binary.LittleEndian.PutUint32(props[msgSubHeader+8:], attachEmbedded)
+		nodes = append(nodes, &cfbNode{name: fmt.Sprintf("__attach_version1.0_#%08X", i), kids: []*cfbNode{
+			{name: "__properties_version1.0", data: props},
+			{name: "__substg1.0_3001001F", data: utf16LE("attached " + strconv.Itoa(i))},
+			{name: "__substg1.0_3701000D", kids: in},
+		}})
+	}
+	return nodes
+}
+
+// TestMSGEmbedded checks attached messages: extracted as children, their
+// nesting bounded by MaxDepth, and a message that contains itself
+// refused as malformed.
+func TestMSGEmbedded(t *testing.T) {
+	inner := makeMSGNodes(msgEmbeddedHeader, "inner subject", "inner body")
+	x := newTestExtractor(t, DefaultLimits())
+	d := extractBytes(t, x, "a.msg", "", buildCFB(makeMSGNodes(msgTopHeader, "top", "top body", inner), nil))
+	if d.Err != nil || d.Text != "top body" || len(d.Children) != 1 {
+		t.Fatalf("top: %v %q %d children", d.Err, d.Text, len(d.Children))
+	}
+	c := d.Children[0]
+	if c.Name != "attached 0.msg" || c.MediaType != mediaMSG || c.Text != "inner body" || c.Meta.Subject != "inner subject" || c.Err != nil || c.Size == 0 {
+		t.Errorf("child: %q %s %q %q %v %d", c.Name, c.MediaType, c.Text, c.Meta.Subject, c.Err, c.Size)
+	}
+
+	t.Run("recursive", func(t *testing.T) {
+		data := buildCFB(makeMSGNodes(msgTopHeader, "top", "top body", inner), func(dir []cfbEntry) {
+			for i := range dir {
+				if dir[i].name == "__substg1.0_3701000D" {
+					dir[i].child = dir[0].child // the attached message is the message itself
+				}
+			}
+		})
+		d := extractBytes(t, x, "a.msg", "", data)
+		if d.Text != "top body" || len(d.Children) != 1 || !errors.Is(d.Children[0].Err, ErrMalformed) {
+			t.Fatalf("%q, %d children, %v", d.Text, len(d.Children), d.Children)
+		}
+		t.Logf("%v", d.Children[0].Err)
+	})
+
+	t.Run("depth", func(t *testing.T) {
+		nodes := inner
+		for range 4 {
+			nodes = makeMSGNodes(msgEmbeddedHeader, "s", "b", nodes)
+		}
+		nodes[0].data = make([]byte, msgTopHeader)
+		lim := DefaultLimits()
+		lim.MaxDepth = 2
+		d := extractBytes(t, newTestExtractor(t, lim), "a.msg", "", buildCFB(nodes, nil))
+		deepest := d.Children[0].Children[0]
+		if len(deepest.Children) != 0 || !errors.Is(deepest.Err, ErrTooDeep) {
+			t.Errorf("depth 2: %d children, %v", len(deepest.Children), deepest.Err)
+		}
+	})
+}
+
+// TestLZFu checks compressed RTF against the example of MS-OXRTFCP 4.1.
+func TestLZFu(t *testing.T) {
+	if len(lzfuPrebuffer) != 207 {
+		t.Fatalf("prebuffer is %d bytes", len(lzfuPrebuffer))
+	}
+	in := []byte{0x2d, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00, 0x00, 0x4c, 0x5a, 0x46, 0x75, 0xf1, 0xc5, 0xc7, 0xa7,
+		0x03, 0x00, 0x0a, 0x00, 0x72, 0x63, 0x70, 0x67, 0x31, 0x32, 0x35, 0x42, 0x32, 0x0a, 0xf3, 0x20,
+		0x68, 0x65, 0x6c, 0x09, 0x00, 0x20, 0x62, 0x77, 0x05, 0xb0, 0x6c, 0x64, 0x7d, 0x0a, 0x80, 0x0f, 0xa0}
+	want := "{\\rtf1\\ansi\\ansicpg1252\\pard hello world}\r\n"
+	j := newJob(context.Background(), DefaultLimits())
+	out, err := decompressRTF(j, in)
+	if err != nil || string(out) != want {
+		t.Errorf("%q, %v", out, err)
+	}
+	if _, err := decompressRTF(j, in[:30]); !errors.Is(err, ErrMalformed) {
+		t.Errorf("truncated: %v", err)
+	}
 }
