@@ -14,6 +14,16 @@ import (
 // streams before they are stored.
 func makeDOC(t testing.TB, text string, compressed bool, patch func(wd, tbl []byte)) []byte {
 	t.Helper()
+	wd, tbl := docStreams(t, text, compressed)
+	if patch != nil {
+		patch(wd, tbl)
+	}
+	return buildCFB([]*cfbNode{{name: "WordDocument", data: wd}, {name: "1Table", data: tbl}}, nil)
+}
+
+// docStreams returns the WordDocument and 1Table streams of makeDOC.
+func docStreams(t testing.TB, text string, compressed bool) (wd, tbl []byte) {
+	t.Helper()
 	le := binary.LittleEndian
 	const textAt = 1024
 	var raw []byte
@@ -30,7 +40,7 @@ func makeDOC(t testing.TB, text string, compressed bool, patch func(wd, tbl []by
 		}
 	}
 	n := uint32(len([]rune(text)))
-	wd := make([]byte, textAt+len(raw))
+	wd = make([]byte, textAt+len(raw))
 	le.PutUint16(wd, docIdent)
 	le.PutUint16(wd[2:], 0xC1)
 	le.PutUint16(wd[0x0A:], docTable1)
@@ -39,7 +49,7 @@ func makeDOC(t testing.TB, text string, compressed bool, patch func(wd, tbl []by
 	le.PutUint32(wd[76:], n)   // ccpText
 	le.PutUint16(wd[152:], 93) // cbRgFcLcb
 	copy(wd[textAt:], raw)
-	tbl := []byte{1, 2, 0, 0xAA, 0xBB, 2} // a Prc of 2 bytes, then the Pcdt
+	tbl = []byte{1, 2, 0, 0xAA, 0xBB, 2} // a Prc of 2 bytes, then the Pcdt
 	tbl = le.AppendUint32(tbl, 16)
 	tbl = le.AppendUint32(tbl, 0)
 	tbl = le.AppendUint32(tbl, n)
@@ -48,10 +58,7 @@ func makeDOC(t testing.TB, text string, compressed bool, patch func(wd, tbl []by
 	tbl = append(tbl, 0, 0)
 	le.PutUint32(wd[154+33*8:], 0)
 	le.PutUint32(wd[154+33*8+4:], uint32(len(tbl)))
-	if patch != nil {
-		patch(wd, tbl)
-	}
-	return buildCFB([]*cfbNode{{name: "WordDocument", data: wd}, {name: "1Table", data: tbl}}, nil)
+	return wd, tbl
 }
 
 func TestDOC(t *testing.T) {

@@ -153,9 +153,7 @@ func TestLZFu(t *testing.T) {
 	if len(lzfuPrebuffer) != 207 {
 		t.Fatalf("prebuffer is %d bytes", len(lzfuPrebuffer))
 	}
-	in := []byte{0x2d, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00, 0x00, 0x4c, 0x5a, 0x46, 0x75, 0xf1, 0xc5, 0xc7, 0xa7,
-		0x03, 0x00, 0x0a, 0x00, 0x72, 0x63, 0x70, 0x67, 0x31, 0x32, 0x35, 0x42, 0x32, 0x0a, 0xf3, 0x20,
-		0x68, 0x65, 0x6c, 0x09, 0x00, 0x20, 0x62, 0x77, 0x05, 0xb0, 0x6c, 0x64, 0x7d, 0x0a, 0x80, 0x0f, 0xa0}
+	in := lzfuExample
 	want := "{\\rtf1\\ansi\\ansicpg1252\\pard hello world}\r\n"
 	j := newJob(context.Background(), DefaultLimits())
 	out, err := decompressRTF(j, in)
@@ -164,5 +162,34 @@ func TestLZFu(t *testing.T) {
 	}
 	if _, err := decompressRTF(j, in[:30]); !errors.Is(err, ErrMalformed) {
 		t.Errorf("truncated: %v", err)
+	}
+}
+
+// rtfMSGNodes is a message with transport headers, a compressed RTF body
+// and one attached file.
+func rtfMSGNodes() []*cfbNode {
+	return []*cfbNode{
+		{name: "__properties_version1.0", data: make([]byte, msgTopHeader)},
+		{name: "__substg1.0_007D001F", data: utf16LE("From: A <a@example.com>\r\nSubject: s\r\nDate: Mon, 1 Jan 2024 10:00:00 +0000\r\n")},
+		{name: "__substg1.0_10090102", data: lzfuExample},
+		{name: "__attach_version1.0_#00000000", kids: []*cfbNode{
+			{name: "__properties_version1.0", data: make([]byte, msgSubHeader)},
+			{name: "__substg1.0_3707001F", data: utf16LE("a.txt")},
+			{name: "__substg1.0_370E001F", data: utf16LE("text/plain")},
+			{name: "__substg1.0_37010102", data: []byte("attached text")},
+		}},
+	}
+}
+
+// TestMSGRTFBody checks a message whose only body is compressed RTF and
+// whose headers are transport headers.
+func TestMSGRTFBody(t *testing.T) {
+	x := newTestExtractor(t, DefaultLimits())
+	d := extractBytes(t, x, "a.msg", "", buildCFB(rtfMSGNodes(), nil))
+	if d.Err != nil || d.Text != "hello world" || d.Meta.From != "A <a@example.com>" || d.Meta.Subject != "s" || d.Meta.Date.IsZero() {
+		t.Errorf("%v %q %+v", d.Err, d.Text, d.Meta)
+	}
+	if len(d.Children) != 1 || d.Children[0].Name != "a.txt" || d.Children[0].Text != "attached text" {
+		t.Errorf("children: %+v", d.Children)
 	}
 }

@@ -25,11 +25,12 @@ const (
 // pptMaxDepth bounds the nesting of containers.
 const pptMaxDepth = 64
 
-// readPPT extracts a PowerPoint 97–2003 presentation by walking the
-// records of its "PowerPoint Document" stream in order: the text atoms
-// of the slides' text list (one slide after another) and of the shapes
-// of each slide. Masters, notes and handouts are left out, as parsePPTX
-// leaves them out.
+// readPPT extracts a PowerPoint 97–2003 presentation: the slides in
+// presentation order from the live persist directory (MS-PPT 2.1.2), each
+// with the text atoms of its entry in the slides' text list and of its
+// shapes. Without a persist directory it walks the records of the
+// "PowerPoint Document" stream in order. Masters, notes and handouts are
+// left out, as parsePPTX leaves them out.
 func readPPT(p *parser, f *cfb) {
 	b, _, err := f.streamNamed(0, "PowerPoint Document")
 	if err != nil {
@@ -42,10 +43,39 @@ func readPPT(p *parser, f *cfb) {
 		return
 	}
 	w := &pptWalker{p: p}
+	defer func() { p.d.setExtra("slides", strconv.Itoa(w.slides)) }()
+	_, slides, err := pptLive(f, b)
+	if err == nil && len(slides) > 0 {
+		w.live(slides)
+		return
+	}
+	if err != nil {
+		// The text may still all be there: walk the records.
+		p.fail("read persist directory", err)
+	}
 	if err := w.walk(b, 0); err != nil {
 		p.fail("parse", err)
 	}
-	p.d.setExtra("slides", strconv.Itoa(w.slides))
+}
+
+// live writes the slides in presentation order: for each, the text its
+// entry in the text list holds, then the text of its shapes.
+func (w *pptWalker) live(slides []pptSlideRef) {
+	for _, s := range slides {
+		if w.p.cancelled() || w.p.text.full() {
+			return
+		}
+		for _, a := range s.atoms {
+			if err := w.walk(a, 1); err != nil {
+				w.p.fail("parse", err)
+			}
+		}
+		if err := w.walk(s.body, 1); err != nil {
+			w.p.fail("parse slide", err)
+		}
+		w.slides++
+		w.endSlide()
+	}
 }
 
 type pptWalker struct {

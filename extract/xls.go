@@ -222,7 +222,7 @@ func readXLS(p *parser, f *cfb) {
 				sheets = append(sheets, sheet{name, int(le.Uint32(d)), d[5]})
 			}
 		case biffSST:
-			sst = readSST(r, sst)
+			sst = readSST(r, sst, p.j.lim.MaxTextSize)
 		}
 		return true
 	})
@@ -251,19 +251,22 @@ func readXLS(p *parser, f *cfb) {
 	}
 }
 
-// readSST appends the strings of the shared string table.
-func readSST(r *biffRecord, sst []string) []string {
+// readSST appends the strings of the shared string table, up to max
+// bytes of them (more could not be written as text anyway).
+func readSST(r *biffRecord, sst []string, max int64) []string {
 	if len(r.segs[0]) < 8 {
 		return sst
 	}
 	n := int(binary.LittleEndian.Uint32(r.segs[0][4:]))
 	br := &biffReader{segs: r.segs, pos: 8}
-	for i := 0; i < n; i++ {
+	var size int64
+	for i := 0; i < n && size <= max; i++ {
 		s, ok := br.str(false)
 		if !ok {
 			break
 		}
 		sst = append(sst, s)
+		size += int64(len(s)) + 16
 	}
 	return sst
 }
@@ -274,10 +277,14 @@ func xlsSheet(p *parser, b []byte, off int, sst []string) error {
 	if off < 0 || off+4 > len(b) || le.Uint16(b[off:]) != biffBOF {
 		return fmt.Errorf("%w: sheet at %d does not start with BOF", ErrMalformed, off)
 	}
+	// The cells are kept up to MaxTextSize bytes: more could not be
+	// written as text anyway.
 	var cells []xlsCell
+	var size int64
 	add := func(d []byte, v string) {
 		if v != "" {
 			cells = append(cells, xlsCell{int(le.Uint16(d)), int(le.Uint16(d[2:])), v})
+			size += int64(len(v)) + 24
 		}
 	}
 	formulaString := -1 // cell index waiting for its STRING record
@@ -300,7 +307,9 @@ func xlsSheet(p *parser, b []byte, off int, sst []string) error {
 			row := d[:2]
 			col := int(le.Uint16(d[2:]))
 			for i := 4; i+6 <= len(d)-2; i += 6 {
-				cells = append(cells, xlsCell{int(le.Uint16(row)), col, xlsNumber(rk(le.Uint32(d[i+2:])))})
+				v := xlsNumber(rk(le.Uint32(d[i+2:])))
+				cells = append(cells, xlsCell{int(le.Uint16(row)), col, v})
+				size += int64(len(v)) + 24
 				col++
 			}
 		case r.typ == biffBoolErr && len(d) >= 8 && d[7] == 0:
@@ -318,6 +327,10 @@ func xlsSheet(p *parser, b []byte, off int, sst []string) error {
 			br := &biffReader{segs: r.segs}
 			cells[formulaString].v, _ = br.str(false)
 			formulaString = -1
+		}
+		if size > p.j.lim.MaxTextSize {
+			p.fail("read cells", fmt.Errorf("%w: cells exceed MaxTextSize (%d bytes), truncated", ErrTooLarge, p.j.lim.MaxTextSize))
+			return false
 		}
 		return !p.cancelled()
 	})
