@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // BIFF8 record types (MS-XLS 2.3).
@@ -145,9 +146,10 @@ func (r *biffReader) str(short bool) (string, bool) {
 		}
 		ext = int(binary.LittleEndian.Uint32(b))
 	}
-	u := make([]uint16, 0, cch)
+	out := make([]byte, 0, cch)
+	var high rune // a high surrogate waiting for its pair
 	wide := flags&0x01 != 0
-	for len(u) < cch {
+	for n := 0; n < cch; n++ {
 		if r.seg >= len(r.segs) {
 			return "", false
 		}
@@ -159,23 +161,38 @@ func (r *biffReader) str(short bool) (string, bool) {
 			}
 			r.seg, r.pos = r.seg+1, 1
 			wide = r.segs[r.seg][0]&0x01 != 0
+			n--
 			continue
 		}
-		if wide {
-			b, ok := r.bytes(2)
-			if !ok {
-				return "", false
-			}
-			u = append(u, binary.LittleEndian.Uint16(b))
-		} else {
-			u = append(u, uint16(r.segs[r.seg][r.pos]))
+		if !wide {
+			c := r.segs[r.seg][r.pos]
 			r.pos++
+			if c < utf8.RuneSelf {
+				out = append(out, c)
+			} else {
+				out = utf8.AppendRune(out, rune(c))
+			}
+			continue
 		}
+		b, ok := r.bytes(2)
+		if !ok {
+			return "", false
+		}
+		u := rune(binary.LittleEndian.Uint16(b))
+		switch {
+		case u >= 0xD800 && u < 0xDC00:
+			high = u
+			continue
+		case u >= 0xDC00 && u < 0xE000 && high != 0:
+			u = utf16.DecodeRune(high, u)
+		}
+		high = 0
+		out = utf8.AppendRune(out, u)
 	}
 	if !r.skip(4*runs) || !r.skip(ext) {
 		return "", false
 	}
-	return string(utf16.Decode(u)), true
+	return string(out), true
 }
 
 // xlsCell is one cell's value.
