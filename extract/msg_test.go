@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 )
 
@@ -191,5 +192,56 @@ func TestMSGRTFBody(t *testing.T) {
 	}
 	if len(d.Children) != 1 || d.Children[0].Name != "a.txt" || d.Children[0].Text != "attached text" {
 		t.Errorf("children: %+v", d.Children)
+	}
+}
+
+// fixedProps writes a __properties_version1.0 stream: a header of size
+// header, then one 16-byte entry per property (type, id, value).
+func fixedProps(header int, props ...[3]uint64) []byte {
+	b := make([]byte, header)
+	for _, p := range props {
+		b = binary.LittleEndian.AppendUint16(b, uint16(p[0]))
+		b = binary.LittleEndian.AppendUint16(b, uint16(p[1]))
+		b = binary.LittleEndian.AppendUint32(b, 0)
+		b = binary.LittleEndian.AppendUint64(b, p[2])
+	}
+	return b
+}
+
+func recipient(n int, typ uint64, name, addr string) *cfbNode {
+	return &cfbNode{name: fmt.Sprintf("__recip_version1.0_#%08X", n), kids: []*cfbNode{
+		{name: "__properties_version1.0", data: fixedProps(msgSubHeader, [3]uint64{0x0003, propRecipientType, typ})},
+		{name: "__substg1.0_3001001F", data: utf16LE(name)},
+		{name: "__substg1.0_39FE001F", data: utf16LE(addr)},
+	}}
+}
+
+// TestMSGPropertyHeaders checks a message without transport headers: its
+// header is built from the sender, recipients and submit time, and its
+// HTML body is converted as an EML's would be.
+func TestMSGPropertyHeaders(t *testing.T) {
+	sent := time.Date(2024, 3, 1, 9, 30, 0, 0, time.UTC)
+	ft := uint64(sent.Unix())*1e7 + 116444736000000000
+	nodes := []*cfbNode{
+		{name: "__properties_version1.0", data: fixedProps(msgTopHeader, [3]uint64{0x0040, propClientSubmitTime, ft}, [3]uint64{0x0003, propInternetCPID, 65001})},
+		{name: "__substg1.0_0037001F", data: utf16LE("Quarterly réport")},
+		{name: "__substg1.0_0C1A001F", data: utf16LE("Sénder Name")},
+		{name: "__substg1.0_5D01001F", data: utf16LE("s@example.com")},
+		{name: "__substg1.0_1035001F", data: utf16LE("<id@example.com>")},
+		{name: "__substg1.0_10130102", data: []byte("<html><body><p>Hello <b>HTML</b> café</p></body></html>")},
+		recipient(0, 1, "To Person", "to@example.com"),
+		recipient(1, 2, "Cc Person", "cc@example.com"),
+		recipient(2, 3, "Bcc Person", "bcc@example.com"),
+	}
+	x := newTestExtractor(t, DefaultLimits())
+	d := extractBytes(t, x, "a.msg", "", buildCFB(nodes, nil))
+	m := d.Meta
+	if d.Err != nil || strings.TrimSpace(d.Text) != "Hello HTML café" {
+		t.Errorf("%v %q", d.Err, d.Text)
+	}
+	if m.From != "Sénder Name <s@example.com>" || !slices.Equal(m.To, []string{"To Person <to@example.com>"}) ||
+		!slices.Equal(m.Cc, []string{"Cc Person <cc@example.com>"}) || m.Extra["bcc"] != "Bcc Person <bcc@example.com>" ||
+		m.Subject != "Quarterly réport" || !m.Date.Equal(sent) || m.MessageID != "<id@example.com>" {
+		t.Errorf("metadata: %+v", m)
 	}
 }
