@@ -112,73 +112,88 @@ func (r *biffReader) skip(n int) bool {
 // str reads an XLUnicodeRichExtendedString with a 16-bit count (SST,
 // LABEL, STRING), or with an 8-bit count when short is set.
 func (r *biffReader) str(short bool) (string, bool) {
-	var cch int
-	if short {
-		b, ok := r.bytes(1)
-		if !ok {
-			return "", false
-		}
-		cch = int(b[0])
-	} else {
-		b, ok := r.bytes(2)
-		if !ok {
-			return "", false
-		}
-		cch = int(binary.LittleEndian.Uint16(b))
-	}
-	fb, ok := r.bytes(1)
+	cch, flags, runs, ext, ok := r.strHeader(short)
 	if !ok {
 		return "", false
 	}
-	flags := fb[0]
-	runs, ext := 0, 0
+	out, ok := r.chars(cch, flags&0x01 != 0)
+	if !ok || !r.skip(4*runs) || !r.skip(ext) {
+		return "", false
+	}
+	return string(out), true
+}
+
+// uint reads a little-endian integer of n (1, 2 or 4) bytes.
+func (r *biffReader) uint(n int) (int, bool) {
+	b, ok := r.bytes(n)
+	switch {
+	case !ok:
+		return 0, false
+	case n == 1:
+		return int(b[0]), true
+	case n == 2:
+		return int(binary.LittleEndian.Uint16(b)), true
+	}
+	return int(binary.LittleEndian.Uint32(b)), true
+}
+
+// strHeader reads a string's character count, option flags, and the
+// counts of its rich-text runs and extended (phonetic) bytes.
+func (r *biffReader) strHeader(short bool) (cch int, flags byte, runs, ext int, ok bool) {
+	width := 2
+	if short {
+		width = 1
+	}
+	if cch, ok = r.uint(width); !ok {
+		return
+	}
+	f, ok := r.uint(1)
+	if !ok {
+		return
+	}
+	flags = byte(f)
 	if flags&0x08 != 0 {
-		b, ok := r.bytes(2)
-		if !ok {
-			return "", false
+		if runs, ok = r.uint(2); !ok {
+			return
 		}
-		runs = int(binary.LittleEndian.Uint16(b))
 	}
 	if flags&0x04 != 0 {
-		b, ok := r.bytes(4)
-		if !ok {
-			return "", false
+		if ext, ok = r.uint(4); !ok {
+			return
 		}
-		ext = int(binary.LittleEndian.Uint32(b))
 	}
+	return cch, flags, runs, ext, true
+}
+
+// chars reads cch characters, 8-bit (Latin-1) or UTF-16 as wide says,
+// to UTF-8. Where a CONTINUE record splits them, the next one starts with
+// a new option byte.
+func (r *biffReader) chars(cch int, wide bool) ([]byte, bool) {
 	out := make([]byte, 0, cch)
 	var high rune // a high surrogate waiting for its pair
-	wide := flags&0x01 != 0
-	for n := 0; n < cch; n++ {
+	for n := 0; n < cch; {
 		if r.seg >= len(r.segs) {
-			return "", false
+			return nil, false
 		}
 		if r.pos >= len(r.segs[r.seg]) {
-			// The characters go on in the next CONTINUE, after a new
-			// option byte.
 			if r.seg+1 >= len(r.segs) || len(r.segs[r.seg+1]) == 0 {
-				return "", false
+				return nil, false
 			}
 			r.seg, r.pos = r.seg+1, 1
 			wide = r.segs[r.seg][0]&0x01 != 0
-			n--
 			continue
 		}
+		n++
 		if !wide {
-			c := r.segs[r.seg][r.pos]
+			out = utf8.AppendRune(out, rune(r.segs[r.seg][r.pos]))
 			r.pos++
-			if c < utf8.RuneSelf {
-				out = append(out, c)
-			} else {
-				out = utf8.AppendRune(out, rune(c))
-			}
 			continue
 		}
-		b, ok := r.bytes(2)
+		v, ok := r.uint(2)
 		if !ok {
-			return "", false
+			return nil, false
 		}
-		u := rune(binary.LittleEndian.Uint16(b))
+		u := rune(v)
 		switch {
 		case u >= 0xD800 && u < 0xDC00:
 			high = u
@@ -189,10 +204,7 @@ func (r *biffReader) str(short bool) (string, bool) {
 		high = 0
 		out = utf8.AppendRune(out, u)
 	}
-	if !r.skip(4*runs) || !r.skip(ext) {
-		return "", false
-	}
-	return string(out), true
+	return out, true
 }
 
 // xlsCell is one cell's value.
@@ -219,31 +231,8 @@ func readXLS(p *parser, f *cfb) {
 		p.fail("parse", fmt.Errorf("%w: Workbook stream is not BIFF8", ErrUnsupported))
 		return
 	}
-	type sheet struct {
-		name string
-		off  int
-		kind byte
-	}
-	var sheets []sheet
-	var sst []string
-	encrypted := false
-	err = biffRecords(b, 0, func(r *biffRecord) bool {
-		switch d := r.segs[0]; r.typ {
-		case biffFilePass:
-			encrypted = true
-			return false
-		case biffBoundSheet:
-			if len(d) >= 8 {
-				br := &biffReader{segs: [][]byte{d[6:]}}
-				name, _ := br.str(true)
-				sheets = append(sheets, sheet{name, int(le.Uint32(d)), d[5]})
-			}
-		case biffSST:
-			sst = readSST(r, sst, p.j.lim.MaxTextSize)
-		}
-		return true
-	})
-	if encrypted {
+	g, err := xlsGlobals(b, p.j.lim.MaxTextSize)
+	if g.encrypted {
 		p.d.setExtra("encrypted", "true")
 		p.fail("decrypt", fmt.Errorf("%w: password-protected Excel workbook", ErrEncrypted))
 		return
@@ -251,6 +240,7 @@ func readXLS(p *parser, f *cfb) {
 	if err != nil {
 		p.fail("read workbook globals", err)
 	}
+	sheets, sst := g.sheets, g.sst
 	var names []string
 	for _, sh := range sheets {
 		names = append(names, sh.name)
@@ -266,6 +256,44 @@ func readXLS(p *parser, f *cfb) {
 		p.d.setExtra("sheet names", strings.Join(names, ", "))
 		p.d.setExtra("sheets", strconv.Itoa(len(names)))
 	}
+}
+
+// xlsSheetRef is a sheet of the workbook: its name, the offset of its
+// substream and its type (0 a worksheet).
+type xlsSheetRef struct {
+	name string
+	off  int
+	kind byte
+}
+
+// xlsGlobalsInfo is what the workbook globals substream tells.
+type xlsGlobalsInfo struct {
+	sheets    []xlsSheetRef
+	sst       []string
+	encrypted bool
+}
+
+// xlsGlobals reads the sheets and shared strings of the globals
+// substream, stopping at FILEPASS (encryption).
+func xlsGlobals(b []byte, maxText int64) (xlsGlobalsInfo, error) {
+	var g xlsGlobalsInfo
+	err := biffRecords(b, 0, func(r *biffRecord) bool {
+		switch d := r.segs[0]; r.typ {
+		case biffFilePass:
+			g.encrypted = true
+			return false
+		case biffBoundSheet:
+			if len(d) >= 8 {
+				br := &biffReader{segs: [][]byte{d[6:]}}
+				name, _ := br.str(true)
+				g.sheets = append(g.sheets, xlsSheetRef{name, int(binary.LittleEndian.Uint32(d)), d[5]})
+			}
+		case biffSST:
+			g.sst = readSST(r, g.sst, maxText)
+		}
+		return true
+	})
+	return g, err
 }
 
 // readSST appends the strings of the shared string table, up to max
@@ -290,89 +318,109 @@ func readSST(r *biffRecord, sst []string, max int64) []string {
 
 // xlsSheet writes the cells of the worksheet substream at off.
 func xlsSheet(p *parser, b []byte, off int, sst []string) error {
-	le := binary.LittleEndian
-	if off < 0 || off+4 > len(b) || le.Uint16(b[off:]) != biffBOF {
+	if off < 0 || off+4 > len(b) || binary.LittleEndian.Uint16(b[off:]) != biffBOF {
 		return fmt.Errorf("%w: sheet at %d does not start with BOF", ErrMalformed, off)
 	}
-	// The cells are kept up to MaxTextSize bytes: more could not be
-	// written as text anyway.
-	var cells []xlsCell
-	var size int64
-	add := func(d []byte, v string) {
-		if v != "" {
-			cells = append(cells, xlsCell{int(le.Uint16(d)), int(le.Uint16(d[2:])), v})
-			size += int64(len(v)) + 24
-		}
-	}
-	formulaString := -1 // cell index waiting for its STRING record
+	sc := &sheetCells{sst: sst, formula: -1}
 	err := biffRecords(b, off, func(r *biffRecord) bool {
-		d := r.segs[0]
-		switch {
-		case r.typ == biffLabelSST && len(d) >= 10:
-			if i := int(le.Uint32(d[6:])); i < len(sst) {
-				add(d, sst[i])
-			}
-		case (r.typ == biffLabel || r.typ == biffRString) && len(d) >= 6:
-			br := &biffReader{segs: r.segs, pos: 6}
-			s, _ := br.str(false)
-			add(d, s)
-		case r.typ == biffNumber && len(d) >= 14:
-			add(d, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
-		case r.typ == biffRK && len(d) >= 10:
-			add(d, xlsNumber(rk(le.Uint32(d[6:]))))
-		case r.typ == biffMulRK && len(d) >= 6:
-			row := d[:2]
-			col := int(le.Uint16(d[2:]))
-			for i := 4; i+6 <= len(d)-2; i += 6 {
-				v := xlsNumber(rk(le.Uint32(d[i+2:])))
-				cells = append(cells, xlsCell{int(le.Uint16(row)), col, v})
-				size += int64(len(v)) + 24
-				col++
-			}
-		case r.typ == biffBoolErr && len(d) >= 8 && d[7] == 0:
-			add(d, strconv.Itoa(int(d[6])))
-		case r.typ == biffFormula && len(d) >= 14:
-			if le.Uint16(d[12:]) != 0xFFFF {
-				add(d, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
-			} else if d[6] == 0 { // a string result: the STRING record follows
-				cells = append(cells, xlsCell{int(le.Uint16(d)), int(le.Uint16(d[2:])), ""})
-				formulaString = len(cells) - 1
-			} else if d[6] == 1 {
-				add(d, strconv.Itoa(int(d[8])))
-			}
-		case r.typ == biffString && formulaString >= 0:
-			br := &biffReader{segs: r.segs}
-			cells[formulaString].v, _ = br.str(false)
-			formulaString = -1
-		}
-		if size > p.j.lim.MaxTextSize {
+		sc.record(r)
+		if sc.size > p.j.lim.MaxTextSize {
 			p.fail("read cells", fmt.Errorf("%w: cells exceed MaxTextSize (%d bytes), truncated", ErrTooLarge, p.j.lim.MaxTextSize))
 			return false
 		}
 		return !p.cancelled()
 	})
+	sc.write(&p.text)
+	return err
+}
+
+// sheetCells collects the cells of a sheet, up to MaxTextSize bytes of
+// them (more could not be written as text anyway).
+type sheetCells struct {
+	sst   []string
+	cells []xlsCell
+	size  int64
+	// formula is the cell waiting for its STRING record, or -1.
+	formula int
+}
+
+func (sc *sheetCells) add(row, col int, v string) {
+	sc.cells = append(sc.cells, xlsCell{row, col, v})
+	sc.size += int64(len(v)) + 24
+}
+
+// record adds the cells of one record.
+func (sc *sheetCells) record(r *biffRecord) {
+	le := binary.LittleEndian
+	d := r.segs[0]
+	if len(d) < 6 {
+		return
+	}
+	row, col := int(le.Uint16(d)), int(le.Uint16(d[2:]))
+	switch {
+	case r.typ == biffLabelSST && len(d) >= 10:
+		if i := int(le.Uint32(d[6:])); i < len(sc.sst) {
+			sc.add(row, col, sc.sst[i])
+		}
+	case r.typ == biffLabel || r.typ == biffRString:
+		br := &biffReader{segs: r.segs, pos: 6}
+		s, _ := br.str(false)
+		sc.add(row, col, s)
+	case r.typ == biffNumber && len(d) >= 14:
+		sc.add(row, col, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
+	case r.typ == biffRK && len(d) >= 10:
+		sc.add(row, col, xlsNumber(rk(le.Uint32(d[6:]))))
+	case r.typ == biffMulRK:
+		for i := 4; i+6 <= len(d)-2; i += 6 {
+			sc.add(row, col, xlsNumber(rk(le.Uint32(d[i+2:]))))
+			col++
+		}
+	case r.typ == biffBoolErr && len(d) >= 8 && d[7] == 0:
+		sc.add(row, col, strconv.Itoa(int(d[6])))
+	case r.typ == biffFormula && len(d) >= 14:
+		switch {
+		case le.Uint16(d[12:]) != 0xFFFF:
+			sc.add(row, col, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
+		case d[6] == 0: // a string result: the STRING record follows
+			sc.add(row, col, "")
+			sc.formula = len(sc.cells) - 1
+		case d[6] == 1:
+			sc.add(row, col, strconv.Itoa(int(d[8])))
+		}
+	case r.typ == biffString && sc.formula >= 0:
+		br := &biffReader{segs: r.segs}
+		s, _ := br.str(false)
+		sc.cells[sc.formula].v = s
+		sc.size += int64(len(s))
+		sc.formula = -1
+	}
+}
+
+// write writes the cells as parseXLSX does: by row and column, tab
+// between cells, a line per row.
+func (sc *sheetCells) write(t *textBuf) {
+	cells := sc.cells
 	slices.SortStableFunc(cells, func(a, b xlsCell) int {
 		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.col, b.col))
 	})
 	n := 0
 	for i, c := range cells {
 		if i > 0 && c.row != cells[i-1].row && n > 0 {
-			p.text.addByte('\n')
+			t.addByte('\n')
 			n = 0
 		}
 		if c.v == "" {
 			continue
 		}
 		if n > 0 {
-			p.text.addByte('\t')
+			t.addByte('\t')
 		}
-		p.text.addString(c.v)
+		t.addString(c.v)
 		n++
 	}
 	if n > 0 {
-		p.text.addByte('\n')
+		t.addByte('\n')
 	}
-	return err
 }
 
 // rk decodes an RK number (MS-XLS 2.5.217).
