@@ -30,6 +30,9 @@ const (
 // claimed by two streams is ErrMalformed, so reading every stream of a
 // file costs at most its size in memory and its sector count in steps.
 type cfb struct {
+	// root is the storage the document readers start from: 0, or an
+	// embedded object's storage (see embeddedObjects).
+	root int
 	data []byte
 	ss   int // sector size
 	v3   bool

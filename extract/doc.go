@@ -22,7 +22,7 @@ const (
 // endnotes, text boxes), with field instructions left out and only their
 // results kept.
 func readDOC(p *parser, f *cfb) {
-	wd, _, err := f.streamNamed(0, "WordDocument")
+	wd, _, err := f.streamNamed(f.root, "WordDocument")
 	if err != nil {
 		p.fail("read WordDocument", err)
 		return
@@ -88,7 +88,7 @@ func docClx(f *cfb, wd []byte, flags uint16) ([]byte, error) {
 	if flags&docTable1 != 0 {
 		name = "1Table"
 	}
-	tbl, ok, err := f.streamNamed(0, name)
+	tbl, ok, err := f.streamNamed(f.root, name)
 	switch {
 	case err != nil:
 		return nil, err

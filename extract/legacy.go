@@ -64,16 +64,18 @@ func classifyCompound(names []string) compoundKind {
 	case has("PowerPoint Document"):
 		return compoundKind{mediaPPT, "ppt", withProps(readPPT)}
 	case msg:
-		return compoundKind{mediaMSG, "msg", func(p *parser, f *cfb) { readMSG(p, f, 0) }}
+		return compoundKind{mediaMSG, "msg", func(p *parser, f *cfb) { readMSG(p, f, f.root) }}
 	}
 	return compoundKind{}
 }
 
-// withProps reads the document properties before the document.
+// withProps reads the document properties before the document, and its
+// embedded objects after it.
 func withProps(read func(p *parser, f *cfb)) func(p *parser, f *cfb) {
 	return func(p *parser, f *cfb) {
 		summaryInfo(p, f)
 		read(p, f)
+		embeddedObjects(p, f)
 	}
 }
 
@@ -98,7 +100,7 @@ const (
 // into the metadata, as coreProps does for OOXML. A damaged property set
 // is recorded without failing the text.
 func summaryInfo(p *parser, f *cfb) {
-	b, ok, err := f.streamNamed(0, "\x05SummaryInformation")
+	b, ok, err := f.streamNamed(f.root, "\x05SummaryInformation")
 	if !ok {
 		return
 	}

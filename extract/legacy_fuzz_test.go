@@ -25,8 +25,15 @@ func FuzzCFBReader(f *testing.F) {
 	})
 }
 
-// FuzzMSG runs the compound file parser on Outlook messages.
+// FuzzMSG runs the compound file parser on whole files: Outlook messages
+// with attached messages and files, and a Word document with embedded
+// objects.
 func FuzzMSG(f *testing.F) {
+	wd, tbl := docStreams(f, "objects\r", true)
+	f.Add(buildCFB([]*cfbNode{{name: "WordDocument", data: wd}, {name: "1Table", data: tbl}, {name: "ObjectPool", kids: []*cfbNode{
+		{name: "_1", kids: []*cfbNode{{name: "\x01Ole10Native", data: ole10NativeStream("a.txt", []byte("packaged"))}}},
+		{name: "_2", kids: []*cfbNode{{name: "Workbook", data: makeWorkbook(false)}}},
+	}}}, nil))
 	inner := makeMSGNodes(msgEmbeddedHeader, "inner", "inner body")
 	f.Add(buildCFB(makeMSGNodes(msgTopHeader, "top", "top body", inner), nil))
 	f.Add(buildCFB(rtfMSGNodes(), nil))

@@ -368,21 +368,10 @@ func msgName(name, display string, n int) string {
 	return name
 }
 
-// embedded extracts the message in storage st as a child; its hash and
-// size are those of its streams (see cfb.digest).
+// embedded extracts the message in storage st as a child.
 func (o *msgObject) embedded(p *parser, name string, st int) {
 	if !p.admit() {
 		return
 	}
-	name = p.unique(name)
-	c := &Document{Name: name, MediaType: mediaMSG, Path: p.childPath(name)}
-	p.d.Children = append(p.d.Children, c)
-	sub := &parser{j: p.j, d: c, depth: p.depth + 1, format: "msg", text: textBuf{max: p.text.max}}
-	sum, size, err := o.f.digest(st)
-	c.SHA256, c.Size = sum, size
-	if err != nil {
-		sub.fail("read embedded message", err)
-		return
-	}
-	sub.run(kind{format: "msg", media: mediaMSG, parse: func(sp *parser, _ []byte) { readMSG(sp, o.f, st) }}, nil)
+	storageChild(p, o.f, st, name, compoundKind{mediaMSG, "msg", func(p *parser, f *cfb) { readMSG(p, f, f.root) }})
 }

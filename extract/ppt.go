@@ -32,12 +32,12 @@ const pptMaxDepth = 64
 // "PowerPoint Document" stream in order. Masters, notes and handouts are
 // left out, as parsePPTX leaves them out.
 func readPPT(p *parser, f *cfb) {
-	b, _, err := f.streamNamed(0, "PowerPoint Document")
+	b, _, err := f.streamNamed(f.root, "PowerPoint Document")
 	if err != nil {
 		p.fail("read PowerPoint Document", err)
 		return
 	}
-	if f.lookup(0, "EncryptedSummary") >= 0 {
+	if f.lookup(f.root, "EncryptedSummary") >= 0 {
 		p.d.setExtra("encrypted", "true")
 		p.fail("decrypt", fmt.Errorf("%w: password-protected PowerPoint presentation", ErrEncrypted))
 		return

@@ -34,7 +34,7 @@ func pptRecord(b []byte, off int64) (verInst, typ uint16, body []byte, ok bool) 
 // of its entry in the slides' text list.
 func pptLive(f *cfb, b []byte) (doc []byte, slides []pptSlideRef, err error) {
 	le := binary.LittleEndian
-	cu, ok, err := f.streamNamed(0, "Current User")
+	cu, ok, err := f.streamNamed(f.root, "Current User")
 	if err != nil || !ok {
 		return nil, nil, err
 	}

@@ -217,7 +217,7 @@ type xlsCell struct {
 // workbook order, cells by row and column, tab-separated, as parseXLSX
 // writes them.
 func readXLS(p *parser, f *cfb) {
-	b, ok, err := f.streamNamed(0, "Workbook")
+	b, ok, err := f.streamNamed(f.root, "Workbook")
 	if !ok && err == nil {
 		p.fail("parse", fmt.Errorf("%w: Excel 5/95 workbook (BIFF5)", ErrUnsupported))
 		return
