@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"golang.org/x/text/encoding/charmap"
@@ -103,5 +104,59 @@ func TestDOCBadInput(t *testing.T) {
 				t.Errorf("%s: %v, want %v", d.MediaType, d.Err, tc.want)
 			}
 		})
+	}
+}
+
+// summaryStream writes a SummaryInformation property set with a code
+// page, a title and an author (8-bit), and creation and save times.
+func summaryStream(title, author string, created, saved time.Time) []byte {
+	le := binary.LittleEndian
+	ft := func(t time.Time) uint64 { return uint64(t.Unix())*1e7 + 116444736000000000 }
+	type prop struct {
+		id  uint32
+		val []byte
+	}
+	str := func(s string) []byte {
+		s, _ = charmap.Windows1252.NewEncoder().String(s)
+		b := le.AppendUint32(le.AppendUint32(nil, 0x1E), uint32(len(s)+1))
+		b = append(b, s+"\x00"...)
+		for len(b)%4 != 0 {
+			b = append(b, 0)
+		}
+		return b
+	}
+	props := []prop{
+		{1, le.AppendUint32(le.AppendUint32(nil, 2), 1252)},
+		{pidTitle, str(title)},
+		{pidAuthor, str(author)},
+		{pidCreated, le.AppendUint64(le.AppendUint32(nil, 0x40), ft(created))},
+		{pidSaved, le.AppendUint64(le.AppendUint32(nil, 0x40), ft(saved))},
+	}
+	sec := make([]byte, 8+8*len(props))
+	for i, p := range props {
+		le.PutUint32(sec[8+8*i:], p.id)
+		le.PutUint32(sec[12+8*i:], uint32(len(sec)))
+		sec = append(sec, p.val...)
+	}
+	le.PutUint32(sec, uint32(len(sec)))
+	le.PutUint32(sec[4:], uint32(len(props)))
+	h := make([]byte, 48)
+	le.PutUint16(h, 0xFFFE)
+	le.PutUint32(h[24:], 1)
+	le.PutUint32(h[44:], 48)
+	return append(h, sec...)
+}
+
+// TestDOCProperties checks the document properties of SummaryInformation.
+func TestDOCProperties(t *testing.T) {
+	created := time.Date(2009, 5, 4, 10, 0, 0, 0, time.UTC)
+	saved := time.Date(2011, 2, 3, 16, 30, 0, 0, time.UTC)
+	wd, tbl := docStreams(t, "text\r", true)
+	data := buildCFB([]*cfbNode{{name: "WordDocument", data: wd}, {name: "1Table", data: tbl},
+		{name: "\x05SummaryInformation", data: summaryStream("Réglement", "Jane Doe", created, saved)}}, nil)
+	d := extractBytes(t, newTestExtractor(t, DefaultLimits()), "a.doc", "", data)
+	m := d.Meta
+	if d.Err != nil || m.Title != "Réglement" || m.Author != "Jane Doe" || !m.Created.Equal(created) || !m.Modified.Equal(saved) {
+		t.Errorf("%v %+v", d.Err, m)
 	}
 }
