@@ -196,7 +196,7 @@ func TestBadInput(t *testing.T) {
 		{name: "encrypted pdf aes256", file: "e.pdf", data: makePDF(t, pdfSpec{pages: [][]string{{"secret"}}, encrypt: "aes256", userPassword: "open sesame"}),
 			want: want{media: mediaPDF, err: ErrEncrypted, extra: map[string]string{"encrypted": "true"}}},
 		{name: "encrypted ooxml", file: "locked.docx", data: makeCFB("EncryptionInfo", "EncryptedPackage", "\x06DataSpaces"), want: want{media: mediaDOCX, err: ErrEncrypted, extra: map[string]string{"encrypted": "true"}}},
-		{name: "legacy doc", file: "old.doc", data: makeCFB("WordDocument", "\x01CompObj"), want: want{media: "application/msword", err: ErrUnsupported}},
+		{name: "legacy doc, damaged directory", file: "old.doc", data: makeCFB("WordDocument", "\x01CompObj"), want: want{media: "application/msword", err: ErrMalformed}},
 		{name: "encrypted odt", file: "locked.odt", data: makeODF(t, mediaODT, "", true), want: want{media: mediaODT, err: ErrEncrypted, title: "Notes on the Engine"}},
 		{name: "encrypted zip member", file: "z.zip", data: makeZip(t, zipFile{name: "locked.txt", body: "ciphertext", flags: 1}, zipFile{name: "open.txt", body: "plain sibling"}),
 			want: want{media: mediaZIP, children: []string{"locked.txt", "open.txt"}, check: func(t *testing.T, d *Document) {

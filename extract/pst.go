@@ -513,7 +513,7 @@ func (x *pstReader) body(c *parser, o *pstObject, props map[uint16]pstProp) {
 		}
 		return
 	}
-	raw, err := decompressRTF(b, int(min(x.p.j.lim.MaxTextSize*4, x.limit)))
+	raw, err := decompressRTF(x.p.j, b)
 	if err != nil {
 		c.fail("read rtf body", err)
 		return
@@ -591,17 +591,6 @@ func (x *pstReader) time(o *pstObject, props map[uint16]pstProp, id uint16) time
 		return time.Time{}
 	}
 	return filetime(binary.LittleEndian.Uint64(b))
-}
-
-// filetime converts a Windows FILETIME (100 ns since 1601) to UTC; zero
-// and out-of-range values are the zero time.
-func filetime(ft uint64) time.Time {
-	const unixEpoch = 116444736000000000
-	if ft == 0 || ft >= 1<<62 {
-		return time.Time{}
-	}
-	d := int64(ft) - unixEpoch
-	return time.Unix(d/1e7, d%1e7*100).UTC()
 }
 
 // pstString decodes a string value: UTF-16LE, or 8-bit in code page cp.

@@ -17,9 +17,6 @@ import (
 	"unicode/utf16"
 )
 
-// outlookDir holds the Outlook fixtures of the shared corpus.
-const outlookDir = "../../shared/corpora/outlook"
-
 func pstFixture(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(outlookDir, name))
@@ -354,8 +351,23 @@ func TestSpoolPrivate(t *testing.T) {
 	if di.Mode().Perm() != 0o700 || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("spool modes %v %v", di.Mode(), fi.Mode())
 	}
-	if _, err := newSpool(filepath.Join(t.TempDir(), "missing")); err == nil {
-		t.Fatal("spool in a missing directory")
+	// A missing spool directory (the daemon's data_dir/spool on its first
+	// mailbox) is made, private; a path that is a file is an error.
+	missing := filepath.Join(t.TempDir(), "spool")
+	sp2, err := newSpool(missing)
+	if err != nil {
+		t.Fatalf("spool in a missing directory: %v", err)
+	}
+	sp2.remove()
+	if di, err := os.Stat(missing); err != nil || di.Mode().Perm() != 0o700 {
+		t.Fatalf("made spool directory: %v, %v", di, err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newSpool(file); err == nil {
+		t.Fatal("spool in a file accepted")
 	}
 }
 
@@ -388,25 +400,17 @@ func TestPSTFolderReached(t *testing.T) {
 	}
 }
 
-// TestDecompressRTF checks the example of [MS-OXRTFCP] 4.1 and a stored
-// ("MELA") stream.
-func TestDecompressRTF(t *testing.T) {
-	lzfu := []byte{0x2d, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00, 0x00, 0x4c, 0x5a, 0x46, 0x75, 0xf1, 0xc5, 0xc7, 0xa7,
-		0x03, 0x00, 0x0a, 0x00, 0x72, 0x63, 0x70, 0x67, 0x31, 0x32, 0x35, 0x42, 0x32, 0x0a, 0xf3, 0x20,
-		0x68, 0x65, 0x6c, 0x09, 0x00, 0x20, 0x62, 0x77, 0x05, 0xb0, 0x6c, 0x64, 0x7d, 0x0a, 0x80, 0x0f, 0xa0}
-	want := "{\\rtf1\\ansi\\ansicpg1252\\pard hello world}\r\n"
-	if got, err := decompressRTF(lzfu, 1<<20); err != nil || string(got) != want {
-		t.Fatalf("LZFu: %q, %v", got, err)
-	}
-	if got, _ := decompressRTF(lzfu, 10); string(got) != want[:10] {
-		t.Fatalf("LZFu limited to 10 bytes: %q", got)
-	}
+// TestDecompressRTFStoredAndBad checks a stored ("MELA") compressed-RTF
+// stream and damaged ones, as PST bodies carry them (TestLZFu checks the
+// example of [MS-OXRTFCP] 4.1).
+func TestDecompressRTFStoredAndBad(t *testing.T) {
+	j := newJob(context.Background(), DefaultLimits())
 	mela := append([]byte{0x14, 0, 0, 0, 4, 0, 0, 0, 'M', 'E', 'L', 'A', 0, 0, 0, 0}, "{\\rt"...)
-	if got, err := decompressRTF(mela, 1<<20); err != nil || string(got) != "{\\rt" {
+	if got, err := decompressRTF(j, mela); err != nil || string(got) != "{\\rt" {
 		t.Fatalf("MELA: %q, %v", got, err)
 	}
-	for _, bad := range [][]byte{lzfu[:10], append(bytes.Clone(lzfu[:8]), "XXXX0000"...)} {
-		if _, err := decompressRTF(bad, 1<<20); !errors.Is(err, ErrMalformed) {
+	for _, bad := range [][]byte{lzfuExample[:10], append(bytes.Clone(lzfuExample[:8]), "XXXX0000"...)} {
+		if _, err := decompressRTF(j, bad); !errors.Is(err, ErrMalformed) {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}

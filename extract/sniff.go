@@ -89,6 +89,14 @@ func formatOf(media string) string {
 		return "epub"
 	case mediaPST:
 		return "pst"
+	case mediaDOC:
+		return "doc"
+	case mediaXLS:
+		return "xls"
+	case mediaPPT:
+		return "ppt"
+	case mediaMSG:
+		return "msg"
 	}
 	if strings.HasPrefix(media, "application/vnd.oasis.opendocument.") {
 		return "odf"
@@ -171,7 +179,7 @@ func sniff(data []byte, name, declared string) kind {
 	case bytes.Contains(head, magicPDF):
 		return kind{format: "pdf", media: mediaPDF, parse: parsePDF}
 	case bytes.HasPrefix(data, magicCFB):
-		return kind{format: "cfb", media: mediaCFB, parse: parseCFB}
+		return kind{format: "cfb", media: mediaCFB, parse: parseCompound}
 	case bytes.HasPrefix(data, magicPST):
 		return kind{format: "pst", media: mediaPST, parse: parsePST}
 	case isZIP(data):

@@ -1,0 +1,131 @@
+package extract
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// embeddedObjects extracts the OLE objects embedded in a Word document
+// (the storages of ObjectPool) or an Excel workbook (the MBD storages) as
+// children: a packaged file (\x01Ole10Native), an OOXML package
+// (Package), raw contents (CONTENTS), or a compound document of its own
+// (a Word, Excel, PowerPoint or Outlook storage). Anything else is a
+// child with ErrUnsupported, so that nothing embedded goes unrecorded.
+func embeddedObjects(p *parser, f *cfb) {
+	var objs []int
+	if pool := f.lookup(f.root, "ObjectPool"); pool >= 0 && f.dir[pool].typ == 1 {
+		kids, err := f.children(pool)
+		if err != nil {
+			p.fail("read ObjectPool", err)
+		}
+		objs = append(objs, kids...)
+	}
+	kids, _ := f.children(f.root)
+	for _, k := range kids {
+		if strings.HasPrefix(f.dir[k].name, "MBD") {
+			objs = append(objs, k)
+		}
+	}
+	for _, st := range sortedByName(f, objs) {
+		if f.dir[st].typ != 1 {
+			continue
+		}
+		if !p.admit() {
+			return
+		}
+		embeddedObject(p, f, st)
+	}
+}
+
+// embeddedObject extracts the object in storage st; call admit first.
+func embeddedObject(p *parser, f *cfb, st int) {
+	name := "object " + strings.TrimLeft(f.dir[st].name, "_")
+	if b, ok, err := f.streamNamed(st, "\x01Ole10Native"); ok {
+		if err == nil {
+			var file string
+			file, b, err = ole10Native(b)
+			if file != "" {
+				name = path.Base(cleanName(file))
+			}
+		}
+		if err != nil {
+			p.failedChild(name, mediaBinary, 0, nil, &Error{Format: p.format, Op: "read embedded object", Err: p.j.classify(err)})
+			return
+		}
+		p.child(name, "", b)
+		return
+	}
+	for _, s := range []string{"Package", "CONTENTS"} {
+		if b, ok, err := f.streamNamed(st, s); ok {
+			if err != nil {
+				p.failedChild(name, mediaBinary, 0, nil, &Error{Format: p.format, Op: "read embedded object", Err: err})
+				return
+			}
+			p.child(name, "", b)
+			return
+		}
+	}
+	kids, _ := f.children(st)
+	var names []string
+	for _, k := range kids {
+		names = append(names, f.dir[k].name)
+	}
+	if c := classifyCompound(names); c.read != nil {
+		storageChild(p, f, st, name, c)
+		return
+	}
+	p.failedChild(name, mediaCFB, 0, nil, &Error{Format: p.format, Op: "read embedded object",
+		Err: fmt.Errorf("%w: embedded OLE object", ErrUnsupported)})
+}
+
+// storageChild extracts storage st of f as a child document of kind c;
+// its hash and size are those of its streams (see cfb.digest). Call admit
+// first.
+func storageChild(p *parser, f *cfb, st int, name string, c compoundKind) {
+	name = p.unique(name)
+	d := &Document{Name: name, MediaType: c.media, Path: p.childPath(name)}
+	p.d.Children = append(p.d.Children, d)
+	sub := &parser{j: p.j, d: d, depth: p.depth + 1, format: c.format, text: textBuf{max: p.text.max}}
+	sum, size, err := f.digest(st)
+	d.SHA256, d.Size = sum, size
+	if err != nil {
+		sub.fail("read embedded object", err)
+		return
+	}
+	view := *f
+	view.root = st
+	sub.run(kind{format: c.format, media: c.media, parse: func(sp *parser, _ []byte) { c.read(sp, &view) }}, nil)
+}
+
+// ole10Native unpacks a packaged file (an \x01Ole10Native stream): its
+// file name and contents.
+func ole10Native(b []byte) (string, []byte, error) {
+	bad := fmt.Errorf("%w: packaged object truncated", ErrMalformed)
+	if len(b) < 6 {
+		return "", nil, bad
+	}
+	b = b[6:] // size, flags
+	cstr := func() (string, bool) {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			return "", false
+		}
+		s := string(b[:i])
+		b = b[i+1:]
+		return s, true
+	}
+	label, ok1 := cstr()
+	_, ok2 := cstr() // source path
+	if !ok1 || !ok2 || len(b) < 8 {
+		return label, nil, bad
+	}
+	b = b[8:]
+	n := int64(binary.LittleEndian.Uint32(b))
+	if n > int64(len(b)-4) {
+		return label, nil, bad
+	}
+	return convert([]byte(label), codepage(1252)), b[4 : 4+n], nil
+}
