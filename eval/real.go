@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -78,6 +77,12 @@ type CorpusResult struct {
 	TLSHUnhashed int
 	// Relations compare the corpus's labels with the truth.
 	Relations []RelationRow
+	// Quoting splits an e-mail corpus's pairs by quoting (engine at the
+	// defaults); nil for other corpora.
+	Quoting []QuotingRow
+	// DocPairs are the Debian manuals' cross-format and chapter-in-book
+	// pairs; nil for other corpora.
+	DocPairs []DocPairRow
 	// Durations of the stages.
 	TruthTime, EngineTime, PeerTime time.Duration
 }
@@ -131,8 +136,8 @@ func CorpusTruth(docs []*Document) (*Truth, error) {
 	sets := make([][]uint64, len(docs))
 	hashes := make([][32]byte, len(docs))
 	for i, d := range docs {
-		sets[i] = WordShingles(d.Norm, ShingleWords)
-		hashes[i] = sha256.Sum256(d.Norm)
+		sets[i] = WordShingles(d.Truth, ShingleWords)
+		hashes[i] = WordsHash(d.Truth)
 	}
 	return NewTruth(sets, hashes)
 }
@@ -241,6 +246,18 @@ func EvaluateCorpus(ctx context.Context, p *Prepared, opts index.Options, work s
 	}
 	for _, th := range engineGrid() {
 		res.Engine = append(res.Engine, engineAt(th))
+	}
+	if c.Quoting {
+		reported := make(map[Pair]bool, len(scored))
+		for p, s := range byPair {
+			if s.Reported(opts.Thresholds) {
+				reported[p] = true
+			}
+		}
+		res.Quoting = quotingRows(docs, truth, reported)
+	}
+	if c.Name == "debian-docs" {
+		res.DocPairs = docPairs(docs, truth, byPair, opts.Thresholds)
 	}
 	res.EngineTime = time.Since(start)
 
@@ -402,7 +419,7 @@ func relationRows(c *Corpus, docs []*Document, truth *Truth, engine []Scored[ind
 
 func relOrder(r string) int {
 	order := []string{RelSameBytes, RelSameText, RelLayout, RelFormats, RelVariant, RelFamily, RelChapter,
-		RelScenario, RelHeader, RelSameSource, RelOtherLang, RelOtherFamily, RelOtherLic,
+		RelScenario, RelHeader, RelSameSource, RelSameThread, RelOtherLang, RelOtherFamily, RelOtherLic,
 		RelMailCopy, RelMailQuoted, RelMailEdited, RelMailPartial, RelMailThread, RelMailOther}
 	if i := slices.Index(order, r); i >= 0 {
 		return i
