@@ -137,7 +137,7 @@ var attributions = []string{"wrote:", "writes:", "a écrit :", "a écrit:", "sch
 // content) opens a quoted block, and returns the offset after the header's
 // last line.
 func replyHeader(body string, pos, markers int, content string) (end int, ok bool) {
-	c := strings.ToLower(strings.Trim(strings.TrimSpace(content), "*_"))
+	c := strings.ToLower(strings.TrimSpace(strings.Trim(strings.TrimSpace(content), "*_")))
 	_, next := nextLine(body, pos)
 	for _, a := range attributions {
 		if strings.HasSuffix(c, a) {

@@ -65,8 +65,16 @@ func FuzzQuoteDepth(f *testing.F) {
 		if d < 0 || d > MaxQuoteDepth {
 			t.Fatalf("depth %d", d)
 		}
-		if !strings.ContainsAny(body, ">:-") && d != 0 {
+		if !strings.ContainsAny(body, ">:-=_") && d != 0 {
 			t.Fatalf("depth %d without any marker or header", d)
 		}
 	})
+}
+
+func BenchmarkQuoteDepth(b *testing.B) {
+	body := strings.Repeat("> > quoted line of text\n>\nOn Mon, x wrote:\nFrom: a\nSent: b\nSubject: c\n\n", 20000)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		QuoteDepth(body)
+	}
 }
