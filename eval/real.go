@@ -296,6 +296,9 @@ func EvaluateCorpus(ctx context.Context, p *Prepared, opts index.Options, work s
 		if err != nil {
 			return nil, fmt.Errorf("evaluate %s: %w", c.Name, err)
 		}
+		// tlsh -xref lists every pair (six million for mail-usrp); those
+		// beyond the grid's largest distance pass no threshold.
+		tl = slices.DeleteFunc(tl, func(p Scored[int]) bool { return p.Score > tlshGrid[len(tlshGrid)-1] })
 		if err := errors.Join(checkPairs(SsdeepBin, ss, n), checkPairs(TLSHBin, tl, n)); err != nil {
 			return nil, fmt.Errorf("evaluate %s: %w", c.Name, err)
 		}
