@@ -61,8 +61,16 @@ type Document struct {
 	RawSize   int64
 	// Text is the extracted text.
 	Text []byte
-	// Norm is the normalised text that fingerprints and truth use.
+	// Norm is the engine's normalised text (index/normalise), which the
+	// seed algorithms sign; the truth does not use it.
 	Norm []byte
+	// Truth is the text the truth reads (see TruthWords): for an e-mail
+	// (.eml), its Subject and decoded inline text parts (ReadMail); for
+	// any other file, the extracted text.
+	Truth []byte
+	// Quote is an e-mail's quote depth (QuoteDepth of its body); 0 for
+	// other files.
+	Quote int
 	// Err is why the file has no usable text (extraction failed, empty).
 	Err error
 }
@@ -81,6 +89,9 @@ type Corpus struct {
 	// Title names the corpus in the report (default Name); About
 	// describes a generated corpus (empty for the collected ones).
 	Title, About string
+	// Quoting is true for e-mail corpora, whose results are split by how
+	// the two messages of a pair quote (see PairQuoting).
+	Quoting bool
 }
 
 // ErrNoLabels reports a corpus directory without a known label table.
@@ -89,7 +100,8 @@ var ErrNoLabels = errors.New("no label table")
 // LoadCorpus reads the corpus called name from fsys (the corpus's own
 // directory), extracting and normalising every file listed in its label
 // table. Known layouts are those of ../shared/corpora: spdx,
-// licenseclassifier, gomod-licenses, debian-copyright, debian-docs; and
+// licenseclassifier, gomod-licenses, debian-copyright, debian-docs,
+// mail-usrp (every eml/*.eml, threads by subject); and
 // the generated e-mail corpus (MailCorpus, see GenerateMailCorpus). max,
 // when positive, keeps an evenly spaced subset of at most max files.
 func LoadCorpus(ctx context.Context, fsys fs.FS, name string, ex Extractor, maxDocs int) (*Corpus, error) {
@@ -126,6 +138,10 @@ func LoadCorpus(ctx context.Context, fsys fs.FS, name string, ex Extractor, maxD
 		rows, err = readTSV(fsys, "index.tsv", nil)
 	case MailCorpus:
 		rows, err = readTSV(fsys, MailLabels, nil)
+		c.Quoting = true
+	case MailUSRP:
+		rows, err = emlFiles(fsys, "eml")
+		c.Quoting = true
 	default:
 		return nil, fmt.Errorf("load corpus %s: %w", name, ErrNoLabels)
 	}
@@ -158,9 +174,69 @@ func LoadCorpus(ctx context.Context, fsys fs.FS, name string, ex Extractor, maxD
 		if d.Err == nil && len(d.Norm) == 0 {
 			d.Err = fmt.Errorf("%s: empty text", d.Name)
 		}
+		if d.Err == nil {
+			d.Err = d.readTruth(raw)
+		}
 		c.Docs = append(c.Docs, d)
 	}
 	return c, nil
+}
+
+// readTruth sets the document's truth text and quote depth: an e-mail is
+// read on its own (ReadMail), any other file by its extracted text.
+func (d *Document) readTruth(raw []byte) error {
+	if !strings.EqualFold(path.Ext(d.Name), ".eml") {
+		d.Truth = d.Text
+		return nil
+	}
+	m, err := ReadMail(raw)
+	if err != nil {
+		return fmt.Errorf("%s: truth: %w", d.Name, err)
+	}
+	d.Truth, d.Quote = m.Text(), QuoteDepth(m.Body)
+	if d.Meta["thread"] == "" {
+		d.Meta["thread"] = threadSubject(m.Subject)
+	}
+	return nil
+}
+
+// threadSubject is a subject without reply and forward prefixes and list
+// tags, in lower case: messages of a thread share it.
+func threadSubject(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for {
+		t := strings.TrimSpace(s)
+		for _, p := range []string{"re:", "fwd:", "fw:", "aw:", "tr:", "re :", "fwd :"} {
+			t = strings.TrimSpace(strings.TrimPrefix(t, p))
+		}
+		if strings.HasPrefix(t, "[") {
+			if k := strings.IndexByte(t, ']'); k > 0 {
+				t = strings.TrimSpace(t[k+1:])
+			}
+		}
+		if t == s {
+			return strings.Join(strings.Fields(s), " ")
+		}
+		s = t
+	}
+}
+
+// emlFiles lists the .eml files of a directory as label rows, by name.
+func emlFiles(fsys fs.FS, dir string) ([]map[string]string, error) {
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	var rows []map[string]string
+	for _, e := range ents {
+		if !e.IsDir() && strings.EqualFold(path.Ext(e.Name()), ".eml") {
+			rows = append(rows, map[string]string{"file": path.Join(dir, e.Name())})
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no .eml file in %s", dir)
+	}
+	return rows, nil
 }
 
 // readTSV reads a tab-separated table with a header line, or with the
@@ -215,6 +291,7 @@ const (
 	RelLayout      = "layout variant"      // debian-docs: refcard A4 vs Letter
 	RelOtherLang   = "same work, language" // debian-docs: a translation
 	RelSameSource  = "same source package" // debian-copyright
+	RelSameThread  = "same thread"         // mail-usrp: same subject without Re:, Fwd: and list tags
 )
 
 // relations returns the labelled-relation function of a corpus.
@@ -283,6 +360,16 @@ func relations(name string) func(a, b *Document) string {
 		}
 	case MailCorpus:
 		return mailRelation
+	case MailUSRP:
+		return func(a, b *Document) string {
+			if sameBytes(a, b) {
+				return RelSameBytes
+			}
+			if t := a.Meta["thread"]; t != "" && t == b.Meta["thread"] {
+				return RelSameThread
+			}
+			return ""
+		}
 	case "debian-docs":
 		return func(a, b *Document) string {
 			if sameBytes(a, b) {

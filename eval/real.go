@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -78,6 +77,12 @@ type CorpusResult struct {
 	TLSHUnhashed int
 	// Relations compare the corpus's labels with the truth.
 	Relations []RelationRow
+	// Quoting splits an e-mail corpus's pairs by quoting (engine at the
+	// defaults); nil for other corpora.
+	Quoting []QuotingRow
+	// DocPairs are the Debian manuals' cross-format and chapter-in-book
+	// pairs; nil for other corpora.
+	DocPairs []DocPairRow
 	// Durations of the stages.
 	TruthTime, EngineTime, PeerTime time.Duration
 }
@@ -131,8 +136,8 @@ func CorpusTruth(docs []*Document) (*Truth, error) {
 	sets := make([][]uint64, len(docs))
 	hashes := make([][32]byte, len(docs))
 	for i, d := range docs {
-		sets[i] = WordShingles(d.Norm, ShingleWords)
-		hashes[i] = sha256.Sum256(d.Norm)
+		sets[i] = WordShingles(d.Truth, ShingleWords)
+		hashes[i] = WordsHash(d.Truth)
 	}
 	return NewTruth(sets, hashes)
 }
@@ -242,6 +247,18 @@ func EvaluateCorpus(ctx context.Context, p *Prepared, opts index.Options, work s
 	for _, th := range engineGrid() {
 		res.Engine = append(res.Engine, engineAt(th))
 	}
+	if c.Quoting {
+		reported := make(map[Pair]bool, len(scored))
+		for p, s := range byPair {
+			if s.Reported(opts.Thresholds) {
+				reported[p] = true
+			}
+		}
+		res.Quoting = quotingRows(docs, truth, reported)
+	}
+	if c.Name == "debian-docs" {
+		res.DocPairs = docPairs(docs, truth, byPair, opts.Thresholds)
+	}
 	res.EngineTime = time.Since(start)
 
 	start = time.Now()
@@ -279,6 +296,9 @@ func EvaluateCorpus(ctx context.Context, p *Prepared, opts index.Options, work s
 		if err != nil {
 			return nil, fmt.Errorf("evaluate %s: %w", c.Name, err)
 		}
+		// tlsh -xref lists every pair (six million for mail-usrp); those
+		// beyond the grid's largest distance pass no threshold.
+		tl = slices.DeleteFunc(tl, func(p Scored[int]) bool { return p.Score > tlshGrid[len(tlshGrid)-1] })
 		if err := errors.Join(checkPairs(SsdeepBin, ss, n), checkPairs(TLSHBin, tl, n)); err != nil {
 			return nil, fmt.Errorf("evaluate %s: %w", c.Name, err)
 		}
@@ -402,7 +422,7 @@ func relationRows(c *Corpus, docs []*Document, truth *Truth, engine []Scored[ind
 
 func relOrder(r string) int {
 	order := []string{RelSameBytes, RelSameText, RelLayout, RelFormats, RelVariant, RelFamily, RelChapter,
-		RelScenario, RelHeader, RelSameSource, RelOtherLang, RelOtherFamily, RelOtherLic,
+		RelScenario, RelHeader, RelSameSource, RelSameThread, RelOtherLang, RelOtherFamily, RelOtherLic,
 		RelMailCopy, RelMailQuoted, RelMailEdited, RelMailPartial, RelMailThread, RelMailOther}
 	if i := slices.Index(order, r); i >= 0 {
 		return i

@@ -1,19 +1,18 @@
 package eval
 
 import (
-	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
 )
 
 // ShingleWords is the number of words in a true-similarity shingle: "true"
-// similarity is computed over word 5-grams of the normalised text.
+// similarity is computed over word 5-grams (words as TruthWords defines
+// them).
 const ShingleWords = 5
 
 // Class thresholds on true similarity, from the goal.
@@ -37,51 +36,23 @@ const MaxTruthDocs = 10000
 var ErrTooManyDocs = errors.New("too many documents for an all-pairs truth table")
 
 // WordShingles returns the sorted, distinct hashes of the k-word shingles of
-// a normalised text. Words are separated by white space (one space in
-// normalised text; any run of spaces, tabs and newlines counts as one).
-// Scripts written without spaces between words (Han, Hiragana, Katakana)
-// count each character as a word, as full-text search engines tokenise
-// them: otherwise a Japanese paragraph is one "word" whose boundaries are
-// wherever a format happened to break the line, and the same text in HTML
-// and in PDF would share no shingle at all. A text of fewer than k words is
-// one shingle of all its words; an empty text has none.
+// a text, whose words are those of TruthWords: maximal runs of letters and
+// digits after case folding, each letter of a script written without
+// spaces (Han, kana…) a word of its own, anything else a separator. A text
+// of fewer than k words is one shingle of all its words; a text without
+// words has none.
 func WordShingles(text []byte, k int) []uint64 {
-	text = bytes.TrimSpace(text)
-	if len(text) == 0 || k < 1 {
+	if k < 1 {
 		return nil
 	}
-	// starts[i] is the offset of word i; ends[i] is one past its end.
-	var starts, ends []int
-	in := false
-	for i := 0; i < len(text); {
-		c := text[i]
-		size := 1
-		word := false // the rune is a word of its own
-		if c >= utf8.RuneSelf {
-			var r rune
-			r, size = utf8.DecodeRune(text[i:])
-			word = unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
-		}
-		sp := c == ' ' || c == '\n' || c == '\t' || c == '\r'
-		switch {
-		case word:
-			if in {
-				ends = append(ends, i)
-			}
-			starts = append(starts, i)
-			ends = append(ends, i+size)
-			in = false
-		case !sp && !in:
-			starts = append(starts, i)
-			in = true
-		case sp && in:
-			ends = append(ends, i)
-			in = false
-		}
-		i += size
-	}
-	if in {
-		ends = append(ends, len(text))
+	var buf []byte
+	var ends []int // word w is buf[ends[w-1]:ends[w]]
+	TruthWords(text, func(w []byte) {
+		buf = append(buf, w...)
+		ends = append(ends, len(buf))
+	})
+	if len(ends) == 0 {
+		return nil
 	}
 	d := xxhash.New()
 	hash := func(from, to int) uint64 {
@@ -90,19 +61,36 @@ func WordShingles(text []byte, k int) []uint64 {
 			if w > from {
 				d.Write([]byte{' '})
 			}
-			d.Write(text[starts[w]:ends[w]])
+			lo := 0
+			if w > 0 {
+				lo = ends[w-1]
+			}
+			d.Write(buf[lo:ends[w]])
 		}
 		return d.Sum64()
 	}
-	if len(starts) < k {
-		return []uint64{hash(0, len(starts))}
+	if len(ends) < k {
+		return []uint64{hash(0, len(ends))}
 	}
-	out := make([]uint64, 0, len(starts)-k+1)
-	for i := 0; i+k <= len(starts); i++ {
+	out := make([]uint64, 0, len(ends)-k+1)
+	for i := 0; i+k <= len(ends); i++ {
 		out = append(out, hash(i, i+k))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// WordsHash returns a hash of the word sequence of text (see TruthWords):
+// two texts are identical for the truth when their hashes are equal.
+func WordsHash(text []byte) [32]byte {
+	h := sha256.New()
+	TruthWords(text, func(w []byte) {
+		h.Write(w)
+		h.Write([]byte{' '})
+	})
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // Similarity is the true similarity of a pair of texts A and B.
@@ -113,7 +101,7 @@ type Similarity struct {
 	ContainmentAB float64
 	// ContainmentBA is |A∩B| / |B|.
 	ContainmentBA float64
-	// Exact is true when the normalised texts are identical.
+	// Exact is true when the texts have the same word sequence.
 	Exact bool
 }
 
@@ -153,12 +141,12 @@ func intersectSorted[T cmp.Ordered](a, b []T) int {
 	return n
 }
 
-// Compare returns the true similarity of two normalised texts, from their
-// word 5-gram shingles.
+// Compare returns the true similarity of two texts, from their word 5-gram
+// shingles; texts with the same word sequence are exact copies.
 func Compare(a, b []byte) Similarity {
 	sa, sb := WordShingles(a, ShingleWords), WordShingles(b, ShingleWords)
 	s := similarity(len(sa), len(sb), intersectSorted(sa, sb))
-	if bytes.Equal(a, b) {
+	if WordsHash(a) == WordsHash(b) {
 		s = Similarity{Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1, Exact: true}
 	}
 	return s
@@ -170,7 +158,7 @@ type Class uint8
 
 // Classes of a pair by true similarity.
 const (
-	// Exact pairs have identical normalised texts.
+	// Exact pairs have the same word sequence.
 	Exact Class = 1 << iota
 	// Near pairs have true resemblance >= NearResemblance.
 	Near
@@ -208,7 +196,7 @@ type Truth struct {
 
 // NewTruth computes the shingles shared by every pair of documents, given
 // each document's shingle set (sorted, distinct) and a hash of its
-// normalised text (equal hashes mean identical texts). It sorts every
+// word sequence (WordsHash: equal hashes mean identical texts). It sorts every
 // (shingle, document) posting and counts, for each shingle, every pair of
 // documents holding it: the work is the sum of squared document
 // frequencies, small for real text.

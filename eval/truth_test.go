@@ -24,7 +24,7 @@ func TestWordShingles(t *testing.T) {
 		{"repeated shingles count once", "a b c d e a b c d e a b c d e", 5},
 		{"each kanji and kana is a word", "日本語の文書です", 4},
 		{"mixed scripts", "debian の パッケージ", 3},
-		{"latin words around kanji", "use dpkg-buildpackage 命令 to build", 2},
+		{"latin words around kanji", "use dpkg-buildpackage 命令 to build", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := len(WordShingles([]byte(tc.text), ShingleWords)); got != tc.want {

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # Regenerates docs/EVALUATION.md and docs/eval/*.png: simdex's recall and
-# false alarms on the labelled corpora in ../shared/corpora, side by side
-# with ssdeep and tlsh, the parameter sweep behind the defaults, and the
-# seed studies' synthetic experiments. Takes about 20 minutes on 2 cores.
-# Extra arguments go to simdex-eval (e.g. -quick, -names spdx,gomod-licenses).
+# false alarms on the corpora in ../shared/corpora (the labelled ones, the
+# real mailing list mail-usrp split by quoting, the Debian manuals'
+# cross-format and chapter-in-book pairs) and on a generated e-mail corpus,
+# side by side with ssdeep and tlsh, the parameter sweep behind the
+# defaults, and the seed studies' synthetic experiments. The truth is the
+# evaluation's own (word 5-grams, package eval), independent of the
+# engine's normal form: rerun this after any change to the engine.
+#
+#   scripts/eval.sh            everything, about 20-25 minutes on 2 cores
+#                              (same as `make eval`)
+#   scripts/eval.sh -quick     samples of every corpus, a few minutes
+#   scripts/eval.sh -names mail-usrp,debian-docs -corpora-only -out /tmp/x
+#                              two corpora in full, no sweep, no synthetic
+#                              experiments, report written elsewhere
+#
+# Extra arguments go to simdex-eval (go run ./eval/cmd/simdex-eval -h).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

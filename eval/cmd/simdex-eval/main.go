@@ -30,6 +30,7 @@ func main() {
 	flag.StringVar(&cfg.Out, "out", "docs", "documentation directory: writes EVALUATION.md and eval/*.png")
 	flag.StringVar(&cfg.Work, "work", "", "scratch directory (default: a temporary directory)")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic corpus")
+	flag.BoolVar(&cfg.CorporaOnly, "corpora-only", false, "evaluate the corpora at the defaults only: no parameter sweep, no synthetic experiments")
 	flag.BoolVar(&cfg.Quick, "quick", false, "evaluate small samples only (seconds, indicative numbers)")
 	flag.StringVar(&cfg.Command, "command", "make eval", "command line recorded in the report")
 	flag.Parse()
