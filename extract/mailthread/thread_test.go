@@ -118,11 +118,11 @@ func TestInclusive(t *testing.T) {
 	// texts: each later message quotes all of the earlier ones, except 3,
 	// a side branch, and 4, which drops 1's attachment.
 	msgs := []Message{
-		{Date: day(1)},                            // 0: root
+		{Date: day(1)}, // 0: root
 		{Date: day(2), Attachments: []string{"a"}}, // 1: reply with an attachment
-		{Date: day(3)},                            // 2: quotes 0 and 1, not the attachment
-		{Date: day(4)},                            // 3: side reply to 0
-		{Date: day(5), Draft: true},               // 4: a draft quoting everything
+		{Date: day(3)},                             // 2: quotes 0 and 1, not the attachment
+		{Date: day(4)},                             // 3: side reply to 0
+		{Date: day(5), Draft: true},                // 4: a draft quoting everything
 		{Date: day(6), Attachments: []string{"b"}}, // 5: last, quotes 0, 1, 2
 	}
 	holds := map[[2]int]bool{{0, 1}: true, {0, 2}: true, {1, 2}: true, {0, 3}: true, {0, 4}: true, {1, 4}: true, {2, 4}: true, {3, 4}: true,
