@@ -42,41 +42,83 @@ func StripBoilerplate(body string) string {
 	if !stripped {
 		return body
 	}
-	return strings.TrimRight(b.String(), " \t\r\n") + "\n"
+	return trimEmptyTail(b.String()) + "\n"
+}
+
+// trimEmptyTail removes the lines at the end of s that hold nothing but
+// quote markers and white space.
+func trimEmptyTail(s string) string {
+	return strings.TrimRight(s, " \t\r\n>")
 }
 
 // boilerplateBlock returns how many lines of the signature or footer
 // block starting at off (whose first line is ln) to strip, or 0.
 func boilerplateBlock(body string, off int, ln line) int {
-	t := strings.TrimRight(ln.text, " \t")
-	var limit int
-	switch {
-	case t == "--" || t == "---":
-		if t == "--" && strings.TrimRight(ln.text, "\t") != "-- " && ln.text != "--" {
-			return 0
-		}
-		limit = maxSignatureLines
-	case len(t) >= 20 && strings.Trim(t, "_") == "":
-		window := peek(nil, body, off, 3)
-		if len(window) < 2 || window[1].marker != ln.marker || !strings.Contains(strings.ToLower(window[1].text), "mailing list") {
-			return 0
-		}
-		limit = maxFooterLines
-	default:
+	t := strings.TrimRight(ln.text, "\r")
+	sig := t == "-- " || t == "--"
+	if !sig && !strings.HasPrefix(t, "____") && !strings.Contains(strings.ToLower(t), "mailing list") {
 		return 0
 	}
-	window := peek(nil, body, off, limit+2)
+	window := peek(nil, body, off, maxSignatureLines+2)
+	if footerStart(window) {
+		return footerLines(window)
+	}
+	if !sig {
+		return 0
+	}
 	n := 1
 	for ; n < len(window); n++ {
 		w := window[n]
-		if w.marker != ln.marker || maybeBoundary(w.text) && (attribution(window[n:]) > 0 || firstHeader(window[n:])) {
+		if w.marker != ln.marker || footerStart(window[n:]) || maybeBoundary(w.text) && (attribution(window[n:]) > 0 || firstHeader(window[n:])) {
 			break
 		}
 	}
-	if n > limit {
+	if n > maxSignatureLines {
 		return 0
 	}
 	return n
+}
+
+// footerLines returns how many lines the footer at the start of window
+// takes: up to the first blank line after its unsubscribe line, or after
+// maxFooterLines.
+func footerLines(window []line) int {
+	n, seen := 1, strings.Contains(strings.ToLower(window[0].text), "unsubscribe")
+	for ; n < len(window) && n < maxFooterLines && window[n].marker == window[0].marker; n++ {
+		blank := strings.TrimSpace(window[n].text) == ""
+		if blank && seen {
+			break
+		}
+		seen = seen || strings.Contains(strings.ToLower(window[n].text), "unsubscribe")
+	}
+	return n
+}
+
+// footerStart reports whether window starts a mailing-list footer: a rule
+// of underscores followed by a line naming a "mailing list", or that line
+// followed by one saying how to unsubscribe (blank lines between them
+// skipped), or one line saying both, at one quote depth.
+func footerStart(window []line) bool {
+	if len(window) == 0 {
+		return false
+	}
+	first := strings.ToLower(strings.TrimSpace(window[0].text))
+	if strings.Contains(first, "mailing list") && strings.Contains(first, "unsubscribe") {
+		return true
+	}
+	var second string
+	for _, w := range window[1:min(len(window), 4)] {
+		if w.marker != window[0].marker {
+			return false
+		}
+		if second = strings.ToLower(w.text); strings.TrimSpace(second) != "" {
+			break
+		}
+	}
+	if len(first) >= 20 && strings.Trim(first, "_") == "" {
+		return strings.Contains(second, "mailing list")
+	}
+	return strings.Contains(first, "mailing list") && strings.Contains(second, "unsubscribe")
 }
 
 // firstHeader reports whether window starts with a header block.

@@ -130,9 +130,13 @@ func peek(buf []line, body string, off, n int) []line {
 }
 
 // markers counts the quote markers at the start of s (">" or "|", each
-// optionally followed by spaces) and returns the rest of the line.
+// optionally followed by spaces; the first ">" may be indented) and
+// returns the rest of the line.
 func markers(s string) (int, string) {
 	n, i := 0, 0
+	if t := strings.TrimLeft(s, " \t"); strings.HasPrefix(t, ">") {
+		i = len(s) - len(t) // an indented quote
+	}
 	for i < len(s) && n < MaxDepth {
 		switch s[i] {
 		case '>':

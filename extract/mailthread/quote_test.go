@@ -50,6 +50,7 @@ func TestParse(t *testing.T) {
 			[]part{{0, New, "FYI"}, {1, Forwarded, "Numbers"}}},
 		{"quoted outlook block", "C\n> B\n> From: A\n> Sent: 1\n> To: B\n> Subject: s\n>\n> A text\n",
 			[]part{{0, New, "C"}, {1, Quoted, "B"}, {2, Quoted, "A text"}}},
+		{"indented quote", "a\n   > b\n", []part{{0, New, "a"}, {1, Quoted, "b"}}},
 		{"crlf", "a\r\n> b\r\n", []part{{0, New, "a"}, {1, Quoted, "b"}}},
 		{"empty", "", nil},
 	} {
@@ -119,6 +120,10 @@ func TestStripBoilerplate(t *testing.T) {
 		{"quoted signature", "reply\n> text\n> -- \n> Ann\nmore\n", "reply\n> text\nmore\n"},
 		{"signature ends at attribution", "reply\n-- \nBob\nOn Mon, Ann wrote:\n> q\n", "reply\nOn Mon, Ann wrote:\n> q\n"},
 		{"long block is not a signature", "a\n-- \n" + strings.Repeat("line\n", 20), "a\n-- \n" + strings.Repeat("line\n", 20)},
+		{"repeated quoted footers", "a\n>\n> " + strings.ReplaceAll(strings.TrimSuffix(footer, "\n"), "\n", "\n> ") + "\n>\n> " + strings.ReplaceAll(strings.TrimSuffix(footer, "\n"), "\n", "\n> ") + "\n", "a\n"},
+		{"footer without its rule", "a\n>> USRP-users mailing list -- u@x\n>> To unsubscribe send an email to v@x\n>\n", "a\n"},
+		{"footer on one line", "a\n> ____ L mailing list -- l@x To unsubscribe send an email to m@x\n", "a\n"},
+		{"double-spaced footer", "a\n\n____________________________\n\nL mailing list -- l@x\n\nTo unsubscribe send an email to m@x\n\nINTERNAL\n", "a\n\n\nINTERNAL\n"},
 		{"rule alone is kept", "a\n" + strings.Repeat("_", 30) + "\nb\n", "a\n" + strings.Repeat("_", 30) + "\nb\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
