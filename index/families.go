@@ -289,6 +289,9 @@ func (ix *Index) analyseInvolving(ctx context.Context, th Thresholds, docs []Doc
 	}
 	an.Identical = identicalSets(an.ByContent, of)
 	dropShort(an, ix.opts.MinWords)
+	if err := ix.rescoreShort(ctx, an, th); err != nil {
+		return nil, fmt.Errorf("analyse: %w", err)
+	}
 	an.Families = families(an)
 	return an, nil
 }
@@ -321,6 +324,9 @@ func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool
 		return nil, fmt.Errorf("analyse: %w", err)
 	}
 	dropShort(an, ix.opts.MinWords)
+	if err := ix.rescoreShort(ctx, an, th); err != nil {
+		return nil, fmt.Errorf("analyse: %w", err)
+	}
 	an.Families = families(an)
 	return an, nil
 }
