@@ -205,9 +205,12 @@ type Analysis struct {
 	// Documents are every stored document by id.
 	Documents map[DocID]*Record
 	// Identical are sets of two or more documents with identical text,
-	// reported apart from near-copies (KDD'05 §2.4).
+	// reported apart from near-copies (KDD'05 §2.4); texts of fewer than
+	// Options.MinWords words are left out.
 	Identical [][]DocID
-	// Pairs are the reported near-copy pairs of contents.
+	// Pairs are the reported near-copy pairs of contents, none with a text
+	// of fewer than Options.MinWords words; pairs with a text under
+	// MaxMinWords words are scored exactly when their texts are kept.
 	Pairs []Pair
 	// Families are near-copy families, largest first.
 	Families []Family
