@@ -16,7 +16,11 @@ all: build
 build:
 	go build -o bin/simdex ./cmd/simdex
 
-serve: build
+# The first build downloads modules and compiles for minutes: say so, and
+# show the packages as they compile, rather than sit silent.
+serve:
+	@if [ ! -x bin/simdex ]; then echo "make serve: first build of simdex: downloading Go modules and compiling (3 to 10 minutes on 2 cores)..."; fi
+	set -o pipefail; go build -v -o bin/simdex ./cmd/simdex 2>&1 | sed -u "s/^/  /"
 	./bin/simdex serve
 
 tools: $(TOOLS)/staticcheck

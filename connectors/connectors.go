@@ -83,6 +83,13 @@ type Event struct {
 	// Open returns the object's body for Created events. The caller closes
 	// it. It may be called more than once (each call reads from the start).
 	Open func(ctx context.Context) (io.ReadCloser, error)
+	// Current, when set, reports whether the Created event's object version
+	// is still live at its origin: not deleted, not hidden by a delete
+	// marker, not overwritten. Events of one key may be applied out of
+	// order (a create fetched while its delete is applied), so the pipeline
+	// asks, under a lock of the key, just before committing: a version that
+	// is no longer current is not indexed. Nil when the origin cannot tell.
+	Current func(ctx context.Context) (bool, error)
 	// Done settles the event and must be called exactly once by the
 	// consumer: with nil after the effect is durably committed (the origin
 	// may then forget the event), or with an error. An *Error of kind

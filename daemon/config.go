@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -60,6 +61,10 @@ type PipelineConfig struct {
 	// ShutdownTimeout bounds how long events under way may take to finish
 	// after a stop signal.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// PurgeInterval is how often documents kept under a legal hold after
+	// their source deleted them are checked, and removed once no hold
+	// keeps them (default 1m).
+	PurgeInterval time.Duration `mapstructure:"purge_interval"`
 }
 
 // LogConfig configures structured logs.
@@ -113,9 +118,32 @@ type ClientCertConfig struct {
 }
 
 // NATSConfig configures the NATS connection; an empty URL runs the
-// embedded server.
+// embedded server, which accepts only the daemon's own credentials
+// (generated at first start, DataDir/nats-password). For an external
+// server, credentials never sit in the file: name the environment variable
+// or file that holds them. At most one of a password, an nkey seed and a
+// credentials file is given.
 type NATSConfig struct {
 	URL string `mapstructure:"url"`
+	// User with PasswordEnv or PasswordFile: user/password authentication.
+	User         string `mapstructure:"user"`
+	PasswordEnv  string `mapstructure:"password_env"`
+	PasswordFile string `mapstructure:"password_file"`
+	// NKeySeedFile holds an nkey seed (SU…): nkey authentication.
+	NKeySeedFile string `mapstructure:"nkey_seed_file"`
+	// CredsFile is a decentralised-auth credentials file (JWT and seed).
+	CredsFile string `mapstructure:"creds_file"`
+	// TLS verifies the server with CAFile (the system roots when empty)
+	// and, with CertFile and KeyFile, authenticates the daemon by
+	// certificate.
+	TLS NATSTLSConfig `mapstructure:"tls"`
+}
+
+// NATSTLSConfig configures TLS towards an external NATS server.
+type NATSTLSConfig struct {
+	CAFile   string `mapstructure:"ca_file"`
+	CertFile string `mapstructure:"cert_file"`
+	KeyFile  string `mapstructure:"key_file"`
 }
 
 // IndexConfig configures the near-copy index.
@@ -183,7 +211,18 @@ type ExtractConfig struct {
 	MaxChildren         int           `mapstructure:"max_children"`
 	MaxTextSize         int64         `mapstructure:"max_text_size"`
 	Timeout             time.Duration `mapstructure:"timeout"`
+	// MaxSpoolSize is the largest mailbox (PST, OST) read, spooled to
+	// disk rather than held in memory; 0: MaxObjectSize. S3 connectors
+	// fetch objects up to the larger of the two: an object over
+	// MaxObjectSize that is not a mailbox is then indexed with its error.
+	MaxSpoolSize int64 `mapstructure:"max_spool_size"`
+	// SpoolDir holds mailboxes being read (default DataDir/spool).
+	SpoolDir string `mapstructure:"spool_dir"`
 }
+
+// MaxFetchSize is the largest object a connector fetches: the larger of
+// MaxObjectSize and MaxSpoolSize.
+func (e ExtractConfig) MaxFetchSize() int64 { return max(e.MaxObjectSize, e.MaxSpoolSize) }
 
 // DefaultConfig returns the built-in defaults: the embedded mode.
 func DefaultConfig() Config {
@@ -214,7 +253,7 @@ func DefaultConfig() Config {
 			},
 		},
 		Extract:    defaultExtractConfig(),
-		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second},
+		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second, PurgeInterval: time.Minute},
 		Connectors: defaultConnectorsConfig(),
 		Notifier:   notifier.DefaultConfig(),
 		Policy:     policy.DefaultConfig(),
@@ -304,7 +343,15 @@ func (c *Config) Validate() error {
 	if c.Pipeline.ShutdownTimeout <= 0 {
 		bad("pipeline.shutdown_timeout", "must be positive")
 	}
+	if c.Extract.MaxSpoolSize < 0 {
+		bad("extract.max_spool_size", "must not be negative")
+	}
+	if c.Pipeline.PurgeInterval <= 0 {
+		bad("pipeline.purge_interval", "must be positive")
+	}
 	errs = append(errs, c.Connectors.validate(os.Getenv, os.ReadFile)...)
+	errs = append(errs, c.NATS.validate(os.Getenv, os.ReadFile)...)
+	errs = append(errs, c.validateSubjects()...)
 	if c.Index.Durability != string(sqlite.Full) && c.Index.Durability != string(sqlite.Normal) {
 		bad("index.durability", "%q is not full or normal", c.Index.Durability)
 	}
@@ -409,10 +456,12 @@ func Load(path string, environ []string) (Config, error) {
 			return Config{}, fmt.Errorf("read config %s: %w", path, err)
 		}
 	}
+	fromEnv := map[string]string{} // key -> the variable that set it
 	for _, k := range keys {
 		name := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(k.name, ".", "_"))
 		if val, ok := env[name]; ok {
 			v.Set(k.name, val)
+			fromEnv[k.name] = name
 		}
 	}
 	var c Config
@@ -421,12 +470,46 @@ func Load(path string, environ []string) (Config, error) {
 		yamlListHook,
 		mapstructure.StringToSliceHookFunc(","),
 	))); err != nil {
-		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, orDefault(path, "environment"), err)
+		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, orDefault(path, "environment"), explainDecodeError(err, fromEnv))
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", orDefault(path, "configuration"), err)
 	}
 	return c, nil
+}
+
+// decodeKey finds the key a decoding error line starts with.
+var decodeKey = regexp.MustCompile(`^'([^']*)' (.*)$`)
+
+// explainDecodeError rewrites mapstructure's error, one line per problem,
+// in the words of the configuration: the YAML key, and the SIMDEX_…
+// variable when the value came from the environment; never a Go type.
+func explainDecodeError(err error, fromEnv map[string]string) string {
+	var out []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "decoding failed") {
+			continue
+		}
+		m := decodeKey.FindStringSubmatch(line)
+		switch {
+		case m == nil:
+			out = append(out, "  "+line)
+		case strings.HasPrefix(m[2], "has invalid keys: "):
+			unknown := strings.TrimPrefix(m[2], "has invalid keys: ")
+			if m[1] != "" && !strings.Contains(m[1], ".Config") {
+				unknown = m[1] + ": " + unknown
+			}
+			out = append(out, "  unknown keys: "+unknown)
+		default:
+			key, msg := m[1], m[2]
+			if name, ok := fromEnv[key]; ok {
+				key += " (from " + name + ")"
+			}
+			out = append(out, "  "+key+": "+msg)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // LoadFromEnvironment is Load with the process environment.

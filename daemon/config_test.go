@@ -112,3 +112,26 @@ func TestMaxBatchOverride(t *testing.T) {
 		t.Error("index.max_batch accepted in a configuration file")
 	}
 }
+
+// TestLoadErrorsNameKeysAndVariables: decoding errors name the YAML key
+// and, for a value from the environment, its SIMDEX_ variable; never a Go
+// type such as 'daemon.Config'.
+func TestLoadErrorsNameKeysAndVariables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "simdex.yaml")
+	if err := os.WriteFile(path, []byte("pipline:\n  workers: 3\npipeline:\n  workers: many\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, []string{"SIMDEX_PIPELINE_SHUTDOWN_TIMEOUT=soon"})
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{"unknown keys: pipline", "pipeline.workers: cannot parse", "pipeline.shutdown_timeout (from SIMDEX_PIPELINE_SHUTDOWN_TIMEOUT)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "daemon.Config") {
+		t.Errorf("error %q names a Go type", msg)
+	}
+}

@@ -48,7 +48,7 @@ func buildSources(cfg *Config, nc *nats.Conn, reg prometheus.Registerer, logger 
 		c, err := s3conn.NewClient(s3conn.Config{
 			Name: "s3:" + b.Name, Endpoint: b.Endpoint, Secure: b.Secure, Region: b.Region,
 			AccessKey: access, SecretKey: secret, Bucket: b.Bucket, Prefix: b.Prefix, Mode: b.Mode,
-			Versioned: true, MaxObjectSize: cfg.Extract.MaxObjectSize,
+			Versioned: true, MaxObjectSize: cfg.Extract.MaxFetchSize(), SettleTimeout: b.SettleTimeout,
 			Logger: logger.With("connector", "s3:"+b.Name),
 		})
 		if err != nil {
@@ -154,8 +154,11 @@ func (i inventory) Objects(ctx context.Context, source, bucket string, fn func(k
 const stateBucket = "simdex_state"
 
 // backfillOnce backfills b unless a replica already did. The marker is
-// written after every object has been queued, so a crash midway backfills
-// again (duplicates are skipped by the idempotency key).
+// written only once every listed version is committed (or failed for good),
+// so a crash at any moment before that backfills again on the next start,
+// and the versions already committed are skipped by their idempotency key.
+// Transient failures (MinIO or the store briefly down) run the backfill
+// again after a pause, until it completes or ctx is done.
 func backfillOnce(ctx context.Context, nc *nats.Conn, b *bucket, out chan<- connectors.Event, log *slog.Logger) error {
 	js, err := natsjs.New(nc)
 	if err != nil {
@@ -172,13 +175,37 @@ func backfillOnce(ctx context.Context, nc *nats.Conn, b *bucket, out chan<- conn
 		return fmt.Errorf("read %s: %w", key, err)
 	}
 	log.Info("first start: backfilling every object version", "connector", b.source)
-	counts, err := b.client.Backfill(ctx, out)
-	if err != nil {
-		return fmt.Errorf("backfill %s: %w", b.source, err)
+	for attempt := 0; ; attempt++ {
+		counts, err := b.client.BackfillSettled(ctx, out)
+		if err == nil && counts.Transient == 0 {
+			log.Info("backfill complete", "connector", b.source, "counts", counts.String())
+			break
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("backfill %s: stopped before every version was committed (%s); the next start backfills again: %w", b.source, counts, ctx.Err())
+		}
+		if err != nil && !connectors.IsTransient(err) {
+			return fmt.Errorf("backfill %s: %w", b.source, err)
+		}
+		pause := backfillRetryPause(attempt)
+		log.Warn("backfill incomplete; running it again", "connector", b.source, "counts", counts.String(), "err", err, "in", pause)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("backfill %s: %w", b.source, ctx.Err())
+		case <-time.After(pause):
+		}
 	}
-	log.Info("backfill queued", "connector", b.source, "counts", fmt.Sprintf("%+v", counts))
-	_, err = kv.PutString(ctx, key, time.Now().UTC().Format(time.RFC3339))
-	return err
+	if _, err := kv.PutString(ctx, key, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return fmt.Errorf("mark %s backfilled: %w", b.source, err)
+	}
+	return nil
+}
+
+// backfillRetryPause is the pause before a backfill's next run after a
+// transient failure: 1 s, 5 s, 30 s, then 2 minutes, as for redeliveries.
+func backfillRetryPause(attempt int) time.Duration {
+	pauses := []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute}
+	return pauses[min(attempt, len(pauses)-1)]
 }
 
 func sanitiseKey(s string) string {

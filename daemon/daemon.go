@@ -22,6 +22,8 @@ import (
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/datadir"
+	"github.com/simdex/simdex/internal/dirlock"
 	"github.com/simdex/simdex/notifier"
 	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
 	"github.com/simdex/simdex/policy"
@@ -86,12 +88,33 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg
 	log := d.logger.With("component", "daemon")
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+	if err := datadir.Make(cfg.DataDir); err != nil {
 		return fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
 	}
+	if w, err := datadir.Check(cfg.DataDir); err != nil {
+		return err
+	} else if w != "" {
+		log.Warn("data directory open to other local users; starting anyway", "dir", cfg.DataDir, "warning", w)
+	}
+	// Before anything opens a store: a second daemon in the same
+	// directory must not touch the embedded JetStream store or the index.
+	lock, err := dirlock.Acquire(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	natsURL := cfg.NATS.URL
+	natsAuth, err := cfg.NATS.clientOptions(os.Getenv, os.ReadFile)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if natsURL == "" {
-		ns, err := startEmbeddedNATS(cfg.DataDir, d.logger)
+		password, err := embeddedNATSPassword(cfg.NATSPasswordPath())
+		if err != nil {
+			return err
+		}
+		natsAuth = []nats.Option{nats.UserInfo(EmbeddedNATSUser, password)}
+		ns, err := startEmbeddedNATS(cfg.DataDir, password, d.logger)
 		if err != nil {
 			return err
 		}
@@ -120,16 +143,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer d.reg.Unregister(anchors)
 
-	nc, err := nats.Connect(natsURL, nats.Name("simdex"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
-		nats.ReconnectWait(2*time.Second),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("NATS disconnected, reconnecting", "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
+	nc, err := connectNATS(natsURL, natsAuth, log)
 	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", natsURL, err)
+		return err
 	}
 	defer nc.Close()
 	outbox, err := notifiersqlite.Open(ctx, cfg.OutboxPath())
@@ -238,7 +254,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
 		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: max(1, cfg.Pipeline.InFlightBytes/int64(cfg.Pipeline.Workers)),
 		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
-		m: newPipelineMetrics(d.reg), obs: []Observer{pol},
+		m: newPipelineMetrics(d.reg), obs: []Observer{pol}, holds: pol, marker: eng.Store,
+		progress: newProgressLog(d.logger.With("component", "pipeline"), time.Now),
 	}
 	var (
 		wg       sync.WaitGroup
@@ -294,6 +311,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		polSched.Run(runCtx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.purgeEvery(runCtx, cfg.Pipeline.PurgeInterval)
 	}()
 	// The dispatcher stops with the rest; deliveries it has not sent stay
 	// in the outbox for the next start.

@@ -1,6 +1,10 @@
 package daemon
 
-import "github.com/simdex/simdex/extract"
+import (
+	"path/filepath"
+
+	"github.com/simdex/simdex/extract"
+)
 
 func defaultExtractConfig() ExtractConfig {
 	l := extract.DefaultLimits()
@@ -26,5 +30,14 @@ func (c *Config) ExtractOptions() extract.Options {
 		MaxChildren:         e.MaxChildren,
 		MaxTextSize:         e.MaxTextSize,
 		Timeout:             e.Timeout,
-	}}
+		MaxSpoolSize:        e.MaxSpoolSize,
+	}, SpoolDir: c.SpoolDir()}
+}
+
+// SpoolDir is where mailboxes are spooled while they are read.
+func (c *Config) SpoolDir() string {
+	if c.Extract.SpoolDir != "" {
+		return c.Extract.SpoolDir
+	}
+	return filepath.Join(c.DataDir, "spool")
 }

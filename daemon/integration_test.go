@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -495,4 +496,173 @@ func metrics(t testing.TB, addr string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestBackfillKilledAtRandomLosesNothing kills the daemon with SIGKILL as
+// soon as it marks its first backfill done, then at 20 random points of
+// the backfill of a bucket that sends no events and
+// is never reconciled: only the backfill can find its objects, so a marker
+// written before every listed version is committed loses the rest for
+// good (issue 31, item 1).
+func TestBackfillKilledAtRandomLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the backfill kill test needs a few minutes; run without -short")
+	}
+	r := newRig(t)
+	const bucket, n = "archive", 2000
+	r.minio.MakeBucket(t, bucket, true, false) // no notifications
+	var wg sync.WaitGroup
+	keys := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range keys {
+				body := fmt.Sprintf("archived record %d. %s", i, strings.Repeat(fmt.Sprintf("words only record %d has ", i), 30))
+				if _, err := r.mc.PutObject(context.Background(), bucket, fmt.Sprintf("old/rec-%04d.txt", i), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{ContentType: "text/plain"}); err != nil {
+					t.Errorf("put %d: %v", i, err)
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		keys <- i
+	}
+	close(keys)
+	wg.Wait()
+
+	cfg := r.config(t, t.TempDir())
+	cfg.Index.Durability = "full"
+	s3c := &cfg.Connectors.S3[0]
+	s3c.Bucket, s3c.Reconcile = bucket, ""
+	// Before the fix the marker was written once this had passed, settled or not.
+	s3c.SettleTimeout = 100 * time.Millisecond
+	// First the repro: kill the moment the marker appears. Before the fix
+	// it appeared with a hundred events still queued in memory.
+	child, _ := startChild(t, cfg, r.env)
+	waitFor(t, 5*time.Minute, "the backfill marker", func() bool { return backfillMarked(t, r, "s3:records") })
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 31))
+	for kill := 0; kill < 20; kill++ {
+		child, _ := startChild(t, cfg, r.env)
+		time.Sleep(time.Duration(200+rng.IntN(2800)) * time.Millisecond)
+		if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		child.Wait()
+	}
+	_, addr := startChild(t, cfg, r.env)
+	documents := func() int64 {
+		var st struct {
+			Documents int64 `json:"documents"`
+		}
+		getJSON(t, addr, "/api/v1/stats", &st)
+		return st.Documents
+	}
+	waitFor(t, 5*time.Minute, "every archived object indexed", func() bool { return documents() >= n })
+	time.Sleep(2 * time.Second)
+	if got := documents(); got != n {
+		t.Fatalf("index holds %d documents, want exactly %d", got, n)
+	}
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("s3:records/%s/old/rec-%04d.txt", bucket, i)
+		if v := versionsOf(t, addr, key); len(v) != 1 {
+			t.Fatalf("%s indexed %d times, want once", key, len(v))
+		}
+	}
+}
+
+// backfillMarked reports whether the daemon has marked source's first
+// backfill done in the shared state bucket.
+func backfillMarked(t *testing.T, r *rig, source string) bool {
+	t.Helper()
+	js, err := natsjs.New(r.ns.Conn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), stateBucket)
+	if err != nil {
+		return false // not created yet
+	}
+	_, err = kv.Get(context.Background(), "backfill."+sanitiseKey(source))
+	return err == nil
+}
+
+// TestCreateThenDeleteNeverLeavesTheKeyIndexed: 8 writers each PUT a key
+// and at once DELETE it. The create's fetch and the delete run on
+// different workers, so the delete was often applied first and the create
+// committed after it: the key stayed searchable until a reconciliation
+// (issue 31, item 2). Reconciliation is off here, so only the event path
+// can get it right. Keys written and kept are indexed as usual.
+func TestCreateThenDeleteNeverLeavesTheKeyIndexed(t *testing.T) {
+	r := newRig(t)
+	cfg := r.config(t, t.TempDir())
+	cfg.Connectors.S3[0].Reconcile, cfg.Connectors.S3[0].Backfill = "", false
+	d := startDaemon(t, cfg, r.env)
+	addr := d.Addr().String()
+
+	const deleted, kept = 300, 50
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				key := fmt.Sprintf("churn/doc-%03d.txt", i)
+				r.put(t, key, fmt.Sprintf("short-lived record %d. %s", i, strings.Repeat(fmt.Sprintf("churn text %d ", i), 40)))
+				if i < deleted {
+					if err := r.mc.RemoveObject(context.Background(), r.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+						t.Errorf("delete %s: %v", key, err)
+					}
+				}
+			}
+		}()
+	}
+	for i := 0; i < deleted+kept; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+
+	waitFor(t, 2*time.Minute, "every event handled", func() bool {
+		m := metrics(t, addr)
+		return metricSum(m, "simdex_events_received_total") >= 2*deleted+kept && metricSum(m, "simdex_events_in_flight") == 0
+	})
+	for i := 0; i < deleted+kept; i++ {
+		key := fmt.Sprintf("s3:records/records/churn/doc-%03d.txt", i)
+		want := 0
+		if i >= deleted {
+			want = 1
+		}
+		waitFor(t, 30*time.Second, key, func() bool { return len(versionsOf(t, addr, key)) == want })
+	}
+	// Nothing indexed late: a stale create would resurrect a key after the
+	// checks above.
+	time.Sleep(time.Second)
+	for i := 0; i < deleted; i++ {
+		key := fmt.Sprintf("s3:records/records/churn/doc-%03d.txt", i)
+		if v := versionsOf(t, addr, key); len(v) != 0 {
+			t.Errorf("%s was deleted but is still indexed (%d versions)", key, len(v))
+		}
+	}
+}
+
+// metricSum adds the values of every series of the named metric in a
+// Prometheus text exposition.
+func metricSum(exposition, name string) float64 {
+	var sum float64
+	for _, line := range strings.Split(exposition, "\n") {
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
 }

@@ -7,19 +7,35 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/simdex/simdex/internal/datadir"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // embeddedNATS runs the in-process NATS server of the embedded default:
 // JetStream on, storage under the data directory, and every write fsynced
 // before it is acknowledged (sync_interval: always), because JetStream's
 // default of syncing every two minutes loses acknowledged messages on power
-// failure. It listens on loopback only.
+// failure. It listens on loopback only, and accepts only the user
+// EmbeddedNATSUser with password: any other process of the machine that
+// finds the port is refused.
 type embeddedNATS struct {
 	srv *server.Server
 }
 
-func startEmbeddedNATS(dataDir string, logger *slog.Logger) (*embeddedNATS, error) {
+func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*embeddedNATS, error) {
+	// nats-server picks the modes of its files; a private directory keeps
+	// them to the daemon's user.
+	if err := datadir.Make(filepath.Join(dataDir, "nats")); err != nil {
+		return nil, fmt.Errorf("start embedded NATS: %w", err)
+	}
+	// The server keeps only a bcrypt hash of the password.
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, fmt.Errorf("start embedded NATS: hash its password: %w", err)
+	}
 	opts := &server.Options{
+		Users:              []*server.User{{Username: EmbeddedNATSUser, Password: string(hash)}},
 		ServerName:         "simdex-embedded",
 		Host:               "127.0.0.1",
 		Port:               server.RANDOM_PORT,
@@ -55,7 +71,9 @@ func (e *embeddedNATS) Shutdown() {
 // natsLogger routes the server's logs to slog.
 type natsLogger struct{ logger *slog.Logger }
 
-func (l *natsLogger) Noticef(format string, v ...any) { l.logger.Info(fmt.Sprintf(format, v...)) }
+// Noticef logs at debug: the server's notices (its banner, its listen
+// addresses) say nothing the daemon's own start-up lines do not.
+func (l *natsLogger) Noticef(format string, v ...any) { l.logger.Debug(fmt.Sprintf(format, v...)) }
 func (l *natsLogger) Warnf(format string, v ...any)   { l.logger.Warn(fmt.Sprintf(format, v...)) }
 func (l *natsLogger) Fatalf(format string, v ...any)  { l.logger.Error(fmt.Sprintf(format, v...)) }
 func (l *natsLogger) Errorf(format string, v ...any)  { l.logger.Error(fmt.Sprintf(format, v...)) }

@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sync"
 	"time"
@@ -27,6 +29,18 @@ type ledger interface {
 // remover is what the pipeline needs to apply deletions.
 type remover interface {
 	Remove(ctx context.Context, key, versionID string) ([]index.DocID, error)
+}
+
+// holdKeeper tells which object versions a legal hold keeps in the index
+// when their source deletes them, and marks them so.
+type holdKeeper interface {
+	HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error)
+}
+
+// sourceDeletionMarker records held documents deleted at their source.
+type sourceDeletionMarker interface {
+	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
+	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
 }
 
 // ingester is what the pipeline needs to index objects: ingestion in its
@@ -55,6 +69,8 @@ type pipeline struct {
 	ing      ingester
 	led      ledger
 	rm       remover
+	holds    holdKeeper           // nil: nothing is kept
+	marker   sourceDeletionMarker // with holds
 	obs      []Observer
 	workers  int
 	budget   *semaphore.Weighted // bytes of objects in flight (PipelineConfig.InFlightBytes)
@@ -64,6 +80,21 @@ type pipeline struct {
 	shutdown time.Duration       // how long in-flight work may take after stop
 	logger   *slog.Logger
 	m        *pipelineMetrics
+	keys     keyLocks     // one event of a key commits at a time
+	progress *progressLog // nil: nothing logged per object
+}
+
+// keyLocks serialises the commits of events of one key: striped mutexes,
+// so that memory does not grow with the keys seen.
+type keyLocks [1024]sync.Mutex
+
+// lock locks key's stripe and returns its unlock.
+func (k *keyLocks) lock(key string) (unlock func()) {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	m := &k[h.Sum32()%uint32(len(k))]
+	m.Lock()
+	return m.Unlock
 }
 
 type pipelineMetrics struct {
@@ -73,6 +104,7 @@ type pipelineMetrics struct {
 	removed    *prometheus.CounterVec
 	failed     *prometheus.CounterVec
 	extractErr *prometheus.CounterVec
+	stale      *prometheus.CounterVec
 	stage      *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
 	bytes      prometheus.Gauge
@@ -98,6 +130,9 @@ func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
 		extractErr: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "simdex_documents_extract_errors_total", Help: "Objects indexed with an extraction error recorded for manual review.",
 		}, []string{"source"}),
+		stale: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_events_stale_total", Help: "Created events not indexed because their object version was deleted, hidden or overwritten before the commit.",
+		}, []string{"source"}),
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "simdex_stage_duration_seconds", Help: "Time spent per pipeline stage.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
@@ -109,7 +144,7 @@ func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
 	m.bytes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "simdex_pipeline_bytes_in_flight", Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes).",
 	})
-	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stage, m.inFlight, m.bytes)
+	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stale, m.stage, m.inFlight, m.bytes)
 	return m
 }
 
@@ -241,16 +276,22 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	// not recorded as unreadable for good: nothing is committed, and the
 	// event is delivered again.
 	var readErr error
+	stale := false
 	if err == nil {
 		if xerr := prep.Err(); xerr != nil && (connectors.IsTransient(xerr) || ctx.Err() != nil) {
 			readErr = xerr
 		} else {
-			out, err = p.ing.Commit(ctx, prep)
+			stale, out, err = p.commitCurrent(ctx, ev, prep)
 		}
 	}
 	p.m.stage.WithLabelValues("ingest").Observe(time.Since(t).Seconds())
 	if readErr != nil {
 		return &connectors.Error{Op: "read", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: readErr}
+	}
+	if stale {
+		p.m.stale.WithLabelValues(ev.Source).Inc()
+		log.Debug("not indexed: the version was deleted, hidden or overwritten since the event")
+		return nil
 	}
 	if err != nil {
 		// Nothing was committed (the index refused the write, or the
@@ -276,7 +317,36 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 			ids = append(ids, r.ID)
 		}
 	}
+	if p.progress != nil {
+		p.progress.indexed(ev.Source, ev.Key, ev.Size, len(ids))
+	}
 	return p.observe(ctx, ev, ids)
+}
+
+// commitCurrent commits prep under the lock of the event's key, unless the
+// origin says its version is no longer current (stale): a delete applied
+// before this create (events of a key are handled in parallel, and may be
+// redelivered after a crash) must not be undone by it. Removals take the
+// same lock, so a delete handled after the check waits for the commit and
+// then removes what it committed.
+func (p *pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep *ingest.Prepared) (stale bool, out *ingest.Outcome, err error) {
+	unlock := p.keys.lock(docKey(ev))
+	defer unlock()
+	if ev.Current != nil {
+		ok, err := ev.Current(ctx)
+		if err != nil {
+			var ce *connectors.Error
+			if errors.As(err, &ce) {
+				return false, nil, err
+			}
+			return false, nil, &connectors.Error{Op: "check current version", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+		}
+		if !ok {
+			return true, nil, nil
+		}
+	}
+	out, err = p.ing.Commit(ctx, prep)
+	return false, out, err
 }
 
 // reserve takes an object's share of the in-flight budget, waiting until
@@ -352,18 +422,141 @@ func (p *pipeline) committed(ctx context.Context, idem string) ([]index.DocID, e
 }
 
 func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
-	vid := ev.VersionID
+	key, vid := docKey(ev), ev.VersionID
 	if ev.DeleteMarker {
 		vid = "" // the marker hides every version of the key
 	}
-	ids, err := p.rm.Remove(ctx, docKey(ev), vid)
+	unlock := p.keys.lock(key)
+	defer unlock()
+	ids, kept, err := p.removeUnheld(ctx, ev, key, vid)
 	if err != nil {
 		return &connectors.Error{Op: "remove", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 	}
 	p.m.removed.WithLabelValues(ev.Source).Inc()
-	log.Debug("removed from index", "documents", len(ids))
+	if kept > 0 {
+		log.Info("deleted at source but kept under legal hold", "kept", kept, "removed", len(ids))
+	} else {
+		log.Debug("removed from index", "documents", len(ids))
+	}
 	for _, o := range p.obs {
 		o.Removed(ctx, ev, ids)
 	}
 	return nil
+}
+
+// removeUnheld removes the versions of key that ev deletes (vid alone, or
+// every version when vid is empty), except those an active legal hold
+// covers: those stay indexed, in their matters, marked deleted at source
+// with when and by which event, until the holds are released (see
+// purgeReleased). It returns the documents removed and how many versions
+// were newly kept (a version marked already keeps its first mark).
+func (p *pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, vid string) (removed []index.DocID, kept int, err error) {
+	if p.holds == nil {
+		removed, err = p.rm.Remove(ctx, key, vid)
+		return removed, 0, err
+	}
+	recs, err := p.led.Lookup(ctx, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	var held []index.DocID
+	var free []*index.Record
+	for _, r := range recs {
+		if r.Key != key || r.Parent != 0 || (vid != "" && r.VersionID != vid) {
+			continue
+		}
+		matters, err := p.holds.HoldingMatters(ctx, key, r.VersionID)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(matters) > 0 {
+			held = append(held, r.ID)
+		} else {
+			free = append(free, r)
+		}
+	}
+	if len(held) == 0 {
+		removed, err = p.rm.Remove(ctx, key, vid)
+		return removed, 0, err
+	}
+	newly, err := p.marker.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, r := range free {
+		ids, err := p.rm.Remove(ctx, key, r.VersionID)
+		if err != nil {
+			return removed, newly, err
+		}
+		removed = append(removed, ids...)
+	}
+	return removed, newly, nil
+}
+
+// describeRemoval names the event that deleted an object at its source,
+// for reviewers and the audit.
+func describeRemoval(ev connectors.Event) string {
+	what := "deletion"
+	if ev.DeleteMarker {
+		what = "delete marker"
+	}
+	if ev.VersionID != "" {
+		what += " " + ev.VersionID
+	}
+	return fmt.Sprintf("%s of %s from %s", what, ev.Key, ev.Source)
+}
+
+// purgeReleased removes from the index the documents kept after their
+// source deleted them once no active hold covers them any more. It runs
+// periodically: a release is thus followed by the deletion the hold had
+// held back, at the latest one interval later.
+func (p *pipeline) purgeReleased(ctx context.Context) error {
+	if p.holds == nil {
+		return nil
+	}
+	var free []*index.Record
+	err := p.marker.DeletedAtSource(ctx, func(r *index.Record) error {
+		matters, err := p.holds.HoldingMatters(ctx, r.Key, r.VersionID)
+		if err == nil && len(matters) == 0 {
+			free = append(free, r)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("purge documents released from holds: %w", err)
+	}
+	for _, r := range free {
+		unlock := p.keys.lock(r.Key)
+		ids, err := p.rm.Remove(ctx, r.Key, r.VersionID)
+		unlock()
+		if err != nil {
+			return fmt.Errorf("purge document %d released from holds: %w", r.ID, err)
+		}
+		p.logger.Info("removed a document deleted at source now that no hold keeps it", "key", r.Key, "version", r.VersionID,
+			"deleted_at_source", r.Meta[index.MetaDeletedAtSource], "by", r.Meta[index.MetaDeletedAtSourceEvent], "documents", len(ids))
+	}
+	return nil
+}
+
+// purgeEvery runs purgeReleased every interval until ctx is done, and
+// logs the progress summary every 10 seconds.
+func (p *pipeline) purgeEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	summary := time.NewTicker(10 * time.Second)
+	defer summary.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-summary.C:
+			if p.progress != nil {
+				p.progress.flush()
+			}
+		case <-t.C:
+			if err := p.purgeReleased(ctx); err != nil && ctx.Err() == nil {
+				p.logger.Error("purge documents released from holds; trying again later", "err", err)
+			}
+		}
+	}
 }

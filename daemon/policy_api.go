@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/extract"
@@ -197,6 +198,9 @@ func (a *api) createHold(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, fmt.Errorf("matter %q is not one of the caller's", req.Matter))
 		return
 	}
+	if !a.seedsVisible(w, r, &spec) {
+		return
+	}
 	for _, f := range req.SeedFiles {
 		id, err := a.ingestSeed(r.Context(), req.Matter, f)
 		if err != nil {
@@ -211,6 +215,33 @@ func (a *api) createHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, HoldResponse{Hold: h, Placement: pl})
+}
+
+// seedsVisible answers a seed the caller may not see (another matter's
+// seed file) as a seed that does not exist: a document id with 404, as
+// the engine answers an unknown one, a key by dropping it, as a key
+// nothing is stored under matches nothing.
+func (a *api) seedsVisible(w http.ResponseWriter, r *http.Request, spec *policy.HoldSpec) bool {
+	p := principal(r)
+	if p.AllMatters() {
+		return true
+	}
+	for _, id := range spec.Seeds {
+		if a.ix == nil {
+			break
+		}
+		rec, err := a.ix.Get(r.Context(), id)
+		if errors.Is(err, index.ErrNotFound) || (err == nil && !keyVisible(p, rec.Key)) {
+			writeError(w, http.StatusNotFound, fmt.Errorf("create hold %s: seed %d: %w", spec.Matter, id, index.ErrNotFound))
+			return false
+		}
+		if err != nil {
+			a.policyError(w, "create hold", err)
+			return false
+		}
+	}
+	spec.SeedKeys = slices.DeleteFunc(spec.SeedKeys, func(k string) bool { return !keyVisible(p, k) })
+	return true
 }
 
 // ingestSeed indexes a seed file sent with a hold, once per content and
@@ -306,9 +337,10 @@ func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
 		f.Limit = n
 	}
 	switch f.Kind {
-	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload:
+	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced:
 	default:
-		writeError(w, http.StatusBadRequest, fmt.Errorf("kind %q: want %s, %s or %s", f.Kind, policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload))
+		writeError(w, http.StatusBadRequest, fmt.Errorf("kind %q: want %s, %s, %s or %s", f.Kind,
+			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced))
 		return
 	}
 	flags, err := a.policy.Flags(r.Context(), f)
@@ -317,8 +349,11 @@ func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	views := make([]policy.FlagView, 0, len(flags))
+	p := principal(r)
 	for _, fl := range flags {
-		views = append(views, fl.View())
+		if flagVisible(p, fl) { // the store kept the matters; seed files are left
+			views = append(views, fl.View())
+		}
 	}
 	// A full page may have a next one; the client passes next_after as after.
 	next := int64(0)
@@ -378,6 +413,9 @@ func (a *api) actOnFlag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, fmt.Errorf("role %s lacks permission %s", p.Role, auth.PermDeletionsExecute))
 		return
 	}
+	if action == "execute" && !a.everyMatter(w, r, errExecuteScoped) {
+		return
+	}
 	if _, ok := a.visibleFlag(w, r, id); !ok {
 		return
 	}
@@ -407,6 +445,9 @@ func (a *api) actOnFlag(w http.ResponseWriter, r *http.Request) {
 // with its decisions (what is flagged, held or kept, and why).
 func (a *api) evaluate(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
+		return
+	}
+	if !a.everyMatter(w, r, errEvaluateScoped) {
 		return
 	}
 	dry := false
@@ -444,10 +485,55 @@ func (a *api) listRuns(w http.ResponseWriter, r *http.Request) {
 		a.policyError(w, "list runs", err)
 		return
 	}
+	if !principal(r).AllMatters() {
+		out := make([]RunSummary, 0, len(runs))
+		for _, run := range runs {
+			out = append(out, summarise(run))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+		return
+	}
 	if runs == nil {
 		runs = []policy.Run{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+}
+
+// RunSummary is a recorded evaluation as a principal limited to matters
+// sees it: without the counts that depend on the holds of every matter
+// (due, held, hold matches, errors and the error text, which may name a
+// matter). What is left is when it ran, how many documents it read and
+// how many disposition flags it raised, which every reviewer sees in
+// the flags anyway.
+type RunSummary struct {
+	ID        int64     `json:"id"`
+	DryRun    bool      `json:"dry_run"`
+	Started   time.Time `json:"started"`
+	Ended     time.Time `json:"ended"`
+	Documents int       `json:"documents"`
+	Flagged   int       `json:"flagged"`
+}
+
+func summarise(r policy.Run) RunSummary {
+	return RunSummary{ID: r.ID, DryRun: r.DryRun, Started: r.Started, Ended: r.Ended, Documents: r.Documents, Flagged: r.Flagged}
+}
+
+// Refusals of what weighs the holds of every matter, for a principal
+// limited to matters. Each is answered whatever the request names, so
+// that it tells nothing of another matter's holds.
+var (
+	errEvaluateScoped = errors.New("retention evaluation weighs the holds of every matter: a token limited to matters cannot run or preview it")
+	errExecuteScoped  = errors.New("a deletion is checked against the holds of every matter: a token limited to matters cannot execute one")
+	errVerifyScoped   = errors.New("the audit log covers every matter: a token limited to matters cannot read or verify it")
+)
+
+// everyMatter answers 403 with refusal unless the caller sees every matter.
+func (a *api) everyMatter(w http.ResponseWriter, r *http.Request, refusal error) bool {
+	if principal(r).AllMatters() {
+		return true
+	}
+	writeError(w, http.StatusForbidden, refusal)
+	return false
 }
 
 // verifyAudit answers POST /api/v1/audit/verify with the caller's saved
@@ -455,6 +541,9 @@ func (a *api) listRuns(w http.ResponseWriter, r *http.Request) {
 // intact, 409 when it was edited, reordered or truncated.
 func (a *api) verifyAudit(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
+		return
+	}
+	if !a.everyMatter(w, r, errVerifyScoped) {
 		return
 	}
 	var cp policy.Checkpoint
@@ -485,15 +574,22 @@ func (a *api) matterVisible(w http.ResponseWriter, r *http.Request, matter strin
 
 // visibleFlag loads flag id, answering 404 unless the caller may see it.
 func (a *api) visibleFlag(w http.ResponseWriter, r *http.Request, id int64) (policy.Flag, bool) {
-	f, err := a.policy.Flag(r.Context(), id)
-	if err == nil && !flagVisible(principal(r), f) {
-		err = fmt.Errorf("%w: flag %d", policy.ErrNotFound, id)
-	}
+	f, err := a.loadVisibleFlag(r, id)
 	if err != nil {
 		a.policyError(w, "get flag", err)
 		return policy.Flag{}, false
 	}
 	return f, true
+}
+
+// loadVisibleFlag loads flag id. A flag the caller may not see fails
+// exactly as one that does not exist, word for word.
+func (a *api) loadVisibleFlag(r *http.Request, id int64) (policy.Flag, error) {
+	f, err := a.policy.Flag(r.Context(), id)
+	if errors.Is(err, policy.ErrNotFound) || (err == nil && !flagVisible(principal(r), f)) {
+		return policy.Flag{}, fmt.Errorf("flag %d: %w", id, policy.ErrNotFound)
+	}
+	return f, err
 }
 
 // hasText reports whether d or a document inside it has text to compare.

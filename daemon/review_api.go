@@ -61,9 +61,13 @@ func actor(r *http.Request) string {
 }
 
 // flagVisible reports whether p may see f: flags of no matter are for every
-// reviewer, a matter's only for those on it.
+// reviewer, a matter's only for those on it; neither when its document or
+// source document is a seed file of a matter p cannot see.
 func flagVisible(p auth.Principal, f policy.Flag) bool {
-	return f.Matter == "" || p.CanSeeMatter(f.Matter)
+	if f.Matter != "" && !p.CanSeeMatter(f.Matter) {
+		return false
+	}
+	return keyVisible(p, f.Document.Key) && (f.Source == nil || keyVisible(p, f.Source.Key))
 }
 
 // Whoami is the answer of GET /api/v1/whoami.
@@ -79,12 +83,17 @@ func (a *api) whoami(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	out := Whoami{Actor: p.Actor(), Role: string(p.Role), Matters: nonNilStrings(p.Matters), AllMatters: p.AllMatters(), Permissions: []string{}}
 	for _, perm := range auth.Permissions {
-		if p.Can(perm) {
+		if p.Can(perm) && (p.AllMatters() || !allMattersOnly[perm]) {
 			out.Permissions = append(out.Permissions, string(perm))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// allMattersOnly are the permissions whose calls weigh every matter's
+// holds (executing a deletion, evaluating the rules): a principal limited
+// to matters is refused them, so whoami does not offer them to it.
+var allMattersOnly = map[auth.Permission]bool{auth.PermDeletionsExecute: true, auth.PermRulesDryRun: true}
 
 func nonNilStrings(s []string) []string {
 	if s == nil {
@@ -105,7 +114,7 @@ func pathDocID(w http.ResponseWriter, r *http.Request) (index.DocID, bool) {
 
 // holdSeedPrefix begins the key of a seed file uploaded with a hold:
 // "hold-seed:MATTER/NAME".
-const holdSeedPrefix = "hold-seed:"
+const holdSeedPrefix = policy.SeedFilePrefix
 
 // keyVisible reports whether p may see the document stored under key:
 // every document, except seed files uploaded for a matter p cannot see
@@ -410,14 +419,12 @@ func (a *api) bulkFlags(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("ids: want 1 to %d flag ids, got %d", maxBulk, len(req.IDs)))
 		return
 	}
-	p, who := principal(r), actor(r)
+	who := actor(r)
 	results := make([]BulkResult, 0, len(req.IDs))
 	for _, id := range req.IDs {
 		res := BulkResult{ID: id}
-		f, err := a.policy.Flag(r.Context(), id)
-		if err == nil && !flagVisible(p, f) {
-			err = fmt.Errorf("%w: flag %d", policy.ErrNotFound, id)
-		}
+		_, err := a.loadVisibleFlag(r, id)
+		var f policy.Flag
 		if err == nil {
 			if req.Action == "approve" {
 				f, err = a.policy.Approve(r.Context(), id, who, req.Reason)
@@ -468,8 +475,7 @@ func (a *api) listAudit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the policy store is not open"))
 		return
 	}
-	if !principal(r).AllMatters() {
-		writeError(w, http.StatusForbidden, errors.New("the audit log covers every matter: a token limited to matters cannot read it"))
+	if !a.everyMatter(w, r, errVerifyScoped) {
 		return
 	}
 	after, ok := intParam(w, r, "after", 0, 0, math.MaxInt)

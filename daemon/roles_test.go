@@ -30,12 +30,19 @@ type roleRig struct {
 
 func newRoleRig(t *testing.T) *roleRig {
 	t.Helper()
+	return newRoleRigWith(t, func(*Config) {})
+}
+
+// newRoleRigWith is newRoleRig with cfg changed by edit before the start.
+func newRoleRigWith(t *testing.T, edit func(*Config)) *roleRig {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.Connectors.FS.Interval = 100 * time.Millisecond
 	cfg.Connectors.FS.Settle = 100 * time.Millisecond
 	cfg.Connectors.NATS = nil
+	edit(&cfg)
 	d := startDaemon(t, cfg, nil)
 	r := &roleRig{addr: d.Addr().String(), hc: &http.Client{Timeout: time.Minute}, tokens: map[string]string{}}
 	inbox := filepath.Join(cfg.DataDir, "inbox")
@@ -54,7 +61,7 @@ func newRoleRig(t *testing.T) *roleRig {
 		}
 	}
 	for role, matters := range map[string][]string{
-		"viewer": {"A"}, "reviewer-A": {"A"}, "reviewer-B": {"B"}, "legal-admin-A": {"A"},
+		"viewer": {"A"}, "reviewer-A": {"A"}, "reviewer-B": {"B"}, "legal-admin-A": {"A"}, "reviewer": nil,
 		"legal-admin": nil, "admin": nil,
 	} {
 		roleName, _, _ := strings.Cut(role, "-A")
@@ -144,6 +151,7 @@ func TestEveryRoleAgainstEveryEndpoint(t *testing.T) {
 	}{
 		"GET /api/v1/openapi.json":                   {"/api/v1/openapi.json", nil},
 		"GET /api/v1/whoami":                         {"/api/v1/whoami", nil},
+		"GET /api/v1/about":                          {"/api/v1/about", nil},
 		"GET /api/v1/documents/{id}/similar":         {fmt.Sprintf("/api/v1/documents/%d/similar", doc), nil},
 		"POST /api/v1/similar":                       {"/api/v1/similar", "some text to compare with the index"},
 		"POST /api/v1/connectors/{name}/backfill":    {"/api/v1/connectors/none/backfill", nil},
@@ -347,6 +355,12 @@ func TestReviewEndpoints(t *testing.T) {
 		!slices.Contains(me.Permissions, "flags.review") || slices.Contains(me.Permissions, "holds.manage") {
 		t.Errorf("whoami: %+v", me)
 	}
+	// A legal-admin limited to a matter is refused what weighs every
+	// matter's holds, so whoami does not offer it.
+	r.call(t, "legal-admin-A", "GET", "/api/v1/whoami", nil, &me)
+	if slices.Contains(me.Permissions, "deletions.execute") || slices.Contains(me.Permissions, "rules.dryrun") || !slices.Contains(me.Permissions, "holds.manage") {
+		t.Errorf("whoami of a legal-admin limited to A: %+v", me)
+	}
 
 	var found struct{ Documents []Document }
 	r.call(t, "viewer", "GET", "/api/v1/search?q=CONTRACT-v2", nil, &found)
@@ -546,4 +560,210 @@ func TestMatterLimitsCoverTokensAndSeedFiles(t *testing.T) {
 	if r.call(t, "legal-admin", "POST", "/api/v1/similar", seed, &ms); len(ms.Matches) == 0 {
 		t.Error("legal-admin, who sees every matter, does not find the seed file")
 	}
+}
+
+// secretMatter is a matter none of the rig's limited tokens is on; its
+// name appears in nothing they may be told.
+const secretMatter = "MH3-zeta"
+
+// TestPolicyEndpointsHideOtherMatters is the roles × matters matrix of
+// every policy and flag endpoint. A hold of matter MH3-zeta (which no
+// limited token is on) holds the memo, due for deletion under a retention
+// rule, whose disposition flag is approved. Each endpoint is called by the
+// principals limited to matters (a reviewer and a legal-admin on A, a
+// reviewer on none) about MH3-zeta's hold and flags, and again about a
+// twin that does not exist: the two answers must be the same, word for
+// word once the names are swapped, and no answer may name MH3-zeta. What
+// weighs every matter's holds (evaluating, executing a deletion, the
+// audit log) is refused to them whatever it names. An unlimited
+// legal-admin sees MH3-zeta's hold where it decides.
+func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
+	r := newRoleRigWith(t, func(c *Config) {
+		c.Policy.Retention = []policy.RetentionRule{{Name: "purge-text", Selector: policy.Selector{ContentType: "text/*"},
+			Period: "1ns", Action: policy.ActionDelete}}
+	})
+	memo, contract := r.doc(t, "unrelated-memo.txt").ID, r.doc(t, "contract.txt").ID
+
+	// The counts of a dry run agree with its decisions (the contracts are
+	// held by A and B; the memo is due and not flagged yet).
+	var dry policy.Run
+	if code, out := r.call(t, "admin", "POST", "/api/v1/policy/evaluate?dry_run=true", nil, &dry); code != 200 {
+		t.Fatalf("dry run: %d %s", code, out)
+	}
+	flagOutcomes := 0
+	for _, d := range dry.Decisions {
+		if d.Outcome == policy.OutcomeFlag && d.Flag == 0 {
+			flagOutcomes++
+		}
+	}
+	if flagOutcomes != 1 || dry.Flagged != flagOutcomes || dry.Due != flagOutcomes {
+		t.Errorf("dry run: due %d, flagged %d, with %d new flag decisions (want 1): %+v", dry.Due, dry.Flagged, flagOutcomes, dry.Decisions)
+	}
+	if code, out := r.call(t, "admin", "POST", "/api/v1/policy/evaluate", nil, nil); code != 200 {
+		t.Fatalf("evaluate: %d %s", code, out)
+	}
+	var fs struct{ Flags []policy.FlagView }
+	r.call(t, "admin", "GET", fmt.Sprintf("/api/v1/flags?kind=disposition-due&document=%d", memo), nil, &fs)
+	if len(fs.Flags) != 1 {
+		t.Fatalf("disposition flags of the memo: %+v", fs.Flags)
+	}
+	disposition := fs.Flags[0].ID
+	exhibit := strings.Repeat("The supplier shall deliver the confidential prototype to the buyer by the first of March. ", 20)
+	hold := map[string]any{"matter": secretMatter, "name": "Secret", "reason": "litigation", "mode": "report", "seeds": []int64{int64(memo), int64(contract)},
+		"seed_files": []SeedFile{{Name: "exhibit.txt", Data: []byte(exhibit)}}}
+	if code, out := r.call(t, "admin", "POST", "/api/v1/holds", hold, nil); code != http.StatusCreated {
+		t.Fatalf("hold %s: %d %s", secretMatter, code, out)
+	}
+	var found struct{ Documents []Document }
+	r.call(t, "admin", "GET", "/api/v1/search?q=exhibit.txt", nil, &found)
+	if len(found.Documents) != 1 {
+		t.Fatalf("the seed file of %s: %+v", secretMatter, found.Documents)
+	}
+	seedFile := int64(found.Documents[0].ID)
+	r.call(t, "admin", "GET", "/api/v1/flags?matter="+secretMatter, nil, &fs)
+	if len(fs.Flags) == 0 {
+		t.Fatalf("no flag of matter %s", secretMatter)
+	}
+	secretFlag := fs.Flags[0].ID
+	if code, out := r.call(t, "admin", "POST", fmt.Sprintf("/api/v1/flags/%d/approve", disposition), map[string]any{"reason": "due"}, nil); code != 200 {
+		t.Fatalf("approve: %d %s", code, out)
+	}
+	var approved policy.FlagView
+	r.call(t, "reviewer-A", "GET", fmt.Sprintf("/api/v1/flags/%d", disposition), nil, &approved)
+
+	// The unlimited legal-admin is told why: the dry run and the refused
+	// deletion name the hold.
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/api/v1/policy/evaluate?dry_run=true"},
+		{"POST", fmt.Sprintf("/api/v1/flags/%d/execute", disposition)},
+	} {
+		if code, out := r.call(t, "legal-admin", c.method, c.path, nil, nil); !strings.Contains(out, secretMatter) {
+			t.Errorf("legal-admin %s %s: %d %s, want %s named", c.method, c.path, code, out, secretMatter)
+		}
+	}
+
+	const noFlag = 99999999
+	cases := []struct {
+		route        string // the route table's "METHOD path"
+		method, path string // %v is the subject
+		body         func(subject any) any
+		secret, twin any // the subject, and one that does not exist (nil: a list, nothing to compare)
+		want         map[string]int
+	}{
+		{route: "GET /api/v1/holds", method: "GET", path: "/api/v1/holds"},
+		{route: "POST /api/v1/holds", method: "POST", path: "/api/v1/holds",
+			body: func(m any) any { return map[string]any{"matter": m, "seeds": []int64{int64(memo)}} }, secret: secretMatter, twin: "NOPE-zeta",
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		// Another matter's seed file is no seed: as an id never used.
+		{route: "POST /api/v1/holds", method: "POST", path: "/api/v1/holds",
+			body: func(id any) any { return map[string]any{"matter": "A", "seeds": []any{id}} }, secret: seedFile, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 403, "reviewer": 403}},
+		{route: "GET /api/v1/holds/{matter}", method: "GET", path: "/api/v1/holds/%v", secret: secretMatter, twin: "NOPE-zeta",
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 404, "reviewer": 404}},
+		{route: "POST /api/v1/holds/{matter}/release", method: "POST", path: "/api/v1/holds/%v/release",
+			body: func(any) any { return map[string]any{"reason": "mine now"} }, secret: secretMatter, twin: "NOPE-zeta",
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 403, "reviewer": 403}},
+		{route: "GET /api/v1/flags", method: "GET", path: "/api/v1/flags?limit=1000"},
+		{route: "GET /api/v1/flags", method: "GET", path: "/api/v1/flags?matter=%v", secret: secretMatter, twin: "NOPE-zeta",
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "GET /api/v1/flags", method: "GET", path: fmt.Sprintf("/api/v1/flags?document=%d", r.doc(t, "contract-v2.txt").ID)},
+		{route: "GET /api/v1/flags/{id}", method: "GET", path: "/api/v1/flags/%v", secret: secretFlag, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 404, "reviewer": 404}},
+		{route: "POST /api/v1/flags/{id}/{action}", method: "POST", path: "/api/v1/flags/%v/dismiss",
+			body: func(any) any { return map[string]any{"reason": "not mine"} }, secret: secretFlag, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 404, "reviewer": 404}},
+		{route: "POST /api/v1/flags/{id}/{action}", method: "POST", path: "/api/v1/flags/%v/approve",
+			body: func(any) any { return map[string]any{"reason": "not mine"} }, secret: secretFlag, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 404, "reviewer": 404}},
+		// A deletion blocked by the secret hold is refused as any other.
+		{route: "POST /api/v1/flags/{id}/{action}", method: "POST", path: "/api/v1/flags/%v/execute", secret: disposition, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "POST /api/v1/flags/{id}/{action}", method: "POST", path: "/api/v1/flags/%v/execute", secret: secretFlag, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "POST /api/v1/flags/bulk", method: "POST", path: "/api/v1/flags/bulk",
+			body: func(id any) any { return map[string]any{"ids": []any{id}, "action": "dismiss", "reason": "x"} }, secret: secretFlag, twin: noFlag,
+			want: map[string]int{"legal-admin-A": 200, "reviewer-A": 200, "reviewer": 200}},
+		{route: "GET /api/v1/rules", method: "GET", path: "/api/v1/rules"},
+		{route: "POST /api/v1/policy/evaluate", method: "POST", path: "/api/v1/policy/evaluate?dry_run=true",
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "POST /api/v1/policy/evaluate", method: "POST", path: "/api/v1/policy/evaluate",
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "GET /api/v1/policy/runs", method: "GET", path: "/api/v1/policy/runs"},
+		{route: "GET /api/v1/audit", method: "GET", path: "/api/v1/audit",
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "POST /api/v1/audit/verify", method: "POST", path: "/api/v1/audit/verify", body: func(any) any { return map[string]any{"seq": 0} },
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "GET /api/v1/export", method: "GET", path: "/api/v1/export?format=jsonl&matter=%v", secret: secretMatter, twin: "NOPE-zeta",
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.route] = true
+	}
+	for _, rt := range (&api{}).routes() {
+		key := rt.method + " " + rt.path
+		for _, p := range []string{"/api/v1/holds", "/api/v1/flags", "/api/v1/policy", "/api/v1/rules", "/api/v1/audit", "/api/v1/export"} {
+			if strings.HasPrefix(rt.path, p) && !covered[key] {
+				t.Errorf("%s: a policy or flag endpoint missing from this matrix; add it", key)
+			}
+		}
+	}
+	ask := func(who string, c int, subject any) (int, string) {
+		path := casePath(cases[c].path, subject)
+		var body any
+		if cases[c].body != nil {
+			body = cases[c].body(subject)
+		}
+		return r.call(t, who, cases[c].method, path, body, nil)
+	}
+	for _, who := range []string{"reviewer-A", "legal-admin-A", "reviewer"} {
+		for i, c := range cases {
+			name := fmt.Sprintf("%s %s %s", who, c.method, casePath(c.path, c.secret))
+			code, out := ask(who, i, c.secret)
+			if want, ok := c.want[who]; ok && code != want {
+				t.Errorf("%s: %d %s, want %d", name, code, out, want)
+			}
+			if code >= 500 {
+				t.Errorf("%s: %d %s", name, code, out)
+			}
+			if c.twin != nil {
+				tcode, tout := ask(who, i, c.twin)
+				tout = strings.ReplaceAll(tout, fmt.Sprint(c.twin), fmt.Sprint(c.secret))
+				if tcode != code || tout != out {
+					t.Errorf("%s: answers %d %s\nbut for %v, which does not exist: %d %s", name, code, out, c.twin, tcode, tout)
+				}
+				continue
+			}
+			if strings.Contains(out, secretMatter) {
+				t.Errorf("%s: %d names %s: %s", name, code, secretMatter, out)
+			}
+			if c.route == "GET /api/v1/policy/runs" {
+				for _, field := range []string{`"due"`, `"held"`, `"hold_matches"`, `"errors"`} {
+					if strings.Contains(out, field) {
+						t.Errorf("%s: tells %s, which depends on every matter's holds: %s", name, field, out)
+					}
+				}
+			}
+		}
+	}
+	// Nothing the limited principals did changed the secret matter, and
+	// the refused deletion left the flag as it was.
+	var after policy.FlagView
+	r.call(t, "reviewer-A", "GET", fmt.Sprintf("/api/v1/flags/%d", disposition), nil, &after)
+	if after.Status != policy.StatusApproved || after.Reason != approved.Reason || after.Actor != approved.Actor || !after.Updated.Equal(approved.Updated) {
+		t.Errorf("the approved flag after refused deletions: %+v, want it as approved: %+v", after, approved)
+	}
+	var h policy.Hold
+	r.call(t, "admin", "GET", "/api/v1/holds/"+secretMatter, nil, &h)
+	if h.Status != policy.HoldActive {
+		t.Errorf("hold %s is %s", secretMatter, h.Status)
+	}
+}
+
+// casePath fills the subject into a case's path.
+func casePath(path string, subject any) string {
+	if !strings.Contains(path, "%v") {
+		return path
+	}
+	return fmt.Sprintf(path, subject)
 }

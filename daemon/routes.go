@@ -13,6 +13,7 @@ import (
 
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/buildinfo"
 	"github.com/simdex/simdex/notifier"
 	"github.com/simdex/simdex/policy"
 )
@@ -81,6 +82,9 @@ func (a *api) routes() []route {
 		{method: "GET", path: "/metrics", summary: "Prometheus metrics", public: true, handler: metrics.ServeHTTP},
 		{method: "GET", path: "/api/v1/openapi.json", summary: "This OpenAPI document", handler: a.openAPI},
 		{method: "GET", path: "/api/v1/whoami", summary: "The caller: role, matters and permissions", handler: a.whoami, resp: Whoami{}},
+		{method: "GET", path: "/api/v1/about", summary: "This simdex: version, commit, Go version and the versions of its formats", handler: func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, buildinfo.Read())
+		}, resp: buildinfo.Info{}},
 		{method: "GET", path: "/api/v1/documents/{id}/similar", summary: "All versions of a stored document: every copy and near-copy with its scores",
 			query: []string{"resemblance", "containment"}, perm: auth.PermSimilarRead, handler: a.similarByID, resp: matchesAnswer{}, search: true},
 		{method: "POST", path: "/api/v1/similar", summary: "All versions of an uploaded file (not stored), and of each attachment or member in it",

@@ -74,6 +74,12 @@ type S3SourceConfig struct {
 	// empty disables it (not recommended: bucket events are not
 	// guaranteed).
 	Reconcile string `mapstructure:"reconcile" yaml:"reconcile"`
+	// SettleTimeout bounds how long a reconciliation or an on-demand
+	// backfill waits for its events to be committed before it logs its
+	// counts and returns (default 30s; the events still go on). The first
+	// start's backfill always waits for every event: its marker means
+	// "every version committed".
+	SettleTimeout time.Duration `mapstructure:"settle_timeout" yaml:"settle_timeout"`
 }
 
 func defaultConnectorsConfig() ConnectorsConfig {

@@ -79,7 +79,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	gpl := corpus(t, "spdx/text/GPL-2.0-only.txt")
 	put("fs:gpl-2.0-only.txt", gpl, nil)
-	put("fs:gpl-2.0+.txt", corpus(t, "spdx/text/GPL-2.0+.txt"), nil)
+	// GPL-2.0+ has GPL-2.0-only's words, in order (only indentation and
+	// punctuation differ): a sentence of its own keeps it a near-copy.
+	put("fs:gpl-2.0+.txt", corpus(t, "spdx/text/GPL-2.0+.txt")+"\nThis program is distributed under version 2 or any later version.\n", nil)
 	put("fs:gpl-edited.txt", strings.Replace(gpl, "Free Software Foundation", "Free Software Fellowship", 3), nil)
 	put("fs:bsd-3.txt", corpus(t, "spdx/text/BSD-3-Clause.txt"), nil)
 	put("fs:bsd-3-clear.txt", corpus(t, "spdx/text/BSD-3-Clause-Clear.txt"), nil)
@@ -604,7 +606,7 @@ func FuzzDATField(f *testing.F) {
 			if len(recs) != 2 || len(recs[1]) != len(Columns) {
 				t.Fatalf("%q broke the record: %q", s, recs)
 			}
-			if want := datExpect(s, o); recs[1][1] != want {
+			if want := datExpect(neutralise(s, o.withDefaults().Newline), o); recs[1][1] != want {
 				t.Fatalf("%q read back as %q, want %q", s, recs[1][1], want)
 			}
 			if got := datField(s, o); !utf8.ValidString(got) {

@@ -189,6 +189,7 @@ func newCSVWriter(w io.Writer) *csvWriter {
 
 func (c *csvWriter) Write(r *Row) error {
 	c.fields = r.AppendValues(c.fields[:0])
+	neutraliseText(c.fields, -1)
 	for i, f := range c.fields {
 		if !utf8.ValidString(f) {
 			c.fields[i] = replaceInvalid(f)
@@ -300,6 +301,7 @@ func newDATWriter(w io.Writer, o DATOptions) *datWriter {
 
 func (d *datWriter) Write(r *Row) error {
 	d.fields = r.AppendValues(d.fields[:0])
+	neutraliseText(d.fields, d.o.Newline)
 	return d.record(d.fields)
 }
 

@@ -19,7 +19,8 @@ type Object struct {
 	// ContentType is the declared type; it may be wrong or empty.
 	ContentType string
 	// Reader is the content. Extract reads at most Limits.MaxObjectSize+1
-	// bytes from it and does not close it.
+	// bytes from it (a mailbox, MaxSpoolSize+1: see Limits.MaxSpoolSize)
+	// and does not close it.
 	Reader io.Reader
 }
 
@@ -68,13 +69,18 @@ type Options struct {
 	// Limits bounds the work done per object; every field must be set
 	// (start from DefaultLimits).
 	Limits Limits
+	// SpoolDir is where a mailbox (PST, OST) that arrives as a stream is
+	// written to be read by random access, each in a private directory
+	// removed when its extraction ends; empty means os.TempDir().
+	SpoolDir string
 }
 
 // Extractor extracts text, metadata and children from objects. It is safe
 // for concurrent use; each call to Extract works within its own limits.
 type Extractor struct {
-	lim   Limits
-	grace time.Duration
+	lim      Limits
+	grace    time.Duration
+	spoolDir string
 }
 
 // New returns an Extractor after validating opts.
@@ -82,7 +88,7 @@ func New(opts Options) (*Extractor, error) {
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("extract options: %w", err)
 	}
-	return &Extractor{lim: opts.Limits, grace: time.Second}, nil
+	return &Extractor{lim: opts.Limits, grace: time.Second, spoolDir: opts.SpoolDir}, nil
 }
 
 // Extract reads obj and returns its Document tree.
@@ -104,6 +110,12 @@ func (x *Extractor) Extract(ctx context.Context, obj Object) (*Document, error) 
 		err := &Error{Op: "read", Err: fmt.Errorf("%w: no reader", ErrMalformed)}
 		return &Document{Name: obj.Name, Path: path, Err: err}, err
 	}
+	// Mailboxes are read by random access, never into memory.
+	mbox, rest := x.mailbox(ctx, obj, path)
+	if mbox != nil {
+		return mbox, mbox.Err
+	}
+	obj.Reader = rest
 	data, rerr := readAll(ctx, obj.Reader, x.lim.MaxObjectSize)
 	j := newJob(ctx, x.lim)
 	if rerr != nil {

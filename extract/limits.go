@@ -12,7 +12,8 @@ import (
 )
 
 // Limits bounds the work and memory spent on one top-level object and all
-// of its descendants. Every field must be positive.
+// of its descendants. Every field must be positive, except MaxSpoolSize,
+// which may be zero.
 type Limits struct {
 	// MaxObjectSize is the number of raw bytes read from Object.Reader.
 	MaxObjectSize int64
@@ -32,11 +33,15 @@ type Limits struct {
 	MaxTextSize int64
 	// Timeout bounds the extraction of one top-level object.
 	Timeout time.Duration
+	// MaxSpoolSize is the largest mailbox (PST, OST) read: mailboxes are
+	// read in place or from a spool file, never into memory, so they may
+	// exceed MaxObjectSize. Zero means MaxObjectSize.
+	MaxSpoolSize int64
 }
 
 // DefaultLimits returns the default limits: 256 MiB objects, 1 GiB
 // decompressed per tree, ratio 200, depth 8, 10000 children, 64 MiB of text
-// per document and two minutes per object.
+// per document, two minutes per object and 64 GiB mailboxes.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxObjectSize:       256 << 20,
@@ -46,6 +51,7 @@ func DefaultLimits() Limits {
 		MaxChildren:         10000,
 		MaxTextSize:         64 << 20,
 		Timeout:             2 * time.Minute,
+		MaxSpoolSize:        64 << 30,
 	}
 }
 
@@ -75,6 +81,9 @@ func (l Limits) Validate() error {
 	}
 	if l.Timeout <= 0 {
 		bad("Timeout", l.Timeout)
+	}
+	if l.MaxSpoolSize < 0 {
+		errs = append(errs, fmt.Errorf("limits: MaxSpoolSize must be >= 0, got %d", l.MaxSpoolSize))
 	}
 	return errors.Join(errs...)
 }

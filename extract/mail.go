@@ -61,16 +61,27 @@ func parseEML(p *parser, data []byte) {
 		return
 	}
 	mailMeta(p, msg.Header)
+	m := &mailParser{p: p}
+	reviewerText(p, func() {
+		m.entity(textproto.MIMEHeader(msg.Header), msg.Body, 0)
+	})
+	if m.err != nil {
+		p.fail("read body", m.err)
+	}
+}
+
+// reviewerText writes a message's text as a reviewer reads it: its
+// subject, cleaned of reply, forward and list tags, then what body writes,
+// without signatures and list footers. Every e-mail format (EML, PST and
+// OST items) writes its text through it, so that one message has one text
+// whatever container it came in.
+func reviewerText(p *parser, body func()) {
 	if s := mailthread.Subject(p.d.Meta.Subject); s != "" {
 		p.text.addString(s)
 		p.text.addString("\n\n")
 	}
 	start := p.text.Len()
-	m := &mailParser{p: p}
-	m.entity(textproto.MIMEHeader(msg.Header), msg.Body, 0)
-	if m.err != nil {
-		p.fail("read body", m.err)
-	}
+	body()
 	stripBoilerplate(p, start)
 }
 

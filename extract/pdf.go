@@ -55,10 +55,14 @@ func parsePDF(p *parser, data []byte) {
 	pages := d.pages(root)
 	p.d.setExtra("pages", strconv.Itoa(len(pages)))
 	lay := &pdfLayout{t: &p.text}
+	from := len(p.text.b)
+	starts := make([]int, 0, len(pages))
+	defer func() { p.text.b = append(p.text.b[:from], dropRunning(p.text.b[from:], starts)...) }()
 	for i, pg := range pages {
 		if p.cancelled() || p.text.full() {
 			return
 		}
+		starts = append(starts, len(p.text.b)-from)
 		if err := d.pageText(pg, lay); err != nil {
 			p.fail(fmt.Sprintf("page %d", i+1), err)
 			if isLimit(err) {

@@ -87,6 +87,8 @@ func formatOf(media string) string {
 		return "odp"
 	case mediaEPUB:
 		return "epub"
+	case mediaPST:
+		return "pst"
 	}
 	if strings.HasPrefix(media, "application/vnd.oasis.opendocument.") {
 		return "odf"
@@ -170,6 +172,8 @@ func sniff(data []byte, name, declared string) kind {
 		return kind{format: "pdf", media: mediaPDF, parse: parsePDF}
 	case bytes.HasPrefix(data, magicCFB):
 		return kind{format: "cfb", media: mediaCFB, parse: parseCFB}
+	case bytes.HasPrefix(data, magicPST):
+		return kind{format: "pst", media: mediaPST, parse: parsePST}
 	case isZIP(data):
 		return kind{format: "zip", media: mediaZIP, parse: parseZIP}
 	case bytes.HasPrefix(data, magicGZIP) && len(data) > 2 && data[2] == 8:

@@ -1,5 +1,13 @@
 package index
 
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/simdex/simdex/index/sketch"
+)
+
 // Chunk is one content-defined chunk of normalised text: the KDD'05
 // file–chunk graph records only its hash and length.
 type Chunk struct {
@@ -51,4 +59,46 @@ func (fp *Fingerprint) Anchors() []uint64 {
 		}
 	}
 	return out
+}
+
+// Refingerprinter is a Store that may hold fingerprints of another scheme
+// than the index's (an older normal form, other chunk or sketch
+// parameters) and can make them again from the texts it keeps. The Index
+// calls it once, in New, before anything else reads the store.
+type Refingerprinter interface {
+	// Refingerprint fingerprints every stored content again with fn,
+	// from its kept text, if the store's fingerprints are of another
+	// scheme than the one it was opened with, and records that scheme;
+	// it returns the number of contents fingerprinted again (0 when the
+	// scheme was current). Contents whose texts become identical are
+	// merged, their documents pointing at one content; a text fn refuses
+	// (ErrEmpty) leaves its documents stored with that error. Document
+	// ids are kept. It is all or nothing: on error (a content without a
+	// kept text gives one wrapping ErrSchemeMismatch and ErrNoText)
+	// nothing is changed.
+	Refingerprint(ctx context.Context, fn func(text []byte) (*Fingerprint, []uint64, error)) (int, error)
+}
+
+// refingerprint has a store holding fingerprints of another scheme make
+// them again with the index's (see Refingerprinter).
+func (ix *Index) refingerprint(ctx context.Context) error {
+	r, ok := ix.store.(Refingerprinter)
+	if !ok {
+		return nil
+	}
+	start := time.Now()
+	n, err := r.Refingerprint(ctx, func(text []byte) (*Fingerprint, []uint64, error) {
+		fp, err := ix.Fingerprint([32]byte{}, 0, text)
+		if err != nil {
+			return nil, nil, err
+		}
+		return fp, sketch.Bands(ix.opts.Sketch, fp.MinHash, nil), nil
+	})
+	if err != nil {
+		return fmt.Errorf("fingerprint the stored texts again: %w", err)
+	}
+	if n > 0 {
+		ix.logger.Info("fingerprinted the stored texts again with a new scheme", "contents", n, "seconds", time.Since(start).Seconds())
+	}
+	return nil
 }

@@ -64,6 +64,9 @@ func New(ctx context.Context, store Store, opts Options) (*Index, error) {
 		done:    make(chan struct{}),
 	}
 	ix.bufs.New = func() any { return new(buffers) }
+	if err := ix.refingerprint(ctx); err != nil {
+		return nil, err
+	}
 	if err := store.SimHashes(ctx, func(id ContentID, h uint64) error {
 		ix.sims.add(id, h)
 		return nil

@@ -80,6 +80,14 @@ func (d *Doc) IdempotencyKey() string {
 	return d.Key + "\x00" + d.VersionID
 }
 
+// Metadata keys the index itself sets on a top-level document deleted at
+// its source while a legal hold keeps it (see the daemon's pipeline): when,
+// in RFC 3339, and which event reported it.
+const (
+	MetaDeletedAtSource      = "deleted_at_source"
+	MetaDeletedAtSourceEvent = "deleted_at_source_event"
+)
+
 // Record is a stored document version.
 type Record struct {
 	Doc

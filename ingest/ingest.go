@@ -3,6 +3,12 @@
 // commits the whole family to the index in one transaction. The CLI and the
 // daemon's pipeline both use it, so an object is indexed the same way
 // whichever way it arrives.
+//
+// Nothing is dropped: an object that cannot be extracted, or whose key or
+// name is not valid UTF-8 (ErrInvalidName), is committed with its error
+// for reviewers; a document with no text of its own whose members failed
+// carries the first member's error (MemberError) rather than the index's
+// "empty text".
 package ingest
 
 import (
@@ -10,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
@@ -67,6 +75,32 @@ type Outcome struct {
 // ChildSeparator joins a parent key and a child's location.
 const ChildSeparator = "!/"
 
+// ErrInvalidName reports an object whose key or name is not valid UTF-8,
+// such as a file named in Latin-1 on a Linux disk. No API, export or alert
+// could name it faithfully, so it is not extracted: it is recorded in the
+// index with this error, which quotes the name with its bytes escaped.
+var ErrInvalidName = errors.New("name is not valid UTF-8")
+
+// MemberError is recorded on a document with no text of its own (an
+// archive, a message with nothing but attachments) when a document inside
+// it could not be extracted: the top of a zip nested too deep would
+// otherwise read "empty text" while the cause sat on its deepest member.
+type MemberError struct {
+	// Path locates the member from the document, one element per level.
+	Path []string
+	// Err is the member's extraction error.
+	Err error
+}
+
+// Error returns a message like "member a.zip!/b.zip: zip: open children:
+// nested too deep: …".
+func (e *MemberError) Error() string {
+	return "member " + strings.Join(e.Path, ChildSeparator) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the member's error.
+func (e *MemberError) Unwrap() error { return e.Err }
+
 // Ingest extracts obj and commits it with its children. An extraction
 // failure is recorded on the document (and returned in Outcome.Err) rather
 // than dropping the object; the returned error is non-nil only when nothing
@@ -91,8 +125,15 @@ type Prepared struct {
 // Prepare reads obj's body, extracts it and fingerprints its documents:
 // the half of Ingest that keeps a core busy (see index.Index.Commit for
 // why a caller may bound how many run at once). Its error is non-nil only
-// when ctx ended before anything was read.
+// when ctx ended before anything was read. An object whose key or name is
+// not valid UTF-8 is not read: it is prepared with ErrInvalidName.
 func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) {
+	if err := checkNames(obj); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("extract %s: %w", strconv.Quote(obj.Key), ctx.Err())
+		}
+		return in.prepare(ctx, obj, &extract.Document{Name: obj.Name, Err: err}), nil
+	}
 	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body})
 	if doc == nil {
 		if xerr == nil {
@@ -106,13 +147,30 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 	if xerr != nil && doc.Err == nil {
 		doc.Err = xerr
 	}
-	out := &Outcome{Err: doc.Err}
+	return in.prepare(ctx, obj, doc), nil
+}
+
+// checkNames returns ErrInvalidName, with the offending name quoted, when
+// obj's key or name is not valid UTF-8.
+func checkNames(obj Object) error {
+	for _, s := range []string{obj.Key, obj.Name} {
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("%w: %s", ErrInvalidName, strconv.Quote(s))
+		}
+	}
+	return nil
+}
+
+// prepare flattens the extracted doc of obj into inputs and fingerprints
+// them.
+func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Document) *Prepared {
 	top := index.Doc{
 		Key: obj.Key, VersionID: obj.VersionID, Name: obj.Name, Source: obj.Source,
 		Idempotency: obj.Idempotency, ModTime: obj.ModTime, KeepVersions: obj.KeepVersions,
 	}
-	flatten(doc, top, obj.Meta, -1, &out.Inputs)
-	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}, nil
+	out := &Outcome{}
+	out.Err = flatten(doc, top, obj.Meta, -1, &out.Inputs)
+	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}
 }
 
 // Err is the object's extraction error, if any, as Outcome.Err will be: a
@@ -132,8 +190,11 @@ func (in *Ingester) Commit(ctx context.Context, p *Prepared) (*Outcome, error) {
 	return p.out, nil
 }
 
-// flatten appends d and its descendants to inputs, depth first.
-func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, parent int, inputs *[]index.Input) {
+// flatten appends d and its descendants to inputs, depth first, and
+// returns the error recorded on d: its own extraction error or, when it has
+// no text of its own, the first error of the documents inside it (a
+// *MemberError).
+func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, parent int, inputs *[]index.Input) error {
 	doc := base
 	doc.MediaType = d.MediaType
 	doc.Path = d.Path
@@ -141,9 +202,6 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 		doc.Path = []string{base.Name}
 	}
 	doc.Meta = metadata(d.Meta, originMeta)
-	if d.Err != nil {
-		doc.Error = d.Err.Error()
-	}
 	in := index.Input{Doc: doc, RawSHA256: d.SHA256, RawSize: d.Size, Text: []byte(d.Text), Parent: parent}
 	if parent >= 0 {
 		in.Doc.Idempotency = ""
@@ -151,6 +209,7 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 	}
 	self := len(*inputs)
 	*inputs = append(*inputs, in)
+	var inner *MemberError
 	for i, c := range d.Children {
 		loc := c.Name
 		if loc == "" {
@@ -163,8 +222,22 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 			Source:    base.Source,
 			ModTime:   base.ModTime,
 		}
-		flatten(c, child, nil, self, inputs)
+		if err := flatten(c, child, nil, self, inputs); err != nil && inner == nil {
+			inner = &MemberError{Path: []string{loc}, Err: err}
+			var me *MemberError
+			if c.Err == nil && errors.As(err, &me) { // from a member of the member
+				inner.Path, inner.Err = append(inner.Path, me.Path...), me.Err
+			}
+		}
 	}
+	err := d.Err
+	if err == nil && inner != nil && strings.TrimSpace(d.Text) == "" {
+		err = inner
+	}
+	if err != nil {
+		(*inputs)[self].Doc.Error = err.Error()
+	}
+	return err
 }
 
 func metadata(m extract.Metadata, origin map[string]string) map[string]string {

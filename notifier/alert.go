@@ -12,6 +12,9 @@ const (
 	KindDispositionDue  = "disposition-due"
 	KindHoldMatch       = "hold-match"
 	KindDuplicateUpload = "duplicate-upload"
+	// KindHoldUnenforced: a held document whose origin cannot hold it
+	// (an S3 bucket without Object Lock).
+	KindHoldUnenforced = "hold-unenforced"
 )
 
 // Alert is what a reviewer is told about one flag.

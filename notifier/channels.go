@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -39,11 +40,7 @@ func newSender(ch ChannelConfig, pub Publisher) (Sender, error) {
 		if pub == nil {
 			return nil, errors.New("no NATS connection for a nats channel")
 		}
-		subj := ch.Subject
-		if subj == "" {
-			subj = "simdex.alerts"
-		}
-		return &natsSender{pub: pub, subject: subj, timeout: timeout}, nil
+		return &natsSender{pub: pub, subject: cmp.Or(ch.Subject, DefaultNATSSubject), timeout: timeout}, nil
 	case TypeWebhook:
 		w := &webhookSender{url: ch.URL, slack: ch.Format == "slack", hc: &http.Client{Timeout: timeout}}
 		if !w.slack {

@@ -1,6 +1,7 @@
 package notifier
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"time"
 )
+
+// DefaultNATSSubject is the subject prefix of a NATS channel that names none.
+const DefaultNATSSubject = "simdex.alerts"
 
 // Errors callers branch on.
 var (
@@ -133,9 +137,25 @@ func DefaultConfig() Config {
 }
 
 var (
-	kinds   = []string{KindDispositionDue, KindHoldMatch, KindDuplicateUpload}
+	kinds   = []string{KindDispositionDue, KindHoldMatch, KindDuplicateUpload, KindHoldUnenforced}
 	formats = []string{"", "json", "slack"}
 )
+
+// PublishedSubjects returns the NATS subject patterns the notifier
+// publishes to: the flags subject and every NATS channel's prefix, each
+// followed by ".>".
+func (c *Config) PublishedSubjects() []string {
+	var out []string
+	if c.FlagsSubject != "" {
+		out = append(out, c.FlagsSubject+".>")
+	}
+	for _, ch := range c.Channels {
+		if ch.Type == TypeNATS {
+			out = append(out, cmp.Or(ch.Subject, DefaultNATSSubject)+".>")
+		}
+	}
+	return out
+}
 
 // Validate checks the configuration; secrets are looked up with getenv and
 // readFile so that a missing secret stops the daemon at start.

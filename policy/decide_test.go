@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -48,4 +49,25 @@ func TestDecidePrecedence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSeedFileMatter: any key parses without panic; a seed file's
+// matter is a single path element, and a key built from a matter and a
+// name gives that matter back.
+func FuzzSeedFileMatter(f *testing.F) {
+	for _, s := range []string{"hold-seed:M-17/exhibit A.txt", "hold-seed:", "hold-seed:/x", "s3:main/records/a.txt", "hold-seed:B/a.eml!/att.pdf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		m, ok := policy.SeedFileMatter(key)
+		if !ok {
+			return
+		}
+		if strings.Contains(m, "/") || !strings.HasPrefix(key, policy.SeedFilePrefix+m) {
+			t.Fatalf("SeedFileMatter(%q) = %q", key, m)
+		}
+		if got, ok := policy.SeedFileMatter(policy.SeedFilePrefix + m + "/name.txt"); !ok || got != m {
+			t.Fatalf("round trip of %q: %q, %v", m, got, ok)
+		}
+	})
 }

@@ -45,8 +45,10 @@ func (e *Engine) decide(ctx context.Context, id int64, actor, reason string, fro
 //  2. at the origin: the version's S3 legal hold is off. If it cannot be
 //     read, nothing is deleted (ErrHoldUnknown).
 //
-// A refusal returns the flag to approved, is audited, and wraps
-// ErrLegalHold or ErrHoldUnknown. Other refusals: ErrFlagState (not
+// A refusal returns the flag to approved, exactly as it was (its approver,
+// reason and time: the refusal is not written on the flag, which
+// reviewers of every matter see), is audited, and wraps ErrLegalHold or
+// ErrHoldUnknown. Other refusals: ErrFlagState (not
 // approved), ErrNotDeletable (review rule, report mode, a document inside
 // an archive, no Enforcer).
 func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, error) {
@@ -83,7 +85,7 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 	if fresh.Before(cutoff) {
 		cutoff = fresh
 	}
-	obj := f.Object
+	obj, before := f.Object, f
 	claim := Transition{ID: id, From: []FlagStatus{StatusApproved, StatusExecuting}, To: StatusExecuting, Actor: actor,
 		Reason: "deletion under way", At: now, CheckHolds: true, ReleasedBefore: cutoff.Add(-e.cfg.ReleaseGrace),
 		Audit: AuditEntry{Time: now, Actor: actor, Action: AuditDeleteClaim, Object: fmt.Sprintf("flag:%d", id),
@@ -107,8 +109,11 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 	}
 	if err != nil {
 		e.refused(ctx, id, actor, obj, err)
+		// The flag goes back to what it was (approver, reason, time): it
+		// is seen by reviewers of every matter, and the refusal may name
+		// a hold they must not learn of. The audit log keeps the refusal.
 		back, terr := e.st.Transition(ctx, Transition{ID: id, From: []FlagStatus{StatusExecuting}, To: StatusApproved,
-			Actor: actor, Reason: "deletion refused: " + err.Error(), At: e.now(),
+			Actor: before.Actor, Reason: before.Reason, At: before.Updated,
 			Audit: AuditEntry{Time: e.now(), Actor: actor, Action: AuditFlagApprove, Object: fmt.Sprintf("flag:%d", id),
 				Reason: "returned to approved after a refused deletion"}})
 		if terr != nil {

@@ -397,8 +397,18 @@ func TestTwoPhaseDeletion(t *testing.T) {
 	if _, err := en.e.Approve(ctx, 424242, "carol", "ok"); !errors.Is(err, policy.ErrNotFound) {
 		t.Fatalf("approve unknown flag: %v", err)
 	}
-	if _, err := en.e.Approve(ctx, f.ID, "carol", "past retention, no matter"); err != nil {
+	approved, err := en.e.Approve(ctx, f.ID, "carol", "past retention, no matter")
+	if err != nil {
 		t.Fatal(err)
+	}
+	// A refused deletion leaves the flag exactly as approved: reviewers of
+	// every matter see it, and the refusal may tell of a hold.
+	unchanged := func(when string) {
+		t.Helper()
+		got, err := en.e.Flag(ctx, f.ID)
+		if err != nil || got.Status != policy.StatusApproved || got.Actor != approved.Actor || got.Reason != approved.Reason || !got.Updated.Equal(approved.Updated) {
+			t.Errorf("flag after %s: %+v, %v; want it as approved (%s, %q, %v)", when, got, err, approved.Actor, approved.Reason, approved.Updated)
+		}
 	}
 	if _, err := en.e.Approve(ctx, f.ID, "carol", "again"); !errors.Is(err, policy.ErrFlagState) {
 		t.Fatalf("approve twice: %v", err)
@@ -412,14 +422,14 @@ func TestTwoPhaseDeletion(t *testing.T) {
 	if len(en.enf.deleted) != 0 {
 		t.Fatal("deleted with unreadable hold state")
 	}
-	if got, _ := en.e.Flag(ctx, f.ID); got.Status != policy.StatusApproved {
-		t.Fatalf("after refusal: status %s", got.Status)
-	}
+	unchanged("unreadable hold state")
 	// S3 legal hold on: refused.
 	en.enf.held[f.Object.IndexKey+"@v1"] = true
-	if _, err := en.e.Execute(ctx, f.ID, "carol"); !errors.Is(err, policy.ErrLegalHold) {
+	en.clock.Advance(time.Minute)
+	if _, err := en.e.Execute(ctx, f.ID, "dave"); !errors.Is(err, policy.ErrLegalHold) {
 		t.Fatalf("execute under S3 legal hold: %v", err)
 	}
+	unchanged("S3 legal hold")
 	delete(en.enf.held, f.Object.IndexKey+"@v1")
 	done, err := en.e.Execute(ctx, f.ID, "carol")
 	if err != nil {
@@ -627,5 +637,61 @@ func TestIngestEnforcementFailureIsRetried(t *testing.T) {
 	}
 	if ok, failed := enforced(); ok != 1 || failed != 1 {
 		t.Errorf("audited %d enforcements and %d failures, want 1 and 1", ok, failed)
+	}
+}
+
+// TestSeedFilesStayInTheirMatter: a seed file uploaded for matter B
+// ("hold-seed:B/...") is B's evidence. Another matter's hold never holds
+// it, flags it or takes it as a seed (by id, key or selector); a new
+// upload is never flagged as its duplicate, nor it as one; and retention
+// never evaluates it, even as a near-copy of a due document. Reviewers
+// of other matters would otherwise read its name in their flags.
+func TestSeedFilesStayInTheirMatter(t *testing.T) {
+	tx := texts(t)
+	apache := tx["Apache-2.0"]
+	cfg := retentionConfig()
+	cfg.Duplicates.Enabled = true
+	en := newEnv(t, cfg)
+	orig := en.add(doc{key: "contracts/original.txt", text: apache})[0]
+	res, err := en.ix.Add(ctx, []index.Input{{
+		Doc:  index.Doc{Key: "hold-seed:B/secret.txt", VersionID: "s1", Name: "secret.txt", Source: "hold-seed", MediaType: "text/plain", KeepVersions: true},
+		Text: []byte(edit(apache, 4, 9)), RawSize: int64(len(apache)), Parent: -1,
+	}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("add seed file: %v %v", err, res)
+	}
+	secret := res[0].ID
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "B", Seeds: []index.DocID{secret}, Scope: policy.DefaultScope()}, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "A", Seeds: []index.DocID{orig}, Scope: policy.DefaultScope(),
+		Selectors: []policy.Selector{{Source: "hold-seed"}}}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "A2", Seeds: []index.DocID{secret}, Scope: policy.DefaultScope()}, "alice"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("hold A2 seeded with B's seed file: %v, want index.ErrNotFound", err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "A3", SeedKeys: []string{"hold-seed:B/secret.txt"}, Scope: policy.DefaultScope()}, "alice"); !errors.Is(err, policy.ErrInvalidHold) {
+		t.Errorf("hold A3 seeded with B's seed file's key: %v, want ErrInvalidHold (no seed)", err)
+	}
+	later := en.add(doc{bucket: "uploads", key: "later.txt", text: edit(apache, 3, 4)})
+	if _, err := en.e.CheckIngested(ctx, append(later, secret)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	held, err := en.e.HeldDocuments(ctx, "A")
+	if err != nil || slices.Contains(held, secret) {
+		t.Errorf("matter A holds %v (%v): B's seed file %d among them", held, err, secret)
+	}
+	for _, f := range en.flags(policy.FlagFilter{}) {
+		mentions := f.Document.ID == secret || f.Source != nil && f.Source.ID == secret
+		if mentions && f.Matter != "B" {
+			t.Errorf("flag %d (%s, matter %q) names B's seed file: %+v", f.ID, f.Kind, f.Matter, f)
+		}
+	}
+	if len(en.flags(policy.FlagFilter{Kind: policy.KindHoldMatch, Matter: "A", Document: later[0]})) != 1 {
+		t.Error("the later copy was not flagged for A")
 	}
 }

@@ -23,7 +23,9 @@ type docFacts struct {
 // its evidence; every document is then decided by Decide, with the holds
 // on its object version, including holds released less than the grace
 // period ago. Documents decided OutcomeFlag get a disposition-due flag
-// (never twice).
+// (never twice). Every flag decision names the flag raised for it by an
+// earlier run (Decision.Flag), and Run.Flagged counts the others: the
+// flags a dry run would add, the flags a real run added.
 //
 // A dry run writes nothing and returns every decision with its reason. A
 // real run is recorded (start, end, counts) and audited, and also
@@ -81,8 +83,8 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 	now := run.Started
 	facts := map[index.DocID]*docFacts{}
 	err = e.ix.Documents(ctx, func(r *index.Record) error {
-		if r.Parent != 0 {
-			return nil // children follow their object, or come in as near-copies
+		if r.Parent != 0 || isSeedFile(r) {
+			return nil // children follow their object, or come in as near-copies; seed files are evidence
 		}
 		run.Documents++
 		var f *docFacts
@@ -139,6 +141,9 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, m := range ms {
+			if isSeedFile(m.Record) {
+				continue
+			}
 			f := facts[m.Record.ID]
 			if f == nil {
 				f = &docFacts{rec: m.Record}
@@ -189,15 +194,22 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		}
 		ev.Note = v.Reason
 		d := Decision{Document: RefOf(f.rec), Source: w.Source, Rule: w.Rule, Outcome: v.Outcome, Reason: v.Reason, Evidence: ev}
-		run.Decisions = append(run.Decisions, d)
 		switch v.Outcome {
 		case OutcomeFlag:
 			run.Due++
+			if d.Flag, err = e.raisedBefore(ctx, id, w.Rule); err != nil {
+				run.Errors++
+				return err
+			}
+			if d.Flag == 0 {
+				run.Flagged++ // what a dry run would flag; a real run counts what it added
+			}
 			flags = append(flags, Flag{Kind: KindDispositionDue, Document: d.Document, Object: ObjectOf(f.rec),
 				Source: w.Source, Rule: w.Rule, Evidence: ev})
 		case OutcomeHeld, OutcomeKept:
 			run.Held++
 		}
+		run.Decisions = append(run.Decisions, d)
 	}
 	if run.DryRun {
 		return nil
@@ -208,4 +220,17 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		run.Errors++
 	}
 	return err
+}
+
+// raisedBefore returns the id of the disposition flag already raised for
+// document id under rule, or 0.
+func (e *Engine) raisedBefore(ctx context.Context, id index.DocID, rule string) (int64, error) {
+	fs, err := e.st.Flags(ctx, FlagFilter{Kind: KindDispositionDue, Document: id, Rule: rule, Limit: 1})
+	if err != nil {
+		return 0, fmt.Errorf("flags of %d: %w", id, err)
+	}
+	if len(fs) == 0 {
+		return 0, nil
+	}
+	return fs[0].ID, nil
 }

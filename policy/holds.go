@@ -24,6 +24,11 @@ type Placement struct {
 	// held in the store and are retried by the next sweep).
 	Enforced      int      `json:"enforced"`
 	EnforceErrors []string `json:"enforce_errors,omitempty"`
+	// Unenforceable lists the objects whose origin can never hold them
+	// (ErrObjectLockDisabled): they stay held in the store, each held
+	// document is flagged hold-unenforced once, and they are not retried
+	// as failures.
+	Unenforceable []string `json:"unenforceable,omitempty"`
 }
 
 // CreateHold validates spec, resolves its seeds, stores the hold and
@@ -85,6 +90,9 @@ func (e *Engine) resolveSeeds(ctx context.Context, spec HoldSpec) ([]*index.Reco
 	}
 	for _, id := range spec.Seeds {
 		r, err := e.ix.Get(ctx, id)
+		if err == nil && foreignSeed(r, spec.Matter) {
+			err = index.ErrNotFound // another matter's evidence
+		}
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", id, err)
 		}
@@ -96,12 +104,17 @@ func (e *Engine) resolveSeeds(ctx context.Context, spec HoldSpec) ([]*index.Reco
 			return nil, fmt.Errorf("seed %s: %w", k, err)
 		}
 		for _, r := range rs {
-			keep(r)
+			if !foreignSeed(r, spec.Matter) {
+				keep(r)
+			}
 		}
 	}
 	if len(spec.Selectors) > 0 {
 		var matched []*index.Record
 		err := e.ix.Documents(ctx, func(r *index.Record) error {
+			if foreignSeed(r, spec.Matter) {
+				return nil
+			}
 			for _, s := range spec.Selectors {
 				if s.Match(r) {
 					matched = append(matched, r)
@@ -145,7 +158,7 @@ func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor
 		defer mu.Unlock()
 		for _, m := range ms {
 			r := m.Record
-			if isSeed[r.ID] {
+			if isSeed[r.ID] || foreignSeed(r, h.Matter) {
 				continue
 			}
 			if _, ok := held[r.ID]; ok {
@@ -184,10 +197,32 @@ func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor
 		for _, d := range hs {
 			objs = append(objs, d.Object)
 		}
-		e.enforce(ctx, h.Matter, objs, actor, &p)
+		never := e.enforce(ctx, h.Matter, objs, actor, &p)
+		var fs []Flag
+		for _, s := range seeds {
+			if note, ok := never[objectKey(ObjectOf(s))]; ok {
+				fs = append(fs, unenforcedFlag(h.Matter, RefOf(s), ObjectOf(s), "seed", note))
+			}
+		}
+		for _, d := range hs {
+			if note, ok := never[objectKey(d.Object)]; ok {
+				fs = append(fs, unenforcedFlag(h.Matter, d.Document, d.Object, "near-copy", note))
+			}
+		}
+		if _, err := e.raise(ctx, fs, actor); err != nil {
+			return p, err
+		}
 	}
 	return p, nil
 }
+
+// unenforcedFlag is the flag of a held document its origin cannot hold.
+func unenforcedFlag(matter string, doc DocRef, obj Object, role, note string) Flag {
+	return Flag{Kind: KindHoldUnenforced, Document: doc, Object: obj, Matter: matter, Evidence: Evidence{Role: role, Note: note}}
+}
+
+// objectKey identifies an object, all versions together.
+func objectKey(o Object) string { return o.Source + "\x00" + o.Bucket + "\x00" + o.Key }
 
 func (e *Engine) holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores, role string) Flag {
 	return Flag{Kind: KindHoldMatch, Document: RefOf(r), Object: ObjectOf(r), Source: src, Matter: h.Matter,
@@ -195,29 +230,33 @@ func (e *Engine) holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores
 }
 
 // enforce turns on the S3 legal hold of every version of each distinct
-// object and audits the outcome.
-func (e *Engine) enforce(ctx context.Context, matter string, objs []Object, actor string, p *Placement) {
-	a, ok := e.turnOn(ctx, matter, objs, actor, p)
-	if !ok {
-		return
+// object and audits the outcome. It returns the objects their origin can
+// never hold (see turnOn).
+func (e *Engine) enforce(ctx context.Context, matter string, objs []Object, actor string, p *Placement) map[string]string {
+	a, ok, never := e.turnOn(ctx, matter, objs, actor, p)
+	if ok {
+		if err := e.st.Append(ctx, a); err != nil {
+			e.logger.Error("auditing legal holds turned on", "hold_id", matter, "err", err)
+		}
 	}
-	if err := e.st.Append(ctx, a); err != nil {
-		e.logger.Error("auditing legal holds turned on", "hold_id", matter, "err", err)
-	}
+	return never
 }
 
 // turnOn turns the legal hold of matter on for every version of objs,
 // counting what it did in p, and returns the audit entry saying so, for
 // the caller to commit; ok is false when there is nothing to audit.
-func (e *Engine) turnOn(ctx context.Context, matter string, objs []Object, actor string, p *Placement) (a AuditEntry, ok bool) {
+// never maps each object its origin can never hold (objectKey) to the
+// note of its hold-unenforced flag: that is a configuration error, left
+// out of the audit entry and of p.EnforceErrors (which are retried), for
+// the caller to flag once.
+func (e *Engine) turnOn(ctx context.Context, matter string, objs []Object, actor string, p *Placement) (a AuditEntry, ok bool, never map[string]string) {
 	if e.enf == nil || len(objs) == 0 {
-		return AuditEntry{}, false
+		return AuditEntry{}, false, nil
 	}
 	seen := map[string]bool{}
 	var distinct []Object
 	for _, o := range objs {
-		k := o.Source + "\x00" + o.Bucket + "\x00" + o.Key
-		if !seen[k] {
+		if k := objectKey(o); !seen[k] {
 			seen[k] = true
 			distinct = append(distinct, o)
 		}
@@ -228,6 +267,16 @@ func (e *Engine) turnOn(ctx context.Context, matter string, objs []Object, actor
 		vs, err := e.enf.HoldAll(ctx, o)
 		mu.Lock()
 		defer mu.Unlock()
+		if errors.Is(err, ErrObjectLockDisabled) {
+			if never == nil {
+				never = map[string]string{}
+			}
+			never[objectKey(o)] = "hold could not be enforced in S3: object lock not enabled on bucket " + o.Bucket
+			p.Unenforceable = append(p.Unenforceable, fmt.Sprintf("%s: %v", o, err))
+			e.logger.Warn("legal hold cannot be turned on, document held in the store only and flagged for review",
+				"hold_id", matter, "bucket", o.Bucket, "key", o.Key, "err", err)
+			return nil
+		}
 		if err != nil {
 			if !errors.Is(err, ErrNotEnforceable) {
 				p.EnforceErrors = append(p.EnforceErrors, fmt.Sprintf("%s: %v", o, err))
@@ -242,10 +291,10 @@ func (e *Engine) turnOn(ctx context.Context, matter string, objs []Object, actor
 		return nil
 	})
 	if p.Enforced == 0 && len(p.EnforceErrors) == 0 {
-		return AuditEntry{}, false
+		return AuditEntry{}, false, never
 	}
 	return AuditEntry{Time: e.now(), Actor: actor, Action: AuditEnforceHold, Object: "hold:" + matter,
-		Details: details(map[string]any{"versions": versions, "errors": p.EnforceErrors})}, true
+		Details: details(map[string]any{"versions": versions, "errors": p.EnforceErrors})}, true, never
 }
 
 // ReleaseHold releases an active hold. reason and actor are required
@@ -329,7 +378,7 @@ func (e *Engine) refresh(ctx context.Context, h Hold) (Placement, error) {
 		seeds = append(seeds, r)
 	}
 	if len(h.Selectors) > 0 {
-		more, err := e.resolveSeeds(ctx, HoldSpec{Selectors: h.Selectors})
+		more, err := e.resolveSeeds(ctx, HoldSpec{Matter: h.Matter, Selectors: h.Selectors})
 		if err != nil {
 			return Placement{}, err
 		}

@@ -230,6 +230,9 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 	c.mu.RLock()
 	for i := range c.holds {
 		h := &c.holds[i]
+		if foreignSeed(r, h.Matter) {
+			continue
+		}
 		var hit *index.Match
 		seed := h.seeds[id]
 		if !seed {
@@ -306,8 +309,12 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 		)
 		for _, h := range enforce {
 			var p Placement
-			if a, ok := e.turnOn(ctx, h.Matter, []Object{obj}, "ingest", &p); ok {
+			a, ok, never := e.turnOn(ctx, h.Matter, []Object{obj}, "ingest", &p)
+			if ok {
 				audit = append(audit, a)
+			}
+			if note, ok := never[objectKey(obj)]; ok {
+				flags = append(flags, unenforcedFlag(h.Matter, self, obj, heldRole(held, h.Matter), note))
 			}
 			for _, f := range p.EnforceErrors {
 				failures = append(failures, fmt.Sprintf("hold %s: turn legal hold on: %s", h.Matter, f))
@@ -348,12 +355,28 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 	}
 	for _, h := range enforce {
 		var p Placement
-		e.enforce(ctx, h.Matter, []Object{obj}, "ingest", &p)
+		never := e.enforce(ctx, h.Matter, []Object{obj}, "ingest", &p)
+		if note, ok := never[objectKey(obj)]; ok {
+			if _, err := e.raise(ctx, []Flag{unenforcedFlag(h.Matter, self, obj, heldRole(held, h.Matter), note)}, "ingest"); err != nil {
+				return ch, err
+			}
+		}
 		if len(p.EnforceErrors) > 0 {
 			return ch, fmt.Errorf("hold %s: turn legal hold on: %s", h.Matter, p.EnforceErrors[0])
 		}
 	}
 	return ch, nil
+}
+
+// heldRole is "seed" when matter holds the document as a seed, else
+// "near-copy".
+func heldRole(held []HeldDoc, matter string) string {
+	for _, d := range held {
+		if d.Matter == matter && d.Seed {
+			return "seed"
+		}
+	}
+	return "near-copy"
 }
 
 // addSeeds extends the hold cache with seeds the ingest check has just
@@ -421,12 +444,15 @@ func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
 	if e.duplicateScope(r) == (Scope{}) {
 		return Flag{}, false
 	}
+	if isSeedFile(r) {
+		return Flag{}, false
+	}
 	top := ObjectOf(r).IndexKey
 	for i := range ms {
 		m := &ms[i]
 		o := m.Record
-		if o.ID >= r.ID || ObjectOf(o).IndexKey == top {
-			continue // newer, or another version of the same object
+		if o.ID >= r.ID || ObjectOf(o).IndexKey == top || isSeedFile(o) {
+			continue // newer, another version of the same object, or a matter's evidence
 		}
 		if d.ExactOnly && !m.Exact || !d.ExactOnly && !inScope(m.Scores, d.Scope) {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/internal/miniotest"
@@ -245,4 +247,112 @@ func auditOrder(t testing.TB, en *env) map[string]int64 {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestMinIOHoldOnBucketWithoutObjectLock: a hold reaching objects of a
+// bucket made without Object Lock is a configuration error, not a
+// transient failure. The documents stay held in the store (nothing deletes
+// them), each is flagged hold-unenforced once, naming the bucket, for
+// reviewers; the ingest check succeeds (its event is settled, not retried
+// five times and dead-lettered), and neither redeliveries nor hold sweeps
+// add audit entries or flags.
+func TestMinIOHoldOnBucketWithoutObjectLock(t *testing.T) {
+	tx := texts(t)
+	apache := tx["Apache-2.0"]
+	ms := miniotest.Start(t, miniotest.Options{}) // fails, never skips, without MinIO
+	ms.MakeBucket(t, "records", true, false)      // versioned, no Object Lock
+	client, err := s3.NewClient(s3.Config{Name: "s3:main", Endpoint: ms.Endpoint(), AccessKey: ms.AccessKey(),
+		SecretKey: ms.SecretKey(), Bucket: "records", Versioned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &lockedBucket{ms: ms, mc: ms.Client(t), client: client}
+	en := newEnv(t, retentionConfig())
+	e, err := policy.New(policy.Options{Config: en.cfg, Store: en.st, Index: policy.IndexOf(en.ix), Enforcer: b.enforcer(), Now: en.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en.e = e
+	seed := b.put(t, "legal/seed.txt", apache)
+	copyV1 := b.put(t, "inbox/copy.txt", edit(apache, 10, 1))
+	ids := en.add(seed, copyV1)
+
+	_, p, err := e.CreateHold(ctx, policy.HoldSpec{Matter: "M-NL", Seeds: ids[:1], Scope: policy.DefaultScope(), Mode: policy.ModeHold}, "alice")
+	if err != nil {
+		t.Fatalf("create hold: %v", err)
+	}
+	if len(p.EnforceErrors) != 0 || len(p.Unenforceable) != 2 || p.Enforced != 0 {
+		t.Errorf("placement %+v: want both objects unenforceable, no retried errors", p)
+	}
+	unenforced := func() map[string]policy.Flag {
+		return byName(en.flags(policy.FlagFilter{Kind: policy.KindHoldUnenforced, Matter: "M-NL"}))
+	}
+	audit := func() (n int) {
+		t.Helper()
+		err := en.st.Audit(ctx, 1, func(a policy.AuditEntry) error {
+			if a.Action != policy.AuditRun {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const note = "hold could not be enforced in S3: object lock not enabled on bucket records"
+	for _, name := range []string{seed.key, copyV1.key} {
+		if f, ok := unenforced()[name]; !ok || f.Evidence.Note != note || !strings.Contains(f.Alert().Summary, note) {
+			t.Errorf("%s: hold-unenforced flag %+v, want one noting %q", name, f, note)
+		}
+	}
+	afterPlacement := audit()
+
+	// A near-copy uploaded later: the check succeeds, the copy is held in
+	// the store and flagged once, however often its event is redelivered.
+	later := b.put(t, "uploads/later.txt", edit(apache, 6, 5))
+	lid := en.add(later)
+	for i := range 5 {
+		if err := e.Indexed(ctx, connectors.Event{Source: "s3:main", Key: later.key}, lid); err != nil {
+			t.Fatalf("delivery %d: %v, want the event settled", i+1, err)
+		}
+	}
+	if f, ok := unenforced()[later.key]; !ok || f.Evidence.Note != note {
+		t.Errorf("later copy: hold-unenforced flag %+v", f)
+	}
+	held, err := e.HeldDocuments(ctx, "M-NL")
+	if err != nil || !slices.Contains(held, lid[0]) || !slices.Contains(held, ids[1]) {
+		t.Errorf("held documents %v, %v: every copy must stay held in the store", held, err)
+	}
+	afterIngest := audit()
+	// A hold-match, a duplicate-upload and a hold-unenforced flag, each
+	// audited once.
+	if afterIngest != afterPlacement+3 {
+		t.Errorf("audit entries %d after placement, %d after five deliveries of one copy: want 3 more", afterPlacement, afterIngest)
+		_ = en.st.Audit(ctx, 1, func(a policy.AuditEntry) error {
+			t.Logf("%d %s %s %s %s", a.Seq, a.Actor, a.Action, a.Object, a.Reason)
+			return nil
+		})
+	}
+	// Two sweeps try again (Object Lock may be enabled meanwhile), and
+	// record nothing new.
+	for range 2 {
+		if _, err := e.Evaluate(ctx, false); err != nil {
+			t.Fatalf("evaluate: %v", err)
+		}
+	}
+	if n := audit(); n != afterIngest {
+		t.Errorf("audit entries %d after two sweeps, want %d", n, afterIngest)
+	}
+	if n := len(unenforced()); n != 3 {
+		t.Errorf("%d hold-unenforced flags, want 3", n)
+	}
+	// The store's hold still refuses deletion of a copy due for disposition.
+	fs := en.flags(policy.FlagFilter{Kind: policy.KindDispositionDue, Document: ids[1]})
+	if len(fs) != 0 {
+		t.Errorf("a held copy was flagged for disposition: %+v", fs)
+	}
+	if !b.exists(t, copyV1.key, copyV1.version) {
+		t.Error("held copy deleted")
+	}
 }

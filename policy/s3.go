@@ -33,7 +33,8 @@ func (s *S3Enforcer) client(o Object) (*s3.Client, error) {
 }
 
 // HoldAll implements Enforcer: every version of o.Key (delete markers
-// aside) gets its legal hold turned on.
+// aside) gets its legal hold turned on. A bucket without Object Lock
+// fails with ErrObjectLockDisabled.
 func (s *S3Enforcer) HoldAll(ctx context.Context, o Object) ([]string, error) {
 	c, err := s.client(o)
 	if err != nil {
@@ -50,6 +51,10 @@ func (s *S3Enforcer) HoldAll(ctx context.Context, o Object) ([]string, error) {
 			continue
 		}
 		if err := c.SetLegalHold(ctx, o.Key, v.VersionID); err != nil {
+			if errors.Is(err, s3.ErrLockNotEnabled) {
+				// No version of the bucket can ever be held.
+				return held, fmt.Errorf("%w on bucket %s: %w", ErrObjectLockDisabled, o.Bucket, err)
+			}
 			errs = append(errs, fmt.Errorf("hold %s@%s: %w", o.Key, v.VersionID, err))
 			continue
 		}

@@ -121,7 +121,9 @@ type AuditLog interface {
 type Enforcer interface {
 	// HoldAll turns the legal hold ON for every version of o.Key (not
 	// only o.VersionID) and returns the versions held. It is idempotent
-	// and never turns a hold off.
+	// and never turns a hold off. It fails with ErrObjectLockDisabled
+	// when the origin can never hold o (a configuration error); any
+	// other error is retried.
 	HoldAll(ctx context.Context, o Object) ([]string, error)
 	// Held reports whether the legal hold of exactly o.VersionID is ON.
 	Held(ctx context.Context, o Object) (bool, error)

@@ -41,6 +41,11 @@ var (
 	// ErrNotEnforceable reports a document an Enforcer cannot act on (not
 	// an S3 object, or no client for its source).
 	ErrNotEnforceable = errors.New("document cannot be enforced")
+	// ErrObjectLockDisabled reports an origin that can never hold a
+	// document: its S3 bucket has no Object Lock. It is a configuration
+	// error, flagged once for review (KindHoldUnenforced) and not retried
+	// as a transient failure.
+	ErrObjectLockDisabled = errors.New("object lock not enabled")
 	// ErrAuditTampered reports an audit log that does not verify.
 	ErrAuditTampered = errors.New("audit log tampered")
 )
@@ -54,6 +59,10 @@ const (
 	KindDispositionDue  FlagKind = notifier.KindDispositionDue
 	KindHoldMatch       FlagKind = notifier.KindHoldMatch
 	KindDuplicateUpload FlagKind = notifier.KindDuplicateUpload
+	// KindHoldUnenforced flags a document a hold covers whose origin
+	// cannot hold it (ErrObjectLockDisabled): it is held in the store
+	// only, and a person must lock or preserve it.
+	KindHoldUnenforced FlagKind = notifier.KindHoldUnenforced
 )
 
 // FlagStatus is where a flag is in its review.
@@ -117,6 +126,38 @@ func ObjectOf(r *index.Record) Object {
 	}
 	o.Key = rest
 	return o
+}
+
+// SeedFilePrefix begins the index key of a seed file uploaded with a
+// hold: "hold-seed:MATTER/NAME" (attachments inside it add "!/...").
+const SeedFilePrefix = "hold-seed:"
+
+// SeedFileMatter returns the matter a document was uploaded for as a
+// hold's seed file, from its index key, or false for any other document.
+// A seed file is its matter's evidence, not a record at an origin: it is
+// never held by, or flagged for, another matter, never flagged as a
+// duplicate upload or as the source of one, and never evaluated for
+// retention.
+func SeedFileMatter(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, SeedFilePrefix)
+	if !ok {
+		return "", false
+	}
+	matter, _, _ := strings.Cut(rest, "/")
+	return matter, true
+}
+
+// foreignSeed reports whether r is a seed file uploaded for a matter
+// other than matter.
+func foreignSeed(r *index.Record, matter string) bool {
+	m, ok := SeedFileMatter(r.Key)
+	return ok && m != matter
+}
+
+// isSeedFile reports whether r is a seed file of any matter.
+func isSeedFile(r *index.Record) bool {
+	_, ok := SeedFileMatter(r.Key)
+	return ok
 }
 
 // DocRef describes a document in flags and decisions.
@@ -188,6 +229,8 @@ func (f Flag) Alert() notifier.Alert {
 		summary = fmt.Sprintf("%s is due for disposition under rule %s", f.Document.Name, f.Rule)
 	case KindDuplicateUpload:
 		summary = fmt.Sprintf("new upload %s duplicates existing content", f.Document.Name)
+	case KindHoldUnenforced:
+		summary = fmt.Sprintf("%s, held for matter %s: %s", f.Document.Name, f.Matter, f.Evidence.Note)
 	default:
 		summary = string(f.Kind) + " " + f.Document.Name
 	}
@@ -305,9 +348,11 @@ type Run struct {
 	DryRun  bool      `json:"dry_run"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended"`
-	// Documents evaluated, Due for disposition, Held (due but held or
-	// kept), Flagged (new flags), HoldMatches (new hold-match flags from
-	// the hold sweep), Errors.
+	// Documents evaluated, Due for disposition (the decisions of outcome
+	// flag), Held (due but held or kept: the decisions of outcome held or
+	// kept), Flagged (the flag decisions with no flag raised before: the
+	// flags a real run added, or a dry run would add), HoldMatches (new
+	// hold-match flags from the hold sweep), Errors.
 	Documents   int    `json:"documents"`
 	Due         int    `json:"due"`
 	Held        int    `json:"held"`
@@ -328,6 +373,10 @@ type Decision struct {
 	Outcome  Outcome  `json:"outcome"`
 	Reason   string   `json:"reason"`
 	Evidence Evidence `json:"evidence"`
+	// Flag is the id of the disposition flag an earlier run raised for
+	// this document and rule (outcome flag only); 0 when the run raises
+	// it (or, dry, would).
+	Flag int64 `json:"flag,omitempty"`
 }
 
 // Outcome of a decision.

@@ -432,6 +432,11 @@ func TestBrowserReview(t *testing.T) {
 		b.t = t
 		b.do("open the UI", chromedp.Navigate(s.api+"/"))
 		b.wait("the sign-in page", `document.body.dataset.view === 'signin'`)
+		// Signed out, no navigation or "Sign out" shows (a CSS display
+		// rule used to override their hidden attribute).
+		if shown := eval[[]string](b, `['#nav', '#who'].filter(s => getComputedStyle(document.querySelector(s)).display !== 'none')`); len(shown) > 0 {
+			t.Errorf("the sign-in page shows %v", shown)
+		}
 		// A malformed token is refused before any request.
 		b.do("type a malformed token", chromedp.SendKeys(chromedp.CSS("#token"), "not-a-token"), chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")))
 		b.wait("the format error", `!!document.querySelector('#signin-form .error')`)
@@ -480,6 +485,15 @@ func TestBrowserReview(t *testing.T) {
 			t.Errorf("pivots highlighted = %d, want 1", pivot)
 		}
 		b.wait("the histogram", `!!document.querySelector('#histogram canvas') && document.querySelectorAll('table.histogram-table tbody tr').length === 10`)
+		// The legend names the series; a live legend showed "--" for each
+		// until the pointer hovered the chart.
+		if legend := eval[string](b, `document.querySelector('#histogram .u-legend')?.textContent || ''`); strings.Contains(legend, "--") || !strings.Contains(legend, "near-copies of this document") {
+			t.Errorf("histogram legend %q", legend)
+		}
+		// Labels sit on a plate, so links do not run through them.
+		if bg := eval[float64](b, `Number(document.querySelector('#family-graph').cy.nodes()[0].style('text-background-opacity'))`); bg < 0.5 {
+			t.Errorf("node labels have a background opacity of %v", bg)
+		}
 		b.snapshot("document")
 		// A click on a node opens that document.
 		eval[chromedp.Void](b, fmt.Sprintf(`void document.querySelector('#family-graph').cy.getElementById('n%d').emit('tap')`, v3))

@@ -91,7 +91,8 @@ func newRoot(g *globals) *cobra.Command {
 		return nil
 	}
 	root.AddCommand(newServeCmd(g), newScanCmd(g), newSimilarCmd(g), newBackfillCmd(g), newDeadLettersCmd(g),
-		newHoldCmd(g), newFlagsCmd(g), newPolicyCmd(g), newAuditCmd(g), newExportCmd(g), newTokenCmd(g))
+		newHoldCmd(g), newFlagsCmd(g), newPolicyCmd(g), newAuditCmd(g), newExportCmd(g), newTokenCmd(g), newVersionCmd(), newStatsCmd(g))
+	markUsageErrors(root)
 	return root
 }
 
@@ -104,7 +105,7 @@ func main() {
 	}
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "simdex:", err)
+		printError(os.Stderr, err)
 		var ee *exitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)

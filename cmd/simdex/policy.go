@@ -268,7 +268,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match or duplicate-upload")
+	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced")
 	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed or executed")
 	list.Flags().StringVar(&matter, "matter", "", "only flags of this matter")
 	list.Flags().StringVar(&rule, "rule", "", "only flags of this retention rule")
@@ -341,24 +341,39 @@ func newPolicyCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), run)
 			}
-			w := cmd.OutOrStdout()
-			verb := "flagged"
-			if dry {
-				verb = "would flag"
-			}
-			fmt.Fprintf(w, "%d documents evaluated, %d due, %d held or kept; %s %d\n", run.Documents, run.Due, run.Held, verb, run.Flagged)
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "OUTCOME\tDOCUMENT\tNAME\tRULE\tREASON")
-			for _, d := range run.Decisions {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", d.Outcome, d.Document.ID, d.Document.Name, d.Rule, d.Reason)
-			}
-			return tw.Flush()
+			return printRun(cmd.OutOrStdout(), run)
 		},
 	}
 	eval.Flags().BoolVar(&dry, "dry-run", false, "decide and explain without writing flags")
 	eval.Flags().BoolVar(&asJSON, "json", false, "print the run with its decisions as JSON")
 	cmd.AddCommand(eval)
 	return cmd
+}
+
+// printRun prints an evaluation: its counts, which add up to its
+// decisions (flag = new + flagged before; held or kept), then each
+// decision. The FLAG column says which flag decisions raise a new flag
+// and names the flag an earlier run raised for the others.
+func printRun(w io.Writer, run policy.Run) error {
+	verb := "flagged"
+	if run.DryRun {
+		verb = "would flag"
+	}
+	fmt.Fprintf(w, "%d documents evaluated: %d due for disposition (%s %d new, %d flagged before), %d held or kept\n",
+		run.Documents, run.Due, verb, run.Flagged, run.Due-run.Flagged, run.Held)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OUTCOME\tFLAG\tDOCUMENT\tNAME\tRULE\tREASON")
+	for _, d := range run.Decisions {
+		flag := "-"
+		switch {
+		case d.Outcome == policy.OutcomeFlag && d.Flag != 0:
+			flag = "#" + strconv.FormatInt(d.Flag, 10)
+		case d.Outcome == policy.OutcomeFlag:
+			flag = "new"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", d.Outcome, flag, d.Document.ID, d.Document.Name, d.Rule, d.Reason)
+	}
+	return tw.Flush()
 }
 
 func newAuditCmd(g *globals) *cobra.Command {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +113,12 @@ func TestHoldsFollowNearCopiesThroughTheCLI(t *testing.T) {
 	addr := d.Addr().String()
 	inbox := filepath.Join(d.Config().DataDir, "inbox")
 
-	nc, err := nats.Connect(d.NATSURL())
+	cfg := d.Config()
+	password, err := os.ReadFile(cfg.NATSPasswordPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(d.NATSURL(), nats.UserInfo(daemon.EmbeddedNATSUser, strings.TrimSpace(string(password))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,5 +276,84 @@ func TestHoldsFollowNearCopiesThroughTheCLI(t *testing.T) {
 	}
 	if _, code, err := run(t, "audit", "verify", "--addr", addr, "--checkpoint", cp); code != 1 || !strings.Contains(err.Error(), "NOT intact") {
 		t.Fatalf("audit verify after an edit: exit %d: %v", code, err)
+	}
+}
+
+// TestPolicyEvalCountsAgreeWithOutcomes: the counts `policy eval` prints
+// add up to the decisions it lists, in a dry run (which used to print
+// "would flag 0" above four flag outcomes), in the real run that raises
+// the flags, and in a dry run after it, where every flag is one raised
+// before and named by its id.
+func TestPolicyEvalCountsAgreeWithOutcomes(t *testing.T) {
+	d := startServe(t, func(c *daemon.Config) {
+		c.Policy.Retention = []policy.RetentionRule{{Name: "old-30d", Selector: policy.Selector{Prefix: "old/"},
+			Period: "30d", Action: policy.ActionDelete}}
+	})
+	addr := d.Addr().String()
+	inbox := filepath.Join(d.Config().DataDir, "inbox")
+	names := []string{"Apache-2.0.txt", "GPL-3.0-only.txt", "MPL-2.0.txt", "EPL-2.0.txt"}
+	for _, n := range names {
+		drop(t, inbox, "old/"+n, readCorpus(t, n), 90*24*time.Hour)
+	}
+	waitUntil(t, "four documents indexed", func() bool {
+		var st struct{ Documents int }
+		resp, err := http.Get("http://" + addr + "/api/v1/stats")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&st)
+		return st.Documents == len(names)
+	})
+	eval := func(args ...string) (string, policy.Run) {
+		t.Helper()
+		text, code, err := run(t, append([]string{"policy", "eval", "--addr", addr}, args...)...)
+		if code != 0 {
+			t.Fatalf("policy eval %v: exit %d: %v", args, code, err)
+		}
+		js, code, err := run(t, "policy", "eval", "--json", "--dry-run", "--addr", addr)
+		if code != 0 {
+			t.Fatalf("policy eval --json: exit %d: %v", code, err)
+		}
+		var r policy.Run
+		if err := json.Unmarshal([]byte(js), &r); err != nil {
+			t.Fatal(err)
+		}
+		return text, r
+	}
+	newRow, oldRow := regexp.MustCompile(`(?m)^flag +new +`), regexp.MustCompile(`(?m)^flag +#\d+ +`)
+	for _, c := range []struct {
+		args         []string
+		header       string
+		newRows      int
+		flaggedAfter int // the dry run's flagged count after this command
+	}{
+		{[]string{"--dry-run"}, "4 due for disposition (would flag 4 new, 0 flagged before), 0 held or kept", 4, 4},
+		{nil, "4 due for disposition (flagged 4 new, 0 flagged before), 0 held or kept", 4, 0},
+		{[]string{"--dry-run"}, "4 due for disposition (would flag 0 new, 4 flagged before), 0 held or kept", 0, 0},
+	} {
+		text, dry := eval(c.args...)
+		if !strings.Contains(text, c.header) {
+			t.Errorf("policy eval %v:\n%s\nwant %q", c.args, text, c.header)
+		}
+		if got := len(newRow.FindAllString(text, -1)); got != c.newRows {
+			t.Errorf("policy eval %v lists %d new flags, want %d:\n%s", c.args, got, c.newRows, text)
+		}
+		if got := len(oldRow.FindAllString(text, -1)); got != 4-c.newRows {
+			t.Errorf("policy eval %v lists %d flags raised before, want %d:\n%s", c.args, got, 4-c.newRows, text)
+		}
+		flags, fresh := 0, 0
+		for _, dec := range dry.Decisions {
+			if dec.Outcome == policy.OutcomeFlag {
+				flags++
+				if dec.Flag == 0 {
+					fresh++
+				}
+			}
+		}
+		if dry.Due != flags || dry.Flagged != fresh || fresh != c.flaggedAfter {
+			t.Errorf("after policy eval %v, the API's dry run says due %d, flagged %d; its decisions: %d flag, %d of them new (want %d new)",
+				c.args, dry.Due, dry.Flagged, flags, fresh, c.flaggedAfter)
+		}
 	}
 }

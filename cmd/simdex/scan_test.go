@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,5 +263,43 @@ func TestScanRefusesBadConcurrencyFlags(t *testing.T) {
 	}
 	if _, err := os.Stat(idx); !os.IsNotExist(err) {
 		t.Errorf("an index was created for a refused scan: %v", err)
+	}
+}
+
+// TestScanPrintsASummary: 2,494 files printed 84,055 lines; the text
+// report is now a summary, and the pairs come with --pairs, cut by
+// --limit and --min-score.
+func TestScanPrintsASummary(t *testing.T) {
+	dir := t.TempDir()
+	gpl := readCorpus(t, "GPL-3.0-only.txt")
+	apache := readCorpus(t, "Apache-2.0.txt")
+	for i := range 3 {
+		write(t, filepath.Join(dir, fmt.Sprintf("gpl-%d.txt", i)), gpl)
+		write(t, filepath.Join(dir, fmt.Sprintf("apache-%d.txt", i)), apache)
+	}
+	write(t, filepath.Join(dir, "gpl-edited.txt"), bytes.Replace(gpl, []byte("software"), []byte("programs"), 5))
+	write(t, filepath.Join(dir, "apache-edited.txt"), bytes.Replace(apache, []byte("License"), []byte("Licence"), 5))
+	idx := filepath.Join(t.TempDir(), "idx.db")
+
+	out, code, err := run(t, "scan", "--index", idx, "--limit", "1", dir)
+	if code != 0 {
+		t.Fatalf("scan: exit %d: %v\n%s", code, err, out)
+	}
+	for _, want := range []string{"8 files", "Identical sets: 2", "3 copies of ", "… and 1 more", "Near-copy families: 2", "--pairs lists every"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Near-copy pairs") || strings.Count(out, "\n") > 15 {
+		t.Errorf("the summary lists pairs or runs long:\n%s", out)
+	}
+
+	out, _, _ = run(t, "scan", "--index", idx, "--pairs", dir)
+	if !strings.Contains(out, "Near-copy pairs: ") || !strings.Contains(out, "gpl-edited.txt") {
+		t.Errorf("--pairs lists no pairs:\n%s", out)
+	}
+	out, _, _ = run(t, "scan", "--index", idx, "--pairs", "--min-score", "1.01", dir)
+	if strings.Contains(out, "Near-copy pairs") {
+		t.Errorf("--min-score 1.01 kept pairs:\n%s", out)
 	}
 }

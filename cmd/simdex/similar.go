@@ -89,13 +89,13 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 		fmt.Fprintln(stdout, "no copies or near-copies found")
 		return nil
 	}
-	fmt.Fprintf(stdout, "%-8s %-6s %-6s %-6s %-9s %-4s %-5s %s\n", "id", "resem", "q in m", "m in q", "bytes", "ham", "exact", "name")
+	fmt.Fprintf(stdout, "%-8s %-6s %-13s %-13s %-9s %-4s %-5s %s\n", "id", "resem", "this in match", "match in this", "bytes", "ham", "exact", "name")
 	for _, m := range matches {
 		name := m.Name
 		if m.Query != "" {
 			name += "   (matches " + m.Query + ")"
 		}
-		fmt.Fprintf(stdout, "%-8d %5.0f%% %5.0f%% %5.0f%% %9d %4d %-5v %s\n", m.ID, 100*m.Resemblance, 100*m.ContainmentAB, 100*m.ContainmentBA, m.BytesInCommon, m.Hamming, m.Exact, name)
+		fmt.Fprintf(stdout, "%-8d %5.0f%% %12.0f%% %12.0f%% %9d %4d %-5v %s\n", m.ID, 100*m.Resemblance, 100*m.ContainmentAB, 100*m.ContainmentBA, m.BytesInCommon, m.Hamming, m.Exact, name)
 	}
 	fmt.Fprintln(stdout, bytesLegend)
 	return nil

@@ -25,8 +25,12 @@
 //     last version emitted.
 //   - Dotfiles and dot-directories, and temporary files (*.tmp, *.part,
 //     ~$*) are skipped; so are symbolic links and anything that is not a
-//     regular file. Names that are not valid UTF-8 are reported once in
-//     the log and skipped.
+//     regular file.
+//   - A name that is not valid UTF-8 (a file named in Latin-1, say) is
+//     emitted like any other, its Key holding the bytes as they are, so
+//     that its Removed event names it the same way; ingest records such an
+//     object in the index with ingest.ErrInvalidName rather than indexing
+//     its text.
 //   - Nothing is persisted: each Run starts by emitting every file present,
 //     and relies on the pipeline's idempotency check to skip files already
 //     indexed (their stamps, hence idempotency keys, are unchanged). Files
@@ -57,7 +61,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/simdex/simdex/connectors"
 )
@@ -91,7 +94,8 @@ type Config struct {
 	// Settle is how long a file must stay unchanged before it is emitted
 	// (default 1s).
 	Settle time.Duration
-	// FS is the file system to watch (default os.DirFS(Dir)). It must
+	// FS is the file system to watch (default: the folder Dir, read like
+	// os.DirFS but accepting names that are not valid UTF-8). It must
 	// implement fs.ReadDirFS or fs.ReadDirFile directories, and Stat on
 	// its files.
 	FS iofs.FS
@@ -145,7 +149,7 @@ func New(cfg Config) (*Source, error) {
 		cfg.Settle = DefaultSettle
 	}
 	if cfg.FS == nil {
-		cfg.FS = os.DirFS(cfg.Dir)
+		cfg.FS = dirFS(cfg.Dir)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -250,13 +254,6 @@ func (w *watch) scan(now time.Time) []connectors.Event {
 			return nil
 		}
 		if skipName(d.Name()) {
-			if d.IsDir() {
-				return iofs.SkipDir
-			}
-			return nil
-		}
-		if !utf8.ValidString(p) {
-			w.report(p, "skip file: name is not valid UTF-8", nil)
 			if d.IsDir() {
 				return iofs.SkipDir
 			}
@@ -474,6 +471,52 @@ func open(fsys iofs.FS, source, p string, st stamp) (io.ReadCloser, error) {
 			connectors.ErrObjectMissing, path.Base(p), got, st))
 	}
 	return f, nil
+}
+
+// dirFS is os.DirFS(dir) without its refusal of names that are not valid
+// UTF-8 (io/fs.ValidPath), which Unix file systems hold: such a file must
+// be listed, opened and recorded, not lost.
+type dirFS string
+
+var (
+	_ iofs.ReadDirFS = dirFS("")
+	_ iofs.StatFS    = dirFS("")
+)
+
+// path returns the OS path of name, refusing what fs.ValidPath refuses
+// but invalid UTF-8.
+func (d dirFS) path(op, name string) (string, error) {
+	if !iofs.ValidPath(strings.ToValidUTF8(name, "\uFFFD")) {
+		return "", &iofs.PathError{Op: op, Path: name, Err: iofs.ErrInvalid}
+	}
+	return filepath.Join(string(d), filepath.FromSlash(name)), nil
+}
+
+// Open opens the named file.
+func (d dirFS) Open(name string) (iofs.File, error) {
+	p, err := d.path("open", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(p)
+}
+
+// ReadDir lists the named directory, sorted by name.
+func (d dirFS) ReadDir(name string) ([]iofs.DirEntry, error) {
+	p, err := d.path("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadDir(p)
+}
+
+// Stat describes the named file.
+func (d dirFS) Stat(name string) (iofs.FileInfo, error) {
+	p, err := d.path("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(p)
 }
 
 // classify tells errors that a retry may cure from those it will not.

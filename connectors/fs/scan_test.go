@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -102,13 +105,61 @@ func TestSkippedNames(t *testing.T) {
 	old := t0.Add(-time.Hour)
 	for _, p := range []string{
 		".hidden", ".git/config", "dir/.DS_Store", "a.tmp", "b.TMP", "~$report.docx", "film.part",
-		"bad\xffname.txt", "link.txt",
+		"link.txt",
 		"keep.txt", "dir/keep.md", "tmp/keep.txt", "partial.txt",
 	} {
 		f.files[p] = &fstest.MapFile{Data: []byte("x"), ModTime: old}
 	}
 	f.files["link.txt"].Mode = iofs.ModeSymlink
 	f.expect(0, "created dir/keep.md", "created keep.txt", "created partial.txt", "created tmp/keep.txt")
+}
+
+// Names that are not valid UTF-8, of files or of the folders holding
+// them, are listed, opened and emitted as they are, and ingest records
+// them with their error. They used to be logged and skipped, never
+// reaching the index.
+func TestInvalidUTF8NamesEmitted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "caf\xe9"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"bad\xffname.txt", "caf\xe9/menu.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(p), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Add(time.Hour) // every file is settled
+	src, err := New(Config{Dir: dir, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWatch(src)
+	evs := w.scan(now)
+	var got []string
+	for _, ev := range evs {
+		got = append(got, ev.Kind.String()+" "+ev.Key)
+		rc, err := ev.Open(context.Background())
+		if err != nil {
+			t.Fatalf("open %q: %v", ev.Key, err)
+		}
+		body, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || string(body) != ev.Key {
+			t.Errorf("%q holds %q, %v", ev.Key, body, err)
+		}
+	}
+	if want := []string{"created bad\xffname.txt", "created caf\xe9/menu.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	if err := os.Remove(filepath.Join(dir, "bad\xffname.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if evs := w.scan(now); len(evs) != 1 || evs[0].Kind != connectors.Removed || evs[0].Key != "bad\xffname.txt" {
+		t.Errorf("after removal: %v, want removed bad\\xffname.txt", evs)
+	}
+	if _, err := dirFS(dir).Open("../escape"); !errors.Is(err, iofs.ErrInvalid) {
+		t.Errorf("open ../escape: %v, want ErrInvalid", err)
+	}
 }
 
 func TestRemoved(t *testing.T) {
@@ -224,4 +275,25 @@ func TestRetryDelayCapped(t *testing.T) {
 	if got := f.w.retryDelay(3); got != 4*time.Second {
 		t.Errorf("retryDelay(3) = %s", got)
 	}
+}
+
+// Whatever name it is given, dirFS either refuses it or resolves it to a
+// path inside its folder: accepting invalid UTF-8 opens no way out.
+func FuzzDirFSPath(f *testing.F) {
+	for _, s := range []string{".", "a", "a/b", "caf\xe9/x", "../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "\xff/..", "..\xff", ""} {
+		f.Add(s)
+	}
+	const root = "/srv/inbox"
+	f.Fuzz(func(t *testing.T, name string) {
+		p, err := dirFS(root).path("open", name)
+		if err != nil {
+			if !errors.Is(err, iofs.ErrInvalid) {
+				t.Fatalf("%q refused with %v, want ErrInvalid", name, err)
+			}
+			return
+		}
+		if p != root && !strings.HasPrefix(p, root+"/") {
+			t.Fatalf("%q resolved to %q, outside %s", name, p, root)
+		}
+	})
 }

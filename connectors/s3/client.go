@@ -167,6 +167,27 @@ func (c *Client) openVersion(ctx context.Context, key, versionID, etag string, s
 	return rc, nil
 }
 
+// current reports whether the object version is still live: the key is
+// not deleted or hidden by a delete marker, and the version still exists
+// (on an unversioned bucket: the object still has this ETag). It costs one
+// HEAD when the version is the latest, two otherwise.
+func (c *Client) current(ctx context.Context, key, versionID, etag string) (bool, error) {
+	latest, err := c.mc.StatObject(ctx, c.cfg.Bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		if e := c.classify("stat", key, err); !errors.Is(e, connectors.ErrObjectMissing) {
+			return false, e
+		}
+		return false, nil // deleted, or hidden by a delete marker
+	}
+	if versionID == "" || versionID == "null" {
+		return etag == "" || latest.ETag == etag, nil
+	}
+	if latest.VersionID == versionID {
+		return true, nil
+	}
+	return c.exists(ctx, key, versionID)
+}
+
 func (c *Client) tooLarge(op, key string, size int64) error {
 	return &connectors.Error{Op: op, Source: c.cfg.Name, Key: key, Kind: connectors.Permanent,
 		Err: fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, size, c.cfg.MaxObjectSize)}

@@ -179,6 +179,9 @@ func (c *Client) attachOpen(ev *connectors.Event, fetchVersion string) {
 	ev.Open = func(ctx context.Context) (io.ReadCloser, error) {
 		return c.openVersion(ctx, key, fetchVersion, etag, size)
 	}
+	ev.Current = func(ctx context.Context) (bool, error) {
+		return c.current(ctx, key, fetchVersion, etag)
+	}
 }
 
 // Decoder adapts a Client to jetstream.Decoder, for the JetStream mode.

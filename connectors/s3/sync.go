@@ -31,18 +31,22 @@ type Inventory interface {
 // count the settlements that arrived before it returned; the rest
 // (Emitted - Settled - Failed) were still in the pipeline.
 type Counts struct {
-	Listed  int64 // object versions listed, delete markers excluded
-	Emitted int64 // events sent on out
-	Missing int64 // Reconcile: versions the index had not seen (Created events)
-	Removed int64 // Reconcile: Removed events for versions gone from the bucket
-	Settled int64 // events settled with nil
-	Failed  int64 // events settled with an error
+	Listed    int64 // object versions listed, delete markers excluded
+	Emitted   int64 // events sent on out
+	Missing   int64 // Reconcile: versions the index had not seen (Created events)
+	Removed   int64 // Reconcile: Removed events for versions gone from the bucket
+	Settled   int64 // events settled with nil
+	Failed    int64 // events settled with an error
+	Transient int64 // of Failed, those whose error was transient: worth another run
 }
+
+// Unsettled is the number of emitted events not yet settled.
+func (n Counts) Unsettled() int64 { return n.Emitted - n.Settled - n.Failed }
 
 // String formats the counts for logs.
 func (n Counts) String() string {
-	return fmt.Sprintf("listed=%d emitted=%d missing=%d removed=%d settled=%d failed=%d",
-		n.Listed, n.Emitted, n.Missing, n.Removed, n.Settled, n.Failed)
+	return fmt.Sprintf("listed=%d emitted=%d missing=%d removed=%d settled=%d failed=%d transient=%d",
+		n.Listed, n.Emitted, n.Missing, n.Removed, n.Settled, n.Failed, n.Transient)
 }
 
 // Backfill emits a Created event for every object version in the bucket
@@ -58,6 +62,25 @@ func (n Counts) String() string {
 // idempotency keys of the event path; Sequencer is empty (listings give
 // modification times in milliseconds only).
 func (c *Client) Backfill(ctx context.Context, out chan<- connectors.Event) (Counts, error) {
+	return c.backfill(ctx, out, c.cfg.SettleTimeout)
+}
+
+// BackfillSettled is Backfill that returns only once every event it
+// emitted is settled (or ctx is done, with ctx's error): when it returns
+// nil and Counts.Transient is 0, every listed version is committed, or
+// failed for good (a version deleted since the listing, an object over the
+// size cap). A marker that says "backfilled" must be written only then.
+func (c *Client) BackfillSettled(ctx context.Context, out chan<- connectors.Event) (Counts, error) {
+	n, err := c.backfill(ctx, out, 0)
+	if err == nil && n.Unsettled() > 0 {
+		err = &connectors.Error{Op: "backfill", Source: c.cfg.Name, Kind: connectors.Transient, Err: ctx.Err()}
+	}
+	return n, err
+}
+
+// backfill implements Backfill, waiting up to wait for the settlements (0:
+// until every event is settled or ctx is done).
+func (c *Client) backfill(ctx context.Context, out chan<- connectors.Event, wait time.Duration) (Counts, error) {
 	t := c.newTally("backfill")
 	deleted := make(map[string]bool) // keys whose latest version is a delete marker
 	err := c.listVersions(ctx, func(o minio.ObjectInfo) error {
@@ -76,7 +99,7 @@ func (c *Client) Backfill(ctx context.Context, out chan<- connectors.Event) (Cou
 	if err != nil {
 		return t.counts(), err
 	}
-	return t.wait(ctx), nil
+	return t.wait(ctx, wait), nil
 }
 
 // Reconcile compares the bucket under Config.Prefix with inv and emits
@@ -163,7 +186,7 @@ func (c *Client) Reconcile(ctx context.Context, inv Inventory, out chan<- connec
 			return t.counts(), err
 		}
 	}
-	return t.wait(ctx), nil
+	return t.wait(ctx, c.cfg.SettleTimeout), nil
 }
 
 // listVersions calls fn for every version and delete marker under the
@@ -237,7 +260,7 @@ type tally struct {
 	c                                 *Client
 	op                                string
 	listed, emitted, missing, removed atomic.Int64
-	settled, failed                   atomic.Int64
+	settled, failed, transient        atomic.Int64
 
 	mu      sync.Mutex
 	pending int           // emitted, not settled
@@ -271,6 +294,9 @@ func (t *tally) emit(ctx context.Context, out chan<- connectors.Event, ev connec
 func (t *tally) settle(key string, err error) {
 	if err != nil {
 		t.failed.Add(1)
+		if connectors.IsTransient(err) {
+			t.transient.Add(1)
+		}
 		t.c.log.Warn("event failed; the next reconciliation will retry it", "via", t.op, "key", key, "err", err)
 	} else {
 		t.settled.Add(1)
@@ -284,22 +310,27 @@ func (t *tally) settle(key string, err error) {
 	t.mu.Unlock()
 }
 
-// wait waits up to SettleTimeout (or ctx) for every emitted event to be
-// settled and returns the counts.
-func (t *tally) wait(ctx context.Context) Counts {
+// wait waits up to limit (0: without limit; negative: not at all), or
+// until ctx is done, for every emitted event to be settled and returns the
+// counts.
+func (t *tally) wait(ctx context.Context, limit time.Duration) Counts {
 	t.mu.Lock()
-	if t.pending == 0 || t.c.cfg.SettleTimeout < 0 {
+	if t.pending == 0 || limit < 0 {
 		t.mu.Unlock()
 		return t.counts()
 	}
 	idle := make(chan struct{})
 	t.idle = idle
 	t.mu.Unlock()
-	timer := time.NewTimer(t.c.cfg.SettleTimeout)
-	defer timer.Stop()
+	var expired <-chan time.Time
+	if limit > 0 {
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	select {
 	case <-idle:
-	case <-timer.C:
+	case <-expired:
 		t.c.log.Info("returning before every event was settled", "via", t.op, "counts", t.counts().String())
 	case <-ctx.Done():
 	}
@@ -308,11 +339,12 @@ func (t *tally) wait(ctx context.Context) Counts {
 
 func (t *tally) counts() Counts {
 	return Counts{
-		Listed:  t.listed.Load(),
-		Emitted: t.emitted.Load(),
-		Missing: t.missing.Load(),
-		Removed: t.removed.Load(),
-		Settled: t.settled.Load(),
-		Failed:  t.failed.Load(),
+		Listed:    t.listed.Load(),
+		Emitted:   t.emitted.Load(),
+		Missing:   t.missing.Load(),
+		Removed:   t.removed.Load(),
+		Settled:   t.settled.Load(),
+		Failed:    t.failed.Load(),
+		Transient: t.transient.Load(),
 	}
 }

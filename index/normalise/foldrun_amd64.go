@@ -2,15 +2,15 @@ package normalise
 
 import "golang.org/x/sys/cpu"
 
-// haveFoldVec says whether foldRun folds 64 bytes at a time with AVX-512
-// (foldRunVec): byte compares into mask registers find the non-ASCII
-// bytes, the spaces and the upper-case letters of 64 bytes at once, and
-// masked adds and moves fold them, where the word-at-a-time loop takes
-// about thirty instructions per sixteen bytes. Tests turn it off to
-// compare the two.
-var haveFoldVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+// haveFoldVec says whether foldASCII folds 64 bytes at a time with
+// AVX-512 (foldVec): byte compares into mask registers find the letters,
+// digits and upper-case letters of 64 bytes at once, a masked add and move
+// make the letters lower case and the separators spaces, and VPCOMPRESSB
+// (AVX512_VBMI2) drops every separator that follows another. Tests turn
+// it off to compare with the byte at a time loop.
+var haveFoldVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI2 && cpu.X86.HasPOPCNT
 
-// foldRunVec is in foldrun_amd64.s.
+// foldVec is in foldrun_amd64.s.
 //
 //go:noescape
-func foldRunVec(out, src *byte, n int, prev uint64) (int, uint64)
+func foldVec(out, src *byte, n int, prev uint64) (i, o int, last uint64)

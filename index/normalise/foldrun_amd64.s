@@ -1,32 +1,38 @@
 #include "textflag.h"
 
-// func foldRunVec(out, src *byte, n int, prev uint64) (int, uint64)
+// func foldVec(out, src *byte, n int, prev uint64) (i, o int, last uint64)
 //
-// foldRun's loop 64 bytes at a time: it folds src to out for as long as
-// the next 64 bytes and the byte after them are ASCII and hold no two
-// spaces in a row (counting the byte before, a space when prev is 0x80),
-// and i+64 <= n. It returns the number of bytes folded and prev updated.
-// Requires AVX-512BW.
-TEXT ·foldRunVec(SB), NOSPLIT, $0-48
+// foldBytes 64 bytes at a time: for as long as the next 64 bytes of src
+// and the byte after them are ASCII (i+64 < n), letters are made lower
+// case, every other byte but a digit becomes ' ', and a ' ' that follows
+// another (or the byte before src, when prev is 1) is dropped. It returns
+// the bytes of src read, of out written, and prev updated: 1 when the
+// last byte read was a separator. out must hold n bytes. Requires
+// AVX-512BW and AVX512_VBMI2.
+TEXT ·foldVec(SB), NOSPLIT, $0-56
 	MOVQ         out+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), R8
 	MOVQ         prev+24(FP), DX
-	SHRQ         $7, DX // 1 when the byte before is a space
-	XORQ         CX, CX
+	XORQ         CX, CX // i
+	XORQ         R9, R9 // o
 	MOVL         $0x20, AX
-	VPBROADCASTB AX, Z20 // ' ', the last byte that is a space, and 'a'-'A'
-	MOVL         $0x7f, AX
+	VPBROADCASTB AX, Z20 // ' ', and 'a'-'A'
+	MOVL         $'0', AX
 	VPBROADCASTB AX, Z21
-	MOVL         $'A', AX
+	MOVL         $10, AX
 	VPBROADCASTB AX, Z22
-	MOVL         $26, AX
+	MOVL         $'a', AX
 	VPBROADCASTB AX, Z23
+	MOVL         $26, AX
+	VPBROADCASTB AX, Z24
+	MOVL         $'A', AX
+	VPBROADCASTB AX, Z25
 
 loop:
 	LEAQ     64(CX), BX
 	CMPQ     BX, R8
-	JA       done
+	JAE      done
 	VMOVDQU8 (SI)(CX*1), Z0
 	VPMOVB2M Z0, K1
 	KORTESTQ K1, K1
@@ -35,31 +41,41 @@ loop:
 	CMPQ     AX, $0x80
 	JAE      done
 
-	// The spaces: bytes up to ' ', and 0x7f. None may follow another.
-	VPCMPUB  $2, Z20, Z0, K2
-	VPCMPEQB Z21, Z0, K3
-	KORQ     K3, K2, K2
-	KMOVQ    K2, AX
-	MOVQ     AX, BX
-	SHLQ     $1, BX
-	ORQ      DX, BX
-	TESTQ    AX, BX
-	JNZ      done
+	// Digits, letters of either case, upper-case letters.
+	VPSUBB  Z21, Z0, Z1
+	VPCMPUB $1, Z22, Z1, K2
+	VPORD   Z20, Z0, Z2
+	VPSUBB  Z23, Z2, Z2
+	VPCMPUB $1, Z24, Z2, K3
+	VPSUBB  Z25, Z0, Z3
+	VPCMPUB $1, Z24, Z3, K4
 
-	// Upper-case letters gain 0x20; spaces become ' '.
-	VPSUBB   Z22, Z0, Z1
-	VPCMPUB  $1, Z23, Z1, K4
+	// Upper-case letters gain 0x20; separators become ' '.
 	VPADDB   Z20, Z0, K4, Z0
-	VMOVDQU8 Z20, K2, Z0
-	VMOVDQU8 Z0, (DI)(CX*1)
-	SHRQ     $63, AX
-	MOVQ     AX, DX
-	ADDQ     $64, CX
-	JMP      loop
+	KORQ     K2, K3, K2
+	KNOTQ    K2, K3
+	VMOVDQU8 Z20, K3, Z0
+
+	// Keep every byte but a separator after a separator.
+	KMOVQ       K3, AX
+	MOVQ        AX, BX
+	SHLQ        $1, BX
+	ORQ         DX, BX
+	ANDQ        AX, BX
+	NOTQ        BX
+	KMOVQ       BX, K5
+	VPCOMPRESSB Z0, K5, Z1
+	VMOVDQU8    Z1, (DI)(R9*1)
+	POPCNTQ     BX, BX
+	ADDQ        BX, R9
+	SHRQ        $63, AX
+	MOVQ        AX, DX
+	ADDQ        $64, CX
+	JMP         loop
 
 done:
 	VZEROUPPER
-	SHLQ $7, DX
-	MOVQ CX, ret+32(FP)
-	MOVQ DX, ret1+40(FP)
+	MOVQ CX, i+32(FP)
+	MOVQ R9, o+40(FP)
+	MOVQ DX, last+48(FP)
 	RET

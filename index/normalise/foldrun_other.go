@@ -2,8 +2,8 @@
 
 package normalise
 
-// haveFoldVec is false: only amd64 has foldRunVec's assembly.
+// haveFoldVec is false: only amd64 has foldVec's assembly.
 var haveFoldVec = false
 
-// foldRunVec is never called without haveFoldVec.
-func foldRunVec(out, src *byte, n int, prev uint64) (int, uint64) { return 0, prev }
+// foldVec is never called without haveFoldVec.
+func foldVec(out, src *byte, n int, prev uint64) (i, o int, last uint64) { return 0, 0, prev }

@@ -6,28 +6,26 @@ import (
 	"testing"
 )
 
-// sameFoldRun fails unless foldRun gives the same output, length and prev
-// with foldRunVec as without.
-func sameFoldRun(t *testing.T, src []byte, prev uint64) {
+// sameFoldVec fails unless foldASCII gives the same output, lengths and
+// space with foldVec as without.
+func sameFoldVec(t *testing.T, src []byte, space bool) {
 	t.Helper()
-	if len(src) == 0 {
-		return
-	}
 	got, want := make([]byte, len(src)), make([]byte, len(src))
-	n, p := foldRun(got, src, prev)
+	n, e, k, sp := foldASCII(got, src, space)
 	haveFoldVec = false
-	wn, wp := foldRun(want, src, prev)
+	wn, we, wk, wsp := foldASCII(want, src, space)
 	haveFoldVec = true
-	if n != wn || p != wp || !bytes.Equal(got[:n], want[:wn]) {
-		t.Fatalf("foldRun(%q, %#x) = %q, prev %#x with foldRunVec; %q, %#x without", src, prev, got[:n], p, want[:wn], wp)
+	if n != wn || e != we || k != wk || sp != wsp || !bytes.Equal(got[:n], want[:wn]) {
+		t.Fatalf("foldASCII(%q, %v) = %q, %d, %d, %v with foldVec; %q, %d, %d, %v without",
+			src, space, got[:n], e, k, sp, want[:wn], we, wk, wsp)
 	}
 }
 
-// runAlphabet maps fuzz bytes to text that foldRun folds for long
-// stretches: mostly letters of both cases and single spaces, and now and
-// then what stops it (two spaces, a control, a non-ASCII byte).
+// runAlphabet maps fuzz bytes to text such as foldVec meets: mostly
+// letters of both cases, digits and single spaces, punctuation and runs of
+// separators, the edges of its ranges, and now and then a non-ASCII byte.
 func runAlphabet(data []byte) []byte {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzAZ@[`{ .,0189 \t"
+	const alphabet = "abcdefghijklmnopqrstuvwxyzAZ@[`{/:09 .,> -\t\n\x00\x7f"
 	out := make([]byte, len(data))
 	for i, c := range data {
 		switch {
@@ -42,21 +40,22 @@ func runAlphabet(data []byte) []byte {
 	return out
 }
 
-// TestFoldRunVec compares foldRun with and without foldRunVec around its
-// 64-byte steps: what stops it at every position of texts up to four
+// TestFoldVec compares foldASCII with and without foldVec around its
+// 64-byte steps: what changes its course (a separator run, a separator at
+// a step's edge, a non-ASCII byte) at every position of texts up to four
 // steps long.
-func TestFoldRunVec(t *testing.T) {
+func TestFoldVec(t *testing.T) {
 	if !haveFoldVec {
-		t.Skip("no AVX-512: foldRunVec is not used")
+		t.Skip("no AVX-512 VBMI2: foldVec is not used")
 	}
-	base := bytes.Repeat([]byte("The quick Brown fox jumps over the LAZY dog. "), 8)[:280]
+	base := bytes.Repeat([]byte("The quick Brown fox, (jumps) over the LAZY dog. > "), 8)[:280]
 	for n := 60; n <= len(base); n += 7 {
-		for _, prev := range []uint64{0, 0x80} {
-			sameFoldRun(t, base[:n], prev)
+		for _, space := range []bool{false, true} {
+			sameFoldVec(t, base[:n], space)
 			for i := 0; i < n; i += 3 {
-				for _, ins := range []string{" ", "  ", "\n", "\x7f", "\xc3\xa9", "\x80", "\x00", "@[`{"} {
+				for _, ins := range []string{" ", "  ", "\n", "\x7f", "\xc3\xa9", "\x80", "\x00", "@[`{", "09/:"} {
 					src := append(append(append([]byte(nil), base[:i]...), ins...), base[i:n]...)
-					sameFoldRun(t, src, prev)
+					sameFoldVec(t, src, space)
 				}
 			}
 		}
@@ -67,24 +66,20 @@ func TestFoldRunVec(t *testing.T) {
 		for i := range data {
 			data[i] = byte(r.Uint32())
 		}
-		sameFoldRun(t, runAlphabet(data), uint64(r.IntN(2))<<7)
+		sameFoldVec(t, runAlphabet(data), r.IntN(2) == 0)
 	}
 }
 
-// FuzzFoldRunVec compares foldRun with and without foldRunVec on the
-// fuzzer's bytes as they are and mapped to long foldable runs.
-func FuzzFoldRunVec(f *testing.F) {
+// FuzzFoldVec compares foldASCII with and without foldVec on the fuzzer's
+// bytes as they are and mapped to long ASCII runs.
+func FuzzFoldVec(f *testing.F) {
 	f.Add(bytes.Repeat([]byte("Lorem Ipsum dolor sit amet, "), 10), false)
-	f.Add([]byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 abcdefghij  k"), true)
+	f.Add([]byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 abcdefghij  k > > quoted -- text"), true)
 	f.Fuzz(func(t *testing.T, data []byte, space bool) {
 		if !haveFoldVec {
-			t.Skip("no AVX-512: foldRunVec is not used")
+			t.Skip("no AVX-512 VBMI2: foldVec is not used")
 		}
-		prev := uint64(0)
-		if space {
-			prev = 0x80
-		}
-		sameFoldRun(t, data, prev)
-		sameFoldRun(t, runAlphabet(data), prev)
+		sameFoldVec(t, data, space)
+		sameFoldVec(t, runAlphabet(data), space)
 	})
 }

@@ -15,8 +15,10 @@ import (
 )
 
 // Version is bumped whenever Append's output changes for any input, so
-// fingerprints made by different versions are never compared.
-const Version = 1
+// fingerprints made by different versions are never compared. Version 1
+// kept punctuation and symbols; version 2 keeps only words (see the
+// package documentation).
+const Version = 2
 
 // UnicodeVersion is the Unicode edition of every table Append depends on:
 // golang.org/x/text/unicode/norm, golang.org/x/text/cases and the standard
@@ -41,24 +43,27 @@ func (e *InvalidUTF8Error) Error() string {
 // Unwrap returns [ErrInvalidUTF8].
 func (e *InvalidUTF8Error) Unwrap() error { return ErrInvalidUTF8 }
 
-// Append appends the normalised form of src to dst and returns the extended
-// slice (see the package documentation for the normal form). Invalid UTF-8
+// Append appends the canonical form of src to dst and returns the extended
+// slice (see the package documentation for the form). Invalid UTF-8
 // returns dst unchanged and an *InvalidUTF8Error, which wraps
 // [ErrInvalidUTF8] and names the byte offset. Append does not retain src or
 // dst. The output of ASCII input is never longer than the input.
 //
-// Append allocates when dst lacks capacity, and once per call whose text is
-// not already in NFKC, for the scratch state of the Unicode normaliser; use a
+// Append allocates when dst lacks capacity, once per call whose text is
+// not already in NFKC, for the scratch state of the Unicode normaliser,
+// and once per call whose text has words hyphenated at line ends; use a
 // [Normaliser] to reuse that state.
 func Append(dst, src []byte) ([]byte, error) {
 	return appendNormal(nil, dst, src)
 }
 
-// Normaliser holds the scratch state of the Unicode path so that repeated
-// calls allocate nothing once dst is large enough. The zero value is ready to
-// use. A Normaliser must not be used by two goroutines at once.
+// Normaliser holds the scratch state of the Unicode path and of the
+// joining of hyphenated words, so that repeated calls allocate nothing
+// once dst is large enough. The zero value is ready to use. A Normaliser
+// must not be used by two goroutines at once.
 type Normaliser struct {
-	it norm.Iter
+	it     norm.Iter
+	joined []byte
 }
 
 // Append is like the package function [Append] but reuses n's state.
@@ -70,6 +75,18 @@ func (n *Normaliser) Append(dst, src []byte) ([]byte, error) {
 // needed.
 func appendNormal(nz *Normaliser, dst, src []byte) ([]byte, error) {
 	start := len(dst)
+	var hy hyphens
+	if at, end := hy.next(src, 0); at >= 0 {
+		// Offsets of invalid bytes are of src, before any join.
+		if err := validUTF8(src); err != nil {
+			return dst, err
+		}
+		if nz == nil {
+			nz = new(Normaliser)
+		}
+		nz.joined = hy.join(nz.joined[:0], src, at, end)
+		src = nz.joined
+	}
 	space := true // nothing emitted yet: a leading space is dropped
 	for i := 0; i < len(src); {
 		// The ASCII prefix of src[i:] folds to at most its length.
@@ -101,17 +118,14 @@ func appendNormal(nz *Normaliser, dst, src []byte) ([]byte, error) {
 	return dst, nil
 }
 
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
+const msb = 0x8080808080808080
 
 // asciiPrefix returns the length of the longest prefix of b made of ASCII
 // bytes.
 func asciiPrefix(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		if binary.LittleEndian.Uint64(b[i:i+8:i+8])&msb != 0 { // see foldASCII
+		if binary.LittleEndian.Uint64(b[i:i+8:i+8])&msb != 0 {
 			break
 		}
 	}
@@ -133,7 +147,8 @@ const maxSegment = 16 << 10
 
 // unicodeSegmentEnd returns the end of the segment of src that starts with
 // the non-ASCII byte at k. The end is an ASCII byte (a normalisation boundary)
-// or len(src); short ASCII runs are absorbed into the segment.
+// or len(src); short ASCII runs are absorbed into the segment, which
+// therefore always ends with a non-ASCII byte.
 func unicodeSegmentEnd(src []byte, k int) int {
 	m := k
 	for {
@@ -152,7 +167,19 @@ func unicodeSegmentEnd(src []byte, k int) int {
 	}
 }
 
-// foldASCII writes the normalised form of the ASCII prefix of src to out,
+// wordByte maps an ASCII letter to its lower case, a digit to itself and
+// every other byte to 0: a separator.
+var wordByte = func() (t [256]byte) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c)
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = byte(c), byte(c)
+	}
+	return t
+}()
+
+// foldASCII writes the canonical form of the ASCII prefix of src to out,
 // which must be at least as long as that prefix. It holds back the last
 // ASCII byte before a non-ASCII one, with which a combining mark may
 // compose: it folds src[:e], where k is the length of the ASCII prefix and
@@ -161,152 +188,54 @@ func unicodeSegmentEnd(src []byte, k int) int {
 // was a space (or nothing has been emitted); the updated value is
 // returned.
 //
-// It works eight or sixteen bytes at a time, and finds the end of the ASCII
-// prefix as it goes: a word is folded only if it and the byte after it are
-// ASCII.
+// With AVX-512 (see haveFoldVec) it folds 64 bytes at a time for as long
+// as they and the byte after them are ASCII, then a byte at a time.
 func foldASCII(out, src []byte, space bool) (n, e, k int, _ bool) {
-	// prev has the top bit of byte 0 set when the byte before is a space,
-	// as the space mask of the previous word has it in byte 7.
-	var prev uint64
-	if space {
-		prev = 0x80
+	i, o := 0, 0
+	if haveFoldVec && len(src) > 64 && len(out) > 64 {
+		var prev uint64
+		if space {
+			prev = 1
+		}
+		i, o, prev = foldVec(&out[0], &src[0], min(len(src), len(out)), prev)
+		space = prev != 0
 	}
-	rest, dst := src, out
-	// run counts the words folded at once since the last one that was
-	// not: after a few, the rest of a long run goes to foldRun, whose loop
-	// is faster but costs a call, too much for the short runs between
-	// the indentations and blank lines of raw text.
-	run := 0
-	for len(rest) >= 9 && len(dst) >= 8 {
-		if run >= 4 {
-			n, p := foldRun(dst, rest, prev)
-			dst, rest, prev = dst[n:], rest[n:], p
-			run = 0
-			if len(rest) < 9 || len(dst) < 8 {
-				break
-			}
-		}
-		// Eight bytes at a time, and a byte at a time where spaces
-		// collapse.
-		w := binary.LittleEndian.Uint64(rest)
-		if (w|uint64(rest[8]))&msb != 0 {
-			break
-		}
-		sp := spaces(w)
-		if sp&(sp<<8|prev) == 0 {
-			binary.LittleEndian.PutUint64(dst, foldWord(w, sp))
-			dst, rest = dst[8:], rest[8:]
-			prev = sp >> 56
-			run++
-			continue
-		}
-		run = 0
-		if prev == 0 || sp != msb { // not eight spaces after a space
-			var n int
-			n, space = foldBytes(dst, 0, rest[:8], prev != 0)
-			dst = dst[n:]
-			prev = 0
-			if space {
-				prev = 0x80
-			}
-		}
-		rest = rest[8:]
-	}
-	o, i := len(out)-len(dst), len(src)-len(rest)
-	// The rest of the ASCII prefix, at most nine bytes.
-	k = i
-	for k < len(src) && src[k] < utf8.RuneSelf {
-		k++
-	}
+	// The vector loop stops before a block only if the byte after it is
+	// ASCII: k > i whenever i > 0, and e >= i.
+	k = i + asciiPrefix(src[i:])
 	e = k
 	if k < len(src) && k > 0 {
-		e = k - 1 // k > i: the loop checked the byte after its last word
+		e = k - 1
 	}
-	o, space = foldBytes(out, o, src[i:e], prev != 0)
+	o, space = foldBytes(out, o, src[i:e], space)
 	return o, e, k, space
-}
-
-// foldRun folds src to out sixteen bytes at a time for as long as they
-// and the byte after them are ASCII and hold no two spaces in a row, so
-// that the output is as long as the input. It returns the number of bytes
-// folded and prev updated (see foldASCII). It is not inlined: alone, its
-// loop keeps every value in a register. With AVX-512 it folds 64 bytes
-// at a time first (see haveFoldVec).
-//
-//go:noinline
-func foldRun(out, src []byte, prev uint64) (int, uint64) {
-	n := min(len(src)-1, len(out)) &^ 15
-	src, out = src[:n+1], out[:n]
-	i := 0
-	if haveFoldVec && n >= 64 {
-		// 64 bytes at a time while they pass; the loop below takes
-		// over at the first 64 that do not, and stops where it would
-		// have without.
-		i, prev = foldRunVec(&out[0], &src[0], n, prev)
-	}
-	for ; i < n; i += 16 {
-		w0 := binary.LittleEndian.Uint64(src[i : i+8 : i+8])
-		w1 := binary.LittleEndian.Uint64(src[i+8 : i+16 : i+16])
-		if (w0|w1|uint64(src[i+16]))&msb != 0 {
-			break
-		}
-		sp0, sp1 := spaces(w0), spaces(w1)
-		if sp0&(sp0<<8|prev)|sp1&(sp1<<8|sp0>>56) != 0 {
-			break
-		}
-		binary.LittleEndian.PutUint64(out[i:i+8:i+8], foldWord(w0, sp0))
-		binary.LittleEndian.PutUint64(out[i+8:i+16:i+16], foldWord(w1, sp1))
-		prev = sp1 >> 56
-	}
-	return i, prev
-}
-
-// spaces returns the top bit of each byte of the ASCII word w that is a
-// space (up to ' ', or 0x7f). Every byte is below 0x80, so no addition
-// carries into the next byte: the top bit of each byte holds the
-// comparison's result, and 0x7f is the only byte that 1 takes to 0x80.
-func spaces(w uint64) uint64 {
-	return (^(w + lsb*(0x80-0x21)) | (w + lsb)) & msb
-}
-
-// foldWord folds the ASCII word w, with no two spaces in a row, whose
-// spaces are sp (see spaces): a space byte's low seven bits are cleared
-// (sp-sp>>7 has 0x7f in each space byte) and replaced by ' ' (sp>>2), and
-// an upper-case letter ('A'..'Z') gains 0x20.
-func foldWord(w, sp uint64) uint64 {
-	upper := (w + lsb*(0x80-'A')) &^ (w + lsb*(0x80-'Z'-1)) & msb
-	return w&^(sp-sp>>7) | sp>>2 | upper>>2
 }
 
 // foldBytes is foldASCII one byte at a time, writing at out[o:].
 func foldBytes(out []byte, o int, src []byte, space bool) (int, bool) {
 	for _, c := range src {
-		switch {
-		case c <= ' ' || c == 0x7f:
-			if !space {
-				out[o] = ' '
-				o++
-				space = true
-			}
-			continue
-		case c-'A' < 26:
-			c += 'a' - 'A'
+		if w := wordByte[c]; w != 0 {
+			out[o] = w
+			o++
+			space = false
+		} else if !space {
+			out[o] = ' '
+			o++
+			space = true
 		}
-		out[o] = c
-		o++
-		space = false
 	}
 	return o, space
 }
 
 // Punctuation and symbols that normalisation leaves alone wherever they
-// stand: each is in NFKC, folds to itself, is neither a space, a control
-// nor default-ignorable, and composes with nothing on either side. English
-// text is full of them (quotes, dashes, ©, €), and they would otherwise send
-// the text around them through the Unicode normaliser. Bit b of inertC2
-// stands for U+0080+b (encoded C2 80+b), of inertE280 for U+2000+b (E2 80
-// 80+b), and of inertE282 for U+2080+b (E2 82 80+b). TestInert checks every
-// one of them against the reference normal form.
+// stand: each is in NFKC, folds to itself, is neither a letter, a number,
+// a mark, a control nor default-ignorable, and composes with nothing on
+// either side, so each is a separator wherever it stands. English text is
+// full of them (quotes, dashes, ©, €), and they would otherwise send the
+// text around them through the Unicode normaliser. Bit b of inertC2 stands
+// for U+0080+b (encoded C2 80+b), of inertE280 for U+2000+b (E2 80 80+b),
+// and of inertE282 for U+2080+b (E2 82 80+b). TestInert checks every one
+// of them against the reference form.
 const (
 	inertC2   uint64 = 0x88c35afe00000000 // ¡¢£¤¥¦§ © «¬ ® °± ¶· » ¿
 	inertE280 uint64 = 0xaf27008fff7d0000 // ‐ ‒–—―‖ ‘’‚‛“”„‟†‡•‣ ‧ ‰‱′ ‵ ‸‹›※ ‽ ‿
@@ -361,20 +290,26 @@ func foldSimple(out, src []byte, space bool) (int, bool) {
 			o, space = foldBytes(out, o, src[j:j+1], space)
 			continue
 		}
-		if c != 0xc3 {
-			// An inert rune: copied as it is.
-			n := inertRune(src[j:])
-			o += copy(out[o:], src[j:j+n])
-			j += n - 1
-			space = false
+		sep := c != 0xc3 // an inert rune
+		if sep {
+			j += inertRune(src[j:]) - 1
+		} else {
+			j++
+			c = src[j]
+			sep = c == 0x97 || c == 0xb7 // × and ÷
+		}
+		if sep {
+			if !space {
+				out[o] = ' '
+				o++
+				space = true
+			}
 			continue
 		}
-		j++
-		c = src[j]
 		switch {
 		case c == 0x9f: // ß folds to "ss"
 			out[o], out[o+1] = 's', 's'
-		case c >= 0x80 && c < 0x9f && c != 0x97: // À..Þ but not ×
+		case c >= 0x80 && c < 0x9f: // À..Þ
 			out[o], out[o+1] = 0xc3, c+0x20
 		default:
 			out[o], out[o+1] = 0xc3, c
@@ -401,14 +336,14 @@ func validUTF8(b []byte) *InvalidUTF8Error {
 	return nil
 }
 
-// appendUnicode appends the normalised form of the valid UTF-8 text seg,
+// appendUnicode appends the canonical form of the valid UTF-8 text seg,
 // which starts and ends at normalisation boundaries, to dst. It uses dst's
 // spare capacity as scratch space, and returns nz, allocated if it was nil
 // and needed.
 func appendUnicode(nz *Normaliser, dst, seg []byte, space bool) ([]byte, bool, *Normaliser) {
 	// Scratch layout in dst's tail: [n0,n1) NFKC, [n1,n2) folded and
-	// filtered, [n2,n3) NFKC again. The final pass writes at n0, never
-	// overtaking its read position.
+	// filtered, [n2,n3) NFKC again, and the words from n3 on, which are
+	// then moved to n0 (a text of Han characters grows by a third).
 	n0 := len(dst)
 	dst, nz = appendNFKC(nz, dst, seg)
 	n1 := len(dst)
@@ -421,43 +356,73 @@ func appendUnicode(nz *Normaliser, dst, seg []byte, space bool) ([]byte, bool, *
 		dst, nz = appendNFKC(nz, dst[:n2], dst[n1:n2])
 		n3 = len(dst)
 	}
+	dst = slices.Grow(dst[:n3], 2*(n3-n2)+1)
+	var o int
+	o, space = appendWords(dst[n3:cap(dst)], dst[n2:n3], space)
+	return append(dst[:n0], dst[n3:n3+o]...), space, nz
+}
 
-	o := n0
-	for j := n2; j < n3; {
-		c := dst[j]
-		if c < utf8.RuneSelf {
+// appendWords writes the words of the normalised text src to out, which
+// must hold twice its length and a byte, each run of separators as one
+// space, and returns the length written and space updated (see
+// foldASCII).
+func appendWords(out, src []byte, space bool) (int, bool) {
+	o := 0
+	for j := 0; j < len(src); {
+		if c := src[j]; c < utf8.RuneSelf {
+			o, space = foldBytes(out, o, src[j:j+1], space)
 			j++
-			switch {
-			case c <= ' ' || c == 0x7f:
-				if !space {
-					dst[o] = ' '
-					o++
-					space = true
-				}
-				continue
-			case c-'A' < 26:
-				c += 'a' - 'A'
-			}
-			dst[o] = c
-			o++
-			space = false
 			continue
 		}
-		r, size := utf8.DecodeRune(dst[j:n3])
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
+		r, size := utf8.DecodeRune(src[j:])
+		switch {
+		case spaceless(r):
+			// A word of its own, with the marks that follow it.
 			if !space {
-				dst[o] = ' '
+				out[o] = ' '
 				o++
-				space = true
 			}
-		} else {
-			copy(dst[o:], dst[j:j+size])
-			o += size
+			end := j + size
+			for end < len(src) {
+				m, n := utf8.DecodeRune(src[end:])
+				if !unicode.IsMark(m) {
+					break
+				}
+				end += n
+			}
+			o += copy(out[o:], src[j:end])
+			out[o] = ' '
+			o++
+			space = true
+			j = end
+			continue
+		case unicode.IsLetter(r), unicode.IsNumber(r), unicode.IsMark(r):
+			o += copy(out[o:], src[j:j+size])
 			space = false
+		case !space:
+			out[o] = ' '
+			o++
+			space = true
 		}
 		j += size
 	}
-	return dst[:o], space, nz
+	return o, space
+}
+
+// spaceless reports whether r belongs to a script written without spaces
+// between words whose characters are each taken as a word: Han, Hiragana
+// and Katakana (with the prolonged sound mark ー, which is common to both
+// kana).
+func spaceless(r rune) bool {
+	switch {
+	case r < 0x2e80:
+		return false
+	case r >= 0x3041 && r <= 0x3096, r >= 0x309d && r <= 0x30ff && r != 0x30a0 && r != 0x30fb:
+		return true // the kana blocks but their marks, ゠ and ・
+	case r >= 0x4e00 && r <= 0x9fff:
+		return true // CJK Unified Ideographs
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
 }
 
 // appendNFKC appends the NFKC form of src to dst. src may be part of dst's

@@ -21,17 +21,34 @@ func TestAppend(t *testing.T) {
 	}{
 		{"empty", "", ""},
 		{"only space", " \t\r\n ", ""},
+		{"only punctuation", " -- ... >> ", ""},
 		{"ascii lower", "hello world", "hello world"},
 		{"ascii upper", "HELLO World", "hello world"},
-		{"all letters", "ABCDEFGHIJKLMNOPQRSTUVWXYZ@[`{", "abcdefghijklmnopqrstuvwxyz@[`{"},
+		{"all letters", "ABCDEFGHIJKLMNOPQRSTUVWXYZ@[`{", "abcdefghijklmnopqrstuvwxyz"},
+		{"digits", "Version 2.0, 1,000 items", "version 2 0 1 000 items"},
 		{"collapse runs", "a  b\t\tc\r\n\r\nd", "a b c d"},
 		{"trim", "\n\n  leading and trailing \t\n", "leading and trailing"},
 		{"controls", "a\x00b\x1fc\x7fd", "a b c d"},
 		{"long space run", "a" + strings.Repeat(" ", 40) + "b", "a b"},
-		{"eight spaces", "abcdefgh        ijklmnop", "abcdefgh ijklmnop"},
-		{"word boundary", "abcdefg  hijklmno", "abcdefg hijklmno"},
+		{"punctuation", `He said: "Stop!" (twice) [4]; ok?`, "he said stop twice 4 ok"},
+		{"apostrophe", "don't l'école", "don t l école"},
+		{"quote depth 1", "> Quoted text\n> goes on.", "quoted text goes on"},
+		{"quote depth 3", ">>> Quoted text\n> > > goes on.", "quoted text goes on"},
+		{"bullets and underlines", "Title\n=====\n\n* one\n- two\n• three", "title one two three"},
+		{"markup", "<p>Hello_world</p> #tag @user a/b\\c", "p hello world p tag user a b c"},
+		{"hyphenated at line end", "docu-\nment", "document"},
+		{"hyphenated crlf and indent", "docu- \r\n   ment", "document"},
+		{"hyphenated unicode", "docu\u2010\nment docu\u00ad\nment docu\u2011\u2028ment", "document document document"},
+		{"hyphen inside line", "well-known e-mail", "well known e mail"},
+		{"hyphen before digit", "pages 3-\n7 and x-\n7", "pages 3 7 and x 7"},
+		{"hyphen after blank", "see -\nfoo", "see foo"},
+		{"dashes at line end", "rule ----\nnext", "rule next"},
+		{"hyphen before quote marker", "docu-\n> ment", "document"},
+		{"quoted hyphenation", ">> docu-\n> > ment", "document"},
+		{"hyphen before bullet", "docu-\n* ment", "docu ment"},
+		{"two hyphens", "a-\nb-\nc", "abc"},
 		{"nfkc ligature", "ﬁle ﬂow", "file flow"},
-		{"nfkc fullwidth", "ＡＢＣ１２３", "abc123"},
+		{"nfkc fullwidth", "ＡＢＣ１２３！", "abc123"},
 		{"nfkc nbsp", "a\u00a0\u00a0b", "a b"},
 		{"ideographic space", "a\u3000b", "a b"},
 		{"unicode line separators", "a\u2028\u2029b\u0085c", "a b c"},
@@ -46,17 +63,23 @@ func TestAppend(t *testing.T) {
 		{"zero width", "zero\u200bwidth\ufeff", "zerowidth"},
 		{"bom", "\ufeffText", "text"},
 		{"ignorable between base and mark", "e\u200b\u0301", "é"},
+		{"mark kept in word", "q\u0308b ब\u093fन", "q\u0308b ब\u093fन"},
 		{"spacing diaeresis", "a\u00a8", "a \u0308"},
 		{"leading mark", "\u00a8x", "\u0308x"},
-		{"japanese", "日本語　テキスト", "日本語 テキスト"},
-		{"halfwidth katakana", "ｶﾀｶﾅ", "カタカナ"},
+		{"japanese", "日本語　テキスト、です。", "日 本 語 テ キ ス ト で す"},
+		{"japanese wrapped", "日本\n語", "日 本 語"},
+		{"han and latin", "Go言語で", "go 言 語 で"},
+		{"prolonged sound mark", "コーヒー", "コ ー ヒ ー"},
+		{"hangul keeps words", "한국어 텍스트", "한국어 텍스트"},
+		{"halfwidth katakana", "ｶﾀｶﾅ", "カ タ カ ナ"},
 		{"dotted capital i", "İ", "i\u0307"},
-		{"latin-1 letters", "ÀÉÎÕÜ×÷ÿ Þß", "àéîõü×÷ÿ þss"},
+		{"latin-1 letters", "ÀÉÎÕÜ×÷ÿ Þß", "àéîõü ÿ þss"},
 		{"latin-1 then mark", "Ê\u0301", "ế"},
-		{"latin-1 and symbols", "Ça coûte 5\u00a0€ ½", "ça coûte 5 € 1⁄2"},
+		{"latin-1 and symbols", "Ça coûte 5\u00a0€ ½", "ça coûte 5 1 2"},
+		{"inert punctuation", "“Quoted” — and ‘single’ © 2024", "quoted and single 2024"},
 		{"cherokee capital", "Ꭰ", "Ꭰ"},
 		{"cherokee small", "ꭰᏸ", "ᎠᏰ"},
-		{"french", "Élève à l'école, où l'été est chaud.", "élève à l'école, où l'été est chaud."},
+		{"french", "Élève à l'école, où l'été est chaud.", "élève à l école où l été est chaud"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +94,26 @@ func TestAppend(t *testing.T) {
 				t.Errorf("reference(%q) = %q, want %q", tt.in, ref, tt.want)
 			}
 		})
+	}
+}
+
+// TestQuoteDepth checks that a text quoted at depths 1, 2 and 3, in the
+// styles mail programs use, has the canonical form of the text itself.
+func TestQuoteDepth(t *testing.T) {
+	text := "Dear all,\nthe retention schedule for con-\ntracts is\nseven years; see section 4.2 (\"Records\").\n\n-- \nAlice"
+	want, err := Append(nil, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"> ", ">> ", "> > ", ">>> ", "> > > ", " > ", ">"} {
+		quoted := prefix + strings.ReplaceAll(text, "\n", "\n"+prefix)
+		got, err := Append(nil, []byte(quoted))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("quoted with %q: %q, want %q", prefix, got, want)
+		}
 	}
 }
 
@@ -97,6 +140,16 @@ func TestAppendEveryRune(t *testing.T) {
 			if !bytes.Equal(once, twice) {
 				t.Errorf("%U: not idempotent: %q, then %q", r, once, twice)
 			}
+		}
+	}
+}
+
+// TestSpaceless checks spaceless's fast ranges against its definition.
+func TestSpaceless(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := r == 'ー' || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
+		if got := spaceless(r); got != want {
+			t.Errorf("spaceless(%U) = %v, want %v", r, got, want)
 		}
 	}
 }
@@ -223,14 +276,14 @@ func TestAppendCorpus(t *testing.T) {
 	}
 }
 
-// reference is a direct, slow implementation of the normal form over the
-// whole input at once.
+// reference is a direct, slow implementation of the canonical form over
+// the whole input at once.
 func reference(t testing.TB, src []byte) string {
 	t.Helper()
 	if !utf8.Valid(src) {
 		t.Fatalf("reference given invalid UTF-8 %q", src)
 	}
-	s := norm.NFKC.String(string(src))
+	s := norm.NFKC.String(joinRef(string(src)))
 	s = cases.Fold().String(s)
 	s = strings.Map(func(r rune) rune {
 		switch {
@@ -244,9 +297,69 @@ func reference(t testing.TB, src []byte) string {
 		return r
 	}, s)
 	s = norm.NFKC.String(s)
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r)
-	}), " ")
+	var words []string
+	var word []rune
+	alone := false // word is a character of a script without spaces
+	flush := func() {
+		if len(word) > 0 {
+			words = append(words, string(word))
+		}
+		word, alone = nil, false
+	}
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) || r == 'ー':
+			flush()
+			word, alone = []rune{r}, true
+		case unicode.IsMark(r):
+			word = append(word, r)
+		case unicode.IsLetter(r) || unicode.IsNumber(r):
+			if alone {
+				flush()
+			}
+			word = append(word, r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return strings.Join(words, " ")
+}
+
+// joinRef joins the words hyphenated at line ends of s, as the package
+// documentation of hyphens says, a rune at a time.
+func joinRef(s string) string {
+	rs := []rune(s)
+	var out []rune
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		if strings.ContainsRune("-\u00ad\u2010\u2011", r) && len(out) > 0 &&
+			(unicode.IsLetter(out[len(out)-1]) || unicode.IsMark(out[len(out)-1])) {
+			j := i + 1
+			for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t') {
+				j++
+			}
+			n := 0
+			switch {
+			case j+1 < len(rs) && rs[j] == '\r' && rs[j+1] == '\n':
+				n = 2
+			case j < len(rs) && strings.ContainsRune("\n\r\v\f\u0085\u2028\u2029", rs[j]):
+				n = 1
+			}
+			if n > 0 {
+				j += n
+				for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t' || rs[j] == '>') {
+					j++
+				}
+				if j < len(rs) && unicode.IsLetter(rs[j]) {
+					i = j - 1
+					continue
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return string(out)
 }
 
 func checkAgainstReference(t *testing.T, src []byte) {
@@ -295,6 +408,7 @@ func FuzzAppend(f *testing.F) {
 		"", "Hello, World!", "a  b", "Straße", "e\u0301", "ﬁ", "\u00a8x", "日本語\u3000テキスト",
 		"\xff", "abc\xc3", strings.Repeat("ab ", 20) + "É", "x\u200b\u0301",
 		"ΣΊΣΥΦΟΣ ἈΙ ᾼ", "ÀÉÎ ß ×", "Ê\u0301", "Ꭰꭰ", "\u1100\u1160\u1161", "a" + strings.Repeat("\u0301", 40),
+		"docu-\nment é-\r\n  té", "> > quoted\n> > text", "日本\u3099語ー。カ", "x-\u2028y\u00ad\nz",
 	} {
 		f.Add([]byte(s))
 	}

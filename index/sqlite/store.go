@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -42,7 +40,10 @@ const (
 // Options configure a store.
 type Options struct {
 	// Scheme is the fingerprint scheme of the index using the store. A
-	// store holding fingerprints of another scheme is refused.
+	// store holding fingerprints of another scheme opens stale: its
+	// fingerprints are made again from its kept texts by Refingerprint,
+	// which index.New calls, and meanwhile its methods that read or write
+	// fingerprints return index.ErrSchemeMismatch (rescheme.go).
 	Scheme uint32
 	// Durability defaults to Full.
 	Durability Durability
@@ -107,6 +108,9 @@ type Store struct {
 	memStop     context.CancelFunc
 	memDone     chan struct{} // the latest load has ended; guarded by mu
 	logger      *slog.Logger
+	scheme      uint32                 // Options.Scheme
+	stale       atomic.Pointer[string] // the scheme of the stored fingerprints, if not scheme
+	memWanted   bool                   // Options.AnchorsInMemory
 
 	rs, ws *statements // the readers' and the writer's prepared statements
 
@@ -156,13 +160,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
 	// Before anything writes: the pragmas below would turn another
 	// application's database into a WAL file, and the migrations would add
 	// tables to it.
 	if err := sqlitedb.Claim(ctx, path, indexKind); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	// The index holds extracted texts: owner only, log included.
+	if err := sqlitedb.MakePrivate(path); err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	sync := "FULL"
@@ -177,7 +182,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	go s.checkpoints(opts.Logger)
-	if opts.AnchorsInMemory {
+	s.memWanted = opts.AnchorsInMemory
+	if opts.AnchorsInMemory && s.stale.Load() == nil { // else once fingerprinted again
 		s.startAnchors()
 	}
 	s.committed() // a log left by a crash or a migration
@@ -187,7 +193,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // openConns opens the store's connections, migrates its schema and checks its
 // scheme; on error it closes whatever it opened.
 func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *Store, err error) {
-	s := &Store{path: path, now: opts.Now}
+	s := &Store{path: path, now: opts.Now, scheme: opts.Scheme}
 	defer func() {
 		if err == nil {
 			return
@@ -218,8 +224,10 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 	if err := s.checkScheme(ctx, opts.Scheme); err != nil {
 		return nil, err
 	}
-	s.deferShares = opts.DeferBandShares
-	if opts.DeferPostings {
+	s.logger = opts.Logger
+	stale := s.stale.Load() != nil // Refingerprint posts everything again
+	s.deferShares = opts.DeferBandShares && !stale
+	if opts.DeferPostings && !stale {
 		if err := s.beginBulk(ctx, path, opts.Logger); err != nil {
 			return nil, err
 		}
@@ -227,17 +235,16 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		s.deferShares = s.deferShares || s.deferPosts
 	}
 	// A bulk load that did not get to close, unless this one carries it on.
-	if !s.deferPosts {
+	if !s.deferPosts && !stale {
 		if err := s.settlePostings(ctx, opts.Logger, slog.LevelInfo); err != nil {
 			return nil, err
 		}
 	}
-	if !s.deferShares {
+	if !s.deferShares && !stale {
 		if err := s.settleBandShares(ctx, opts.Logger, slog.LevelInfo); err != nil {
 			return nil, err
 		}
 	}
-	s.logger = opts.Logger
 	// Readers do not map the file (mmap_size): it saved a fifth of a
 	// read-only query's CPU at 10,000 documents, but while the daemon
 	// writes, readers remap the growing file at every transaction and the
@@ -371,7 +378,7 @@ func (s *Store) checkScheme(ctx context.Context, scheme uint32) error {
 	case err != nil:
 		return fmt.Errorf("read fingerprint scheme: %w", err)
 	case got != want:
-		return fmt.Errorf("%w: store holds scheme %s, index uses %s (re-index into a new store)", index.ErrSchemeMismatch, got, want)
+		s.stale.Store(&got) // see Refingerprint
 	}
 	return nil
 }
@@ -474,6 +481,9 @@ func postingKey(h uint64) int64 { return int64(h >> 33) }
 
 // Put commits entries in one transaction.
 func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committed, error) {
+	if err := s.errStale(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -1269,6 +1279,9 @@ func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) err
 
 // Candidates returns contents that share a band key or a chunk.
 func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index.ContentID, error) {
+	if err := s.errStale(); err != nil {
+		return nil, err
+	}
 	if err := s.settleView(ctx); err != nil {
 		return nil, fmt.Errorf("find candidates: %w", err)
 	}
@@ -1336,6 +1349,9 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 
 // Fingerprints loads the fingerprints of ids.
 func (s *Store) Fingerprints(ctx context.Context, ids []index.ContentID, fn func(index.ContentID, *index.Fingerprint) error) error {
+	if err := s.errStale(); err != nil {
+		return err
+	}
 	if len(ids) == 0 {
 		return nil
 	}
@@ -1385,6 +1401,9 @@ func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprin
 // SimHashes calls fn with every content's SimHash, in SimHash order (that
 // of the covering index it reads).
 func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) error) error {
+	if err := s.errStale(); err != nil {
+		return err
+	}
 	// From the covering index: a scan of contents would read every body.
 	rows, err := s.reads(ctx).QueryContext(ctx, "SELECT id, simhash FROM contents INDEXED BY contents_simhash")
 	if err != nil {
@@ -1407,6 +1426,9 @@ func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) 
 // held by at most maxChunkDocs contents; with of, only the sets holding
 // one of of.
 func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
+	if err := s.errStale(); err != nil {
+		return err
+	}
 	if v, err := s.postingsView(ctx); err != nil || v != nil {
 		if err != nil {
 			return fmt.Errorf("group contents: %w", err)
@@ -1728,6 +1750,9 @@ func radixSortAbove[K int64 | uint32](keys, scratch []K, lo, width int) []K {
 
 // ChunkContents counts the contents holding each chunk.
 func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
+	if err := s.errStale(); err != nil {
+		return nil, err
+	}
 	// The view is taken as it is, without asking whether another process
 	// has added contents since (postingsView): a scan's analysis asks for
 	// each of its shared chunks, and the question cost more than the
@@ -1919,6 +1944,9 @@ func backfillAnchors(ctx context.Context, tx *sql.Tx) error {
 
 // AnchorCandidates implements index.Searcher.
 func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs int, minShare float64, limit int) ([]index.ContentID, error) {
+	if err := s.errStale(); err != nil {
+		return nil, err
+	}
 	if len(anchors) == 0 || limit <= 0 {
 		return nil, nil
 	}
@@ -1982,6 +2010,9 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 
 // AnchorGroups implements index.Grouper.
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
+	if err := s.errStale(); err != nil {
+		return err
+	}
 	if v, err := s.postingsView(ctx); err != nil || v != nil {
 		if err != nil {
 			return fmt.Errorf("group anchors: %w", err)

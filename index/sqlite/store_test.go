@@ -38,12 +38,48 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestSchemeMismatch checks that a store of another scheme opens stale,
+// refuses to read or write fingerprints until Refingerprint has made them
+// again, and then holds the new ones.
 func TestSchemeMismatch(t *testing.T) {
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
 	s := open(t, path, 1)
+	fp := &index.Fingerprint{TextSHA256: [32]byte{1}, TextSize: 3, Samples: []uint32{8, 16}, MinHash: []uint32{1, 2}, SimHash: 7}
+	if _, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: "a"}, Fingerprint: fp, Parent: -1, Text: []byte("a b")}}); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
-	if _, err := Open(context.Background(), path, Options{Scheme: 2}); !errors.Is(err, index.ErrSchemeMismatch) {
-		t.Fatalf("got %v, want ErrSchemeMismatch", err)
+	s, err := Open(ctx, path, Options{Scheme: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Put(ctx, nil); !errors.Is(err, index.ErrSchemeMismatch) {
+		t.Fatalf("Put: %v, want ErrSchemeMismatch", err)
+	}
+	if err := s.Fingerprints(ctx, []index.ContentID{1}, nil); !errors.Is(err, index.ErrSchemeMismatch) {
+		t.Fatalf("Fingerprints: %v, want ErrSchemeMismatch", err)
+	}
+	n, err := s.Refingerprint(ctx, func(text []byte) (*index.Fingerprint, []uint64, error) {
+		if string(text) != "a b" {
+			t.Errorf("text %q", text)
+		}
+		return &index.Fingerprint{TextSHA256: [32]byte{2}, TextSize: 3, Samples: []uint32{24}, MinHash: []uint32{3, 4}, SimHash: 9}, []uint64{5 << 33}, nil
+	})
+	if n != 1 || err != nil {
+		t.Fatalf("Refingerprint: %d, %v", n, err)
+	}
+	if err := s.Fingerprints(ctx, []index.ContentID{1}, func(_ index.ContentID, fp *index.Fingerprint) error {
+		if fp.TextSHA256 != [32]byte{2} || fp.SimHash != 9 || fp.Samples[0] != 24 {
+			t.Errorf("fingerprint %+v", fp)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -29,6 +29,15 @@ type Server struct {
 // ends. Start calls t.Fatal if the server cannot start.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, nil)
+}
+
+// StartWith is Start with configure applied to the server's options before
+// it starts (authentication, TLS); configure may be nil. A server that
+// requires credentials gives Conn none: connect with nats.Connect and the
+// credentials the test chose.
+func StartWith(t testing.TB, configure func(*server.Options)) *Server {
+	t.Helper()
 	s := &Server{opts: server.Options{
 		Host:      "127.0.0.1",
 		Port:      -1,
@@ -37,6 +46,9 @@ func Start(t testing.TB) *Server {
 		NoLog:     true,
 		NoSigs:    true,
 	}}
+	if configure != nil {
+		configure(&s.opts)
+	}
 	s.start(t)
 	// Pin the port so that Restart comes back on the same address and
 	// clients reconnect to it.
@@ -110,4 +122,11 @@ func (s *Server) Shutdown() {
 	}
 	srv.Shutdown()
 	srv.WaitForShutdown()
+}
+
+// NumClients returns the number of clients connected to the server.
+func (s *Server) NumClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv.NumClients()
 }

@@ -1,7 +1,9 @@
 // Package sqlitedb opens the small embedded SQLite databases of simdex's
 // stores (policy, notifier outbox, API tokens): WAL journal, full fsync at
 // every commit, one writer connection, and a schema brought up to date by
-// forward-only migrations numbered by PRAGMA user_version.
+// forward-only migrations numbered by PRAGMA user_version. Every database
+// file, the index's included, is created 0600 in a folder created 0700,
+// whatever the umask (MakePrivate).
 package sqlitedb
 
 import (
@@ -28,8 +30,13 @@ var ErrSchemaVersion = errors.New("unsupported schema version")
 // migrations[i] brings the schema from version i to i+1. A file that is
 // not a database of this kind is refused with ErrForeign (see Claim), one
 // whose version is newer than len(migrations) with ErrSchemaVersion.
+// The file, its folder and the files SQLite keeps beside it are private
+// to their owner (see MakePrivate).
 func Open(ctx context.Context, path string, kind Kind, migrations []string) (*sql.DB, error) {
 	if err := Claim(ctx, path, kind); err != nil {
+		return nil, err
+	}
+	if err := MakePrivate(path); err != nil {
 		return nil, err
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous("+synchronous+")&_txlock=immediate")

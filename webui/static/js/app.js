@@ -64,7 +64,10 @@ function updateChrome() {
   const s = state.session;
   nav.hidden = !s;
   who.hidden = !s;
-  if (!s) return;
+  if (!s) {
+    document.getElementById('about').hidden = true;
+    return;
+  }
   document.getElementById('who-name').textContent = `${s.actor} (${s.role})`;
   for (const a of nav.querySelectorAll('a[data-perm]')) {
     a.hidden = !s.can(a.dataset.perm);
@@ -82,7 +85,21 @@ async function loadSession() {
   const who = await call('/whoami');
   state.session = new Session(who);
   updateChrome();
+  showAbout();
   return state.session;
+}
+
+/** showAbout fills the footer with what `simdex version` prints. */
+async function showAbout() {
+  const el = document.getElementById('about');
+  try {
+    const a = await call('/about');
+    const commit = a.commit ? ` (${a.commit.slice(0, 12)}${a.modified ? ', modified' : ''})` : '';
+    el.textContent = `simdex ${a.version}${commit} · ${a.go_version} · normal form ${a.normal_form_version} · fingerprint scheme ${a.fingerprint_scheme} · index schema ${a.index_schema_version}`;
+    el.hidden = false;
+  } catch {
+    el.hidden = true; // the footer is a courtesy: its absence breaks nothing
+  }
 }
 
 async function render() {

@@ -8,10 +8,16 @@ import uPlot from '../vendor/uplot/uPlot.esm.js';
 /** familyGraph draws members and edges into el; a node click opens it. */
 export function familyGraph(el, { members, edges, pivot, current }) {
   const short = (s) => (s && s.length > 28 ? `${s.slice(0, 27)}…` : s || '');
+  // A hold's seed file is stored as a document of its own, often under the
+  // same name as the document it was taken from: say which node is which.
+  const label = (m) => {
+    const name = short(m.name || m.key || `#${m.id}`);
+    return m.source === 'hold-seed' ? `${name} (hold seed)` : name;
+  };
   const elements = [
     ...members.map((m) => ({
-      data: { id: `n${m.id}`, doc: m.id, label: short(m.name || m.key || `#${m.id}`) },
-      classes: [m.id === pivot ? 'pivot' : '', m.id === current ? 'current' : ''].join(' ').trim(),
+      data: { id: `n${m.id}`, doc: m.id, label: label(m) },
+      classes: [m.id === pivot ? 'pivot' : '', m.id === current ? 'current' : '', m.source === 'hold-seed' ? 'seed' : ''].join(' ').trim(),
     })),
     ...edges.map((e, i) => ({
       data: { id: `e${i}`, source: `n${e.a}`, target: `n${e.b}`, r: Math.max(0, Math.min(1, e.resemblance || 0)) },
@@ -24,7 +30,11 @@ export function familyGraph(el, { members, edges, pivot, current }) {
     minZoom: 0.2,
     maxZoom: 1.5,
     style: [
-      { selector: 'node', style: { 'background-color': '#7fa7cf', label: 'data(label)', 'font-size': 10, color: '#1b1f24', 'text-valign': 'bottom', 'text-margin-y': 4, width: 18, height: 18 } },
+      // Labels sit on a white plate so that the links under them do not
+      // run through the text.
+      { selector: 'node', style: { 'background-color': '#7fa7cf', label: 'data(label)', 'font-size': 10, color: '#1b1f24', 'text-valign': 'bottom', 'text-margin-y': 4, width: 18, height: 18,
+        'text-background-color': '#ffffff', 'text-background-opacity': 0.9, 'text-background-padding': 2, 'text-background-shape': 'roundrectangle', 'z-index': 10 } },
+      { selector: 'node.seed', style: { shape: 'diamond', 'background-color': '#b07cc6' } },
       { selector: 'node.pivot', style: { 'background-color': '#2f5d8a', 'border-width': 4, 'border-color': '#f0a500', width: 28, height: 28, 'font-weight': 'bold' } },
       { selector: 'node.current', style: { shape: 'round-rectangle' } },
       { selector: 'edge', style: { width: 'mapData(r, 0, 1, 1, 9)', opacity: 'mapData(r, 0, 1, 0.2, 0.95)', 'line-color': '#2f5d8a', 'curve-style': 'haystack' } },
@@ -56,7 +66,8 @@ export function histogram(el, series) {
   const opts = {
     width,
     height: 260,
-    legend: { show: true },
+    // Not live: a live legend shows the hovered values, "--" until then.
+    legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false } },
     scales: { x: { time: false, range: [0, 1] }, y: { range: (u, min, max) => [0, Math.max(1, max)] } },
     axes: [

@@ -6,7 +6,7 @@ import { call, qs } from './api.js';
 import { errorBox, go, h, link, messageOf, score, when } from './dom.js';
 
 const PAGE_MAX = 100;
-const KINDS = ['hold-match', 'disposition-due', 'duplicate-upload'];
+const KINDS = ['hold-match', 'disposition-due', 'duplicate-upload', 'hold-unenforced'];
 const STATUSES = ['open', 'approved', 'dismissed', 'executed', 'any'];
 
 // The after values of the pages before the current one, per filter, so

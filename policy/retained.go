@@ -1,0 +1,41 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// errFound stops a walk of held documents once the one sought is found.
+var errFound = errors.New("found")
+
+// HoldingMatters returns the matters whose active holds cover the object
+// version stored under the top-level index key indexKey with versionID
+// (any of its documents held: an attachment counts). The daemon asks it
+// before applying a deletion at the source: a held version stays in the
+// index, marked deleted at source, until every hold on it is released.
+func (e *Engine) HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error) {
+	holds, err := e.st.HoldsOn(ctx, Object{IndexKey: indexKey})
+	if err != nil {
+		return nil, fmt.Errorf("look up holds on %s: %w", indexKey, err)
+	}
+	var matters []string
+	for _, h := range holds {
+		if h.Status != HoldActive {
+			continue
+		}
+		err := e.st.HeldDocs(ctx, h.Matter, false, func(d HeldDoc) error {
+			if d.Object.IndexKey == indexKey && d.Object.VersionID == versionID {
+				return errFound
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errFound):
+			matters = append(matters, h.Matter)
+		case err != nil:
+			return nil, fmt.Errorf("look up documents held for %s: %w", h.Matter, err)
+		}
+	}
+	return matters, nil
+}
