@@ -80,18 +80,39 @@ func boilerplateBlock(body string, off int, ln line) int {
 }
 
 // footerLines returns how many lines the footer at the start of window
-// takes: up to the first blank line after its unsubscribe line, or after
-// maxFooterLines.
+// takes: its lines up to a blank line, or over blank lines to a line that
+// looks like more of the footer (an unsubscribe line, a list address or
+// link: Outlook double-spaces footers), at most maxFooterLines, never
+// past an attribution or header block.
 func footerLines(window []line) int {
-	n, seen := 1, strings.Contains(strings.ToLower(window[0].text), "unsubscribe")
+	n := 1
 	for ; n < len(window) && n < maxFooterLines && window[n].marker == window[0].marker; n++ {
-		blank := strings.TrimSpace(window[n].text) == ""
-		if blank && seen {
+		if strings.TrimSpace(window[n].text) != "" {
+			if maybeBoundary(window[n].text) && (attribution(window[n:]) > 0 || firstHeader(window[n:])) {
+				break
+			}
+			continue
+		}
+		next := n + 1
+		for next < len(window) && strings.TrimSpace(window[next].text) == "" {
+			next++
+		}
+		if next >= len(window) || window[next].marker != window[0].marker || !footerLike(window[next].text) {
 			break
 		}
-		seen = seen || strings.Contains(strings.ToLower(window[n].text), "unsubscribe")
 	}
 	return n
+}
+
+// footerLike reports whether s looks like a line of a list footer.
+func footerLike(s string) bool {
+	l := strings.ToLower(s)
+	for _, w := range []string{"unsubscribe", "mailing list", "listinfo", "mailman", "list-", "@lists."} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // footerStart reports whether window starts a mailing-list footer: a rule

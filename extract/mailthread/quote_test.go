@@ -124,6 +124,7 @@ func TestStripBoilerplate(t *testing.T) {
 		{"footer without its rule", "a\n>> USRP-users mailing list -- u@x\n>> To unsubscribe send an email to v@x\n>\n", "a\n"},
 		{"footer on one line", "a\n> ____ L mailing list -- l@x To unsubscribe send an email to m@x\n", "a\n"},
 		{"double-spaced footer", "a\n\n____________________________\n\nL mailing list -- l@x\n\nTo unsubscribe send an email to m@x\n\nINTERNAL\n", "a\n\n\nINTERNAL\n"},
+		{"footer ends before an attribution", "a\n" + strings.Repeat("_", 30) + "\nL mailing list\nl@lists.x.org\nhttps://lists.x.org/mailman/listinfo/l\n\nOn Thu, Rosa wrote:\nZoë,\n", "a\n\nOn Thu, Rosa wrote:\nZoë,\n"},
 		{"rule alone is kept", "a\n" + strings.Repeat("_", 30) + "\nb\n", "a\n" + strings.Repeat("_", 30) + "\nb\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
