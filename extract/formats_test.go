@@ -241,7 +241,7 @@ func TestFormats(t *testing.T) {
 			"\nFrom carol@example.com Wed Jan  3 00:00:00 2024\n" + string(simpleEML("carol@example.com", "third", "Body three"))),
 			want: want{media: mediaMBOX, children: []string{"message 1", "message 2", "message 3"}, extra: map[string]string{"messages": "3"},
 				check: func(t *testing.T, d *Document) {
-					if len(d.Children) == 3 && (d.Children[0].Meta.Subject != "first" || !strings.Contains(d.Children[0].Text, "\nFrom the start, escaped.") || d.Children[2].Text != "Body three\n") {
+					if len(d.Children) == 3 && (d.Children[0].Meta.Subject != "first" || !strings.Contains(d.Children[0].Text, "\nFrom the start, escaped.") || d.Children[2].Text != "third\n\nBody three\n") {
 						t.Errorf("messages: %q / %q", d.Children[0].Text, d.Children[2].Text)
 					}
 				}}},

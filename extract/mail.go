@@ -18,6 +18,27 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
+
+	"github.com/simdex/simdex/extract/mailthread"
+)
+
+// Version is the version of the texts Extract produces: a text extracted
+// by another version may differ for the same bytes, so a store that keeps
+// texts or fingerprints made from them can tell which to make again.
+//
+//   - 1: the first texts.
+//   - 2: an e-mail's text starts with its subject, cleaned of reply,
+//     forward and list tags, and leaves out signature blocks and
+//     mailing-list footers (mailthread.StripBoilerplate).
+const Version = 2
+
+// Metadata.Extra keys set on e-mail messages.
+const (
+	// ExtraThreadID is the thread key the message's headers give
+	// (mailthread.Key): messages whose headers are complete share it.
+	ExtraThreadID = "thread_id"
+	// ExtraDraft is "true" on an unsent message (X-Unsent: 1).
+	ExtraDraft = "draft"
 )
 
 // maxMIMEDepth bounds the nesting of multiparts inside one message.
@@ -41,9 +62,37 @@ func parseEML(p *parser, data []byte) {
 	}
 	mailMeta(p, msg.Header)
 	m := &mailParser{p: p}
-	m.entity(textproto.MIMEHeader(msg.Header), msg.Body, 0)
+	reviewerText(p, func() {
+		m.entity(textproto.MIMEHeader(msg.Header), msg.Body, 0)
+	})
 	if m.err != nil {
 		p.fail("read body", m.err)
+	}
+}
+
+// reviewerText writes a message's text as a reviewer reads it: its
+// subject, cleaned of reply, forward and list tags, then what body writes,
+// without signatures and list footers. Every e-mail format (EML, PST and
+// OST items) writes its text through it, so that one message has one text
+// whatever container it came in.
+func reviewerText(p *parser, body func()) {
+	if s := mailthread.Subject(p.d.Meta.Subject); s != "" {
+		p.text.addString(s)
+		p.text.addString("\n\n")
+	}
+	start := p.text.Len()
+	body()
+	stripBoilerplate(p, start)
+}
+
+// stripBoilerplate removes signatures and list footers from the body text
+// written from start on (see mailthread.StripBoilerplate), and the blank
+// lines that end the text.
+func stripBoilerplate(p *parser, start int) {
+	body := mailthread.StripBoilerplate(string(p.text.b[start:]))
+	p.text.b = append(p.text.b[:start], strings.TrimRight(body, " \t\r\n")...)
+	if len(p.text.b) > 0 {
+		p.text.addByte('\n')
 	}
 }
 
@@ -66,6 +115,15 @@ func mailMeta(p *parser, h mail.Header) {
 	m.InReplyTo = strings.TrimSpace(h.Get("In-Reply-To"))
 	if refs := strings.Join(strings.Fields(h.Get("References")), " "); refs != "" {
 		p.d.setExtra("references", refs)
+	}
+	if strings.TrimSpace(h.Get("X-Unsent")) == "1" {
+		p.d.setExtra(ExtraDraft, "true")
+	}
+	key := mailthread.Key(mailthread.Header{
+		MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: h.Get("References"), Subject: m.Subject,
+	})
+	if key != "" {
+		p.d.setExtra(ExtraThreadID, key)
 	}
 	if d := strings.TrimSpace(h.Get("Date")); d != "" {
 		if t, ok := parseMailDate(d); ok {

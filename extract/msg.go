@@ -148,7 +148,9 @@ func readMSG(p *parser, f *cfb, st int) {
 		p.d.setExtra("bcc", strings.Join(recips[3], ", "))
 	}
 	mp := &mailParser{p: p}
-	o.body(p, mp)
+	// Its text as its EML twin's: the cleaned subject first, no
+	// signature or list footer.
+	reviewerText(p, func() { o.body(p, mp) })
 	o.attachments(p, mp)
 	if mp.err != nil {
 		p.fail("read body", mp.err)

@@ -110,11 +110,11 @@ func TestMSGEmbedded(t *testing.T) {
 	inner := makeMSGNodes(msgEmbeddedHeader, "inner subject", "inner body")
 	x := newTestExtractor(t, DefaultLimits())
 	d := extractBytes(t, x, "a.msg", "", buildCFB(makeMSGNodes(msgTopHeader, "top", "top body", inner), nil))
-	if d.Err != nil || d.Text != "top body" || len(d.Children) != 1 {
+	if d.Err != nil || d.Text != "top\n\ntop body\n" || len(d.Children) != 1 {
 		t.Fatalf("top: %v %q %d children", d.Err, d.Text, len(d.Children))
 	}
 	c := d.Children[0]
-	if c.Name != "attached 0.msg" || c.MediaType != mediaMSG || c.Text != "inner body" || c.Meta.Subject != "inner subject" || c.Err != nil || c.Size == 0 {
+	if c.Name != "attached 0.msg" || c.MediaType != mediaMSG || c.Text != "inner subject\n\ninner body\n" || c.Meta.Subject != "inner subject" || c.Err != nil || c.Size == 0 {
 		t.Errorf("child: %q %s %q %q %v %d", c.Name, c.MediaType, c.Text, c.Meta.Subject, c.Err, c.Size)
 	}
 
@@ -127,7 +127,7 @@ func TestMSGEmbedded(t *testing.T) {
 			}
 		})
 		d := extractBytes(t, x, "a.msg", "", data)
-		if d.Text != "top body" || len(d.Children) != 1 || !errors.Is(d.Children[0].Err, ErrMalformed) {
+		if d.Text != "top\n\ntop body\n" || len(d.Children) != 1 || !errors.Is(d.Children[0].Err, ErrMalformed) {
 			t.Fatalf("%q, %d children, %v", d.Text, len(d.Children), d.Children)
 		}
 		t.Logf("%v", d.Children[0].Err)
@@ -187,7 +187,7 @@ func rtfMSGNodes() []*cfbNode {
 func TestMSGRTFBody(t *testing.T) {
 	x := newTestExtractor(t, DefaultLimits())
 	d := extractBytes(t, x, "a.msg", "", buildCFB(rtfMSGNodes(), nil))
-	if d.Err != nil || d.Text != "hello world" || d.Meta.From != "A <a@example.com>" || d.Meta.Subject != "s" || d.Meta.Date.IsZero() {
+	if d.Err != nil || d.Text != "s\n\nhello world\n" || d.Meta.From != "A <a@example.com>" || d.Meta.Subject != "s" || d.Meta.Date.IsZero() {
 		t.Errorf("%v %q %+v", d.Err, d.Text, d.Meta)
 	}
 	if len(d.Children) != 1 || d.Children[0].Name != "a.txt" || d.Children[0].Text != "attached text" {
@@ -236,7 +236,7 @@ func TestMSGPropertyHeaders(t *testing.T) {
 	x := newTestExtractor(t, DefaultLimits())
 	d := extractBytes(t, x, "a.msg", "", buildCFB(nodes, nil))
 	m := d.Meta
-	if d.Err != nil || strings.TrimSpace(d.Text) != "Hello HTML café" {
+	if d.Err != nil || strings.TrimSpace(d.Text) != "Quarterly réport\n\nHello HTML café" {
 		t.Errorf("%v %q", d.Err, d.Text)
 	}
 	if m.From != "Sénder Name <s@example.com>" || !slices.Equal(m.To, []string{"To Person <to@example.com>"}) ||

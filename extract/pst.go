@@ -328,6 +328,11 @@ func (x *pstReader) item(c *parser, o *pstObject, props map[uint16]pstProp) {
 		x.appointment(c, o, props)
 	case strings.HasPrefix(cls, "ipm.task"):
 		x.task(c, o, props)
+	case cls == "", strings.HasPrefix(cls, "ipm.note"), strings.HasPrefix(cls, "ipm.post"):
+		// A message: its text as its EML's (reviewerText).
+		reviewerText(c, func() { x.body(c, o, props) })
+		x.attachments(c, o)
+		return
 	}
 	x.body(c, o, props)
 	x.attachments(c, o)

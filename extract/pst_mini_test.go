@@ -162,11 +162,11 @@ func TestPSTAttachedMessage(t *testing.T) {
 		t.Fatalf("mailbox: %v, %q, %d items", d.Err, d.Meta.Title, len(d.Children))
 	}
 	msg := d.Children[0]
-	if msg.Name != "Inbox/Outer" || msg.Text != "outer body" || len(msg.Children) != 2 {
+	if msg.Name != "Inbox/Outer" || msg.Text != "Outer\n\nouter body\n" || len(msg.Children) != 2 {
 		t.Fatalf("message %q %q, %d children, %v", msg.Name, msg.Text, len(msg.Children), msg.Err)
 	}
 	fwd, file := msg.Children[0], msg.Children[1]
-	if fwd.Name != "fwd.msg" || fwd.MediaType != mediaOutlook || fwd.Meta.Subject != "Inner" || fwd.Text != "inner body" || len(fwd.Path) != 3 {
+	if fwd.Name != "fwd.msg" || fwd.MediaType != mediaOutlook || fwd.Meta.Subject != "Inner" || fwd.Text != "Inner\n\ninner body\n" || len(fwd.Path) != 3 {
 		t.Errorf("attached message: %+v", fwd)
 	}
 	if file.Name != "a.txt" || file.Text != "attached text" || file.Err != nil {

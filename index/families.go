@@ -8,7 +8,10 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"golang.org/x/sync/errgroup"
@@ -202,9 +205,12 @@ type Analysis struct {
 	// Documents are every stored document by id.
 	Documents map[DocID]*Record
 	// Identical are sets of two or more documents with identical text,
-	// reported apart from near-copies (KDD'05 §2.4).
+	// reported apart from near-copies (KDD'05 §2.4); texts of fewer than
+	// Options.MinWords words are left out.
 	Identical [][]DocID
-	// Pairs are the reported near-copy pairs of contents.
+	// Pairs are the reported near-copy pairs of contents, none with a text
+	// of fewer than Options.MinWords words; pairs with a text under
+	// MaxMinWords words are scored exactly when their texts are kept.
 	Pairs []Pair
 	// Families are near-copy families, largest first.
 	Families []Family
@@ -285,6 +291,10 @@ func (ix *Index) analyseInvolving(ctx context.Context, th Thresholds, docs []Doc
 		an.ByContent[r.Content] = append(an.ByContent[r.Content], r.ID)
 	}
 	an.Identical = identicalSets(an.ByContent, of)
+	dropShort(an, ix.opts.MinWords)
+	if err := ix.rescoreShort(ctx, an, th); err != nil {
+		return nil, fmt.Errorf("analyse: %w", err)
+	}
 	an.Families = families(an)
 	return an, nil
 }
@@ -314,6 +324,10 @@ func (ix *Index) analyse(ctx context.Context, th Thresholds, docs map[DocID]bool
 	}
 	var err error
 	if an.Pairs, err = ix.pairs(ctx, th, involving, nil); err != nil {
+		return nil, fmt.Errorf("analyse: %w", err)
+	}
+	dropShort(an, ix.opts.MinWords)
+	if err := ix.rescoreShort(ctx, an, th); err != nil {
 		return nil, fmt.Errorf("analyse: %w", err)
 	}
 	an.Families = families(an)
@@ -448,4 +462,75 @@ func textSize(an *Analysis, c ContentID) int64 {
 		return an.Documents[docs[0]].TextSize
 	}
 	return 0
+}
+
+// MetaWords is the metadata key of a text's word count, recorded when it
+// is below MaxMinWords: texts with fewer than Options.MinWords words stay
+// out of identical sets and families. A document stored without it has
+// at least MaxMinWords words, or was stored before words were counted.
+const MetaWords = "text_words"
+
+// MaxMinWords bounds Options.MinWords: words are counted up to it only,
+// so that counting costs nothing on all but the shortest texts.
+const MaxMinWords = 64
+
+// withWords returns meta with MetaWords set when text has fewer than
+// MaxMinWords words; meta itself is not changed (the caller's map).
+func withWords(meta map[string]string, text []byte) map[string]string {
+	n := countWords(text, MaxMinWords)
+	if n >= MaxMinWords {
+		return meta
+	}
+	out := make(map[string]string, len(meta)+1)
+	maps.Copy(out, meta)
+	out[MetaWords] = strconv.Itoa(n)
+	return out
+}
+
+// countWords counts the words of text, maximal runs of letters and
+// digits, up to limit.
+func countWords(text []byte, limit int) int {
+	n, in := 0, false
+	for i := 0; i < len(text) && n < limit; {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(text[i:])
+		}
+		w := r < utf8.RuneSelf && (r|0x20 >= 'a' && r|0x20 <= 'z' || r >= '0' && r <= '9') ||
+			r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+		if w && !in {
+			n++
+		}
+		in = w
+		i += size
+	}
+	return n
+}
+
+// short reports whether content c has fewer than minWords words.
+func short(an *Analysis, c ContentID, minWords int) bool {
+	if minWords == 0 {
+		return false
+	}
+	for _, d := range an.ByContent[c] {
+		if v, ok := an.Documents[d].Meta[MetaWords]; ok {
+			n, err := strconv.Atoi(v)
+			return err == nil && n < minWords
+		}
+	}
+	return false
+}
+
+// dropShort removes from an the identical sets and pairs of texts with
+// fewer than minWords words, before families are formed.
+func dropShort(an *Analysis, minWords int) {
+	if minWords == 0 {
+		return
+	}
+	an.Identical = slices.DeleteFunc(an.Identical, func(set []DocID) bool {
+		return short(an, an.Documents[set[0]].Content, minWords)
+	})
+	an.Pairs = slices.DeleteFunc(an.Pairs, func(p Pair) bool {
+		return short(an, p.A, minWords) || short(an, p.B, minWords)
+	})
 }

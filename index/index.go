@@ -189,6 +189,7 @@ func (ix *Index) Prepare(ctx context.Context, inputs []Input) *Prepared {
 				results[i].Err = err
 			} else {
 				e.Fingerprint = fp
+				e.Doc.Meta = withWords(e.Doc.Meta, in.Text)
 				e.Bands = sketch.Bands(ix.opts.Sketch, fp.MinHash, nil)
 				if ix.opts.KeepText {
 					e.Text = in.Text

@@ -77,6 +77,13 @@ type Options struct {
 	// shared pieces are stored once (a sixth of the 50,000-file benchmark
 	// corpus). Default false; the daemon turns it on.
 	KeepText bool `mapstructure:"keep_text"`
+	// MinWords: a text of fewer words (runs of letters and digits) never
+	// joins an identical set, a near-copy pair or a family in an analysis
+	// (Analyse, AnalyseInvolving): "Thanks!", "+1" or "Looks good" are
+	// written alike by many who never saw each other's messages. Similar
+	// still finds them. 0 keeps them all. Default 8, at most
+	// MaxMinWords.
+	MinWords int `mapstructure:"min_words"`
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger `mapstructure:"-"`
 }
@@ -94,6 +101,7 @@ func DefaultOptions() Options {
 		AnchorShare:         0.5,
 		AnchorCandidates:    200,
 		MaxBatch:            256,
+		MinWords:            8,
 	}
 }
 
@@ -126,6 +134,9 @@ func (o Options) Validate() error {
 	}
 	if o.AnchorCandidates < 0 {
 		errs = append(errs, fmt.Errorf("anchor_candidates: %d is negative", o.AnchorCandidates))
+	}
+	if o.MinWords < 0 || o.MinWords > MaxMinWords {
+		errs = append(errs, fmt.Errorf("min_words: %d is not in [0, %d]", o.MinWords, MaxMinWords))
 	}
 	if o.MaxBatch < 1 {
 		errs = append(errs, fmt.Errorf("max_batch: %d is below 1", o.MaxBatch))

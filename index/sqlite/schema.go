@@ -134,4 +134,12 @@ CREATE TABLE IF NOT EXISTS text_pieces (
 	len   INTEGER NOT NULL
 );
 `,
+	// 9: e-mail messages found by thread key and by Message-ID
+	// (threads.go, index.Index.Thread).
+	`
+CREATE INDEX IF NOT EXISTS documents_thread ON documents(json_extract(meta, '$.thread_id'))
+	WHERE json_extract(meta, '$.thread_id') IS NOT NULL;
+CREATE INDEX IF NOT EXISTS documents_message_id ON documents(json_extract(meta, '$.message_id'))
+	WHERE json_extract(meta, '$.message_id') IS NOT NULL;
+`,
 }
