@@ -175,8 +175,11 @@ type IndexConfig struct {
 	CandidateHamming int              `mapstructure:"candidate_hamming"`
 	AnchorShare      float64          `mapstructure:"anchor_share"`
 	AnchorCandidates int              `mapstructure:"anchor_candidates"`
-	Chunk            ChunkConfig      `mapstructure:"chunk"`
-	Sketch           SketchConfig     `mapstructure:"sketch"`
+	// MinWords: texts of fewer words form no identical sets, pairs or
+	// families (index.Options.MinWords; 0 turns it off).
+	MinWords int          `mapstructure:"min_words"`
+	Chunk    ChunkConfig  `mapstructure:"chunk"`
+	Sketch   SketchConfig `mapstructure:"sketch"`
 }
 
 // ThresholdsConfig mirrors index.Thresholds.
@@ -241,6 +244,7 @@ func DefaultConfig() Config {
 				Hamming:     io.Thresholds.Hamming,
 			},
 			TemplateShare:    io.TemplateShare,
+			MinWords:         io.MinWords,
 			TemplateMin:      io.TemplateMinContents,
 			MaxChunkContents: io.MaxChunkContents,
 			CandidateHamming: io.CandidateHamming,
@@ -271,6 +275,7 @@ func (c *Config) IndexOptions() index.Options {
 	o.CandidateHamming = ic.CandidateHamming
 	o.AnchorShare = ic.AnchorShare
 	o.AnchorCandidates = ic.AnchorCandidates
+	o.MinWords = ic.MinWords
 	o.KeepText = ic.KeepText
 	if ic.MaxBatch > 0 {
 		o.MaxBatch = ic.MaxBatch

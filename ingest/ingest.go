@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/extract/mailthread"
 	"github.com/simdex/simdex/index"
 )
 
@@ -164,6 +165,7 @@ func checkNames(obj Object) error {
 // prepare flattens the extracted doc of obj into inputs and fingerprints
 // them.
 func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Document) *Prepared {
+	in.resolveThreads(ctx, doc)
 	top := index.Doc{
 		Key: obj.Key, VersionID: obj.VersionID, Name: obj.Name, Source: obj.Source,
 		Idempotency: obj.Idempotency, ModTime: obj.ModTime, KeepVersions: obj.KeepVersions,
@@ -171,6 +173,35 @@ func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Docume
 	out := &Outcome{}
 	out.Err = flatten(doc, top, obj.Meta, -1, &out.Inputs)
 	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}
+}
+
+// resolveThreads gives each e-mail message of doc's tree the thread of
+// the messages it answers when the index holds them (their thread may
+// have been filed under a key the reply's own headers do not give, such
+// as the subject of a parent whose References were stripped), or of the
+// message its quoted text comes from when it has no reply headers at all.
+// Where the index does not know, the key from the message's own headers
+// stays. A failed look-up keeps it too: the thread is a reviewer's aid,
+// and the next delivery of the object resolves it again.
+func (in *Ingester) resolveThreads(ctx context.Context, doc *extract.Document) {
+	f, ok := in.ix.(mailthread.Finder)
+	if !ok || doc == nil {
+		return
+	}
+	var walk func(d *extract.Document)
+	walk = func(d *extract.Document) {
+		m := d.Meta
+		if m.Extra[extract.ExtraThreadID] != "" {
+			h := mailthread.Header{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.Extra["references"], Subject: m.Subject}
+			if key, err := mailthread.Resolve(ctx, f, h, d.Text); err == nil && key != "" {
+				d.Meta.Extra[extract.ExtraThreadID] = key
+			}
+		}
+		for _, c := range d.Children {
+			walk(c)
+		}
+	}
+	walk(doc)
 }
 
 // Err is the object's extraction error, if any, as Outcome.Err will be: a

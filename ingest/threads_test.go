@@ -1,0 +1,35 @@
+package ingest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
+)
+
+// TestReplyWithoutHeadersJoinsItsParentsThread: a reply whose client
+// stripped In-Reply-To and References, and changed the subject, is filed
+// in the thread of the message its quoted text comes from, found in the
+// index, not in a thread of its own.
+func TestReplyWithoutHeadersJoinsItsParentsThread(t *testing.T) {
+	ing, st := newIngester(t)
+	ctx := context.Background()
+	body := strings.Repeat("The quarterly budget for the Rotterdam office moves to the shared ledger from March onwards. ", 6)
+	parent := "From: Ann <ann@example.com>\r\nTo: Bo <bo@example.com>\r\nSubject: Budget\r\nMessage-ID: <p1@example.com>\r\n\r\n" + body + "\r\n"
+	quoted := "> " + strings.ReplaceAll(strings.TrimSpace(body), ". ", ".\r\n> ")
+	reply := "From: Bo <bo@example.com>\r\nTo: Ann <ann@example.com>\r\nSubject: changed plans\r\n\r\nAgreed, with one change to the dates.\r\n\r\nOn Mon, Ann wrote:\r\n" + quoted + "\r\n"
+	for key, eml := range map[string]string{"parent.eml": parent} {
+		if _, err := ing.Ingest(ctx, ingest.Object{Key: key, Name: key, Idempotency: key, Body: strings.NewReader(eml)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ing.Ingest(ctx, ingest.Object{Key: "reply.eml", Name: "reply.eml", Idempotency: "reply.eml", Body: strings.NewReader(reply)}); err != nil {
+		t.Fatal(err)
+	}
+	p, r := stored(t, st, "parent.eml"), stored(t, st, "reply.eml")
+	if p.Meta[index.MetaThreadID] == "" || r.Meta[index.MetaThreadID] != p.Meta[index.MetaThreadID] {
+		t.Fatalf("thread of the parent %q, of the reply %q: want one thread", p.Meta[index.MetaThreadID], r.Meta[index.MetaThreadID])
+	}
+}
