@@ -159,6 +159,7 @@ func TestEveryRoleAgainstEveryEndpoint(t *testing.T) {
 		"GET /api/v1/documents/{id}/children":        {fmt.Sprintf("/api/v1/documents/%d/children", doc), nil},
 		"GET /api/v1/documents/{id}/text":            {fmt.Sprintf("/api/v1/documents/%d/text", doc), nil},
 		"GET /api/v1/documents/{id}/family":          {fmt.Sprintf("/api/v1/documents/%d/family", doc), nil},
+		"GET /api/v1/documents/{id}/thread":          {fmt.Sprintf("/api/v1/documents/%d/thread", doc), nil}, // not a message: 404
 		"GET /api/v1/documents":                      {"/api/v1/documents?key=none", nil},
 		"GET /api/v1/search":                         {"/api/v1/search?q=contract", nil},
 		"GET /api/v1/diff":                           {fmt.Sprintf("/api/v1/diff?a=%d&b=%d", doc, other), nil},

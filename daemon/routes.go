@@ -93,6 +93,8 @@ func (a *api) routes() []route {
 		{method: "GET", path: "/api/v1/documents/{id}", summary: "A stored document version", perm: auth.PermDocumentsRead, handler: a.document, resp: Document{}},
 		{method: "GET", path: "/api/v1/documents/{id}/children", summary: "The attachments and archive members directly inside a document", perm: auth.PermDocumentsRead, handler: a.children, resp: documentsAnswer{}},
 		{method: "GET", path: "/api/v1/documents/{id}/text", summary: "A document's extracted text (text/plain)", perm: auth.PermDocumentsRead, handler: a.text},
+		{method: "GET", path: "/api/v1/documents/{id}/thread", summary: "A message's e-mail thread in date order, each message marked inclusive or not (inclusive=true: the inclusive ones only)",
+			query: []string{"inclusive"}, perm: auth.PermDocumentsRead, handler: a.thread, resp: ThreadResponse{}},
 		{method: "GET", path: "/api/v1/documents/{id}/family", summary: "A document's near-copy family: members, pivot and the scored pairs between them",
 			query: []string{"limit", "resemblance", "containment"}, perm: auth.PermFamiliesRead, handler: a.family, resp: FamilyResponse{}, search: true},
 		{method: "GET", path: "/api/v1/documents", summary: "The stored versions of an index key, newest first", query: []string{"key*"}, perm: auth.PermDocumentsRead, handler: a.documentsByKey, resp: documentsAnswer{}},

@@ -463,7 +463,7 @@ func crafty(s string) *Row {
 	return &Row{
 		DocID: 7, Key: s, Name: s, Source: s, VersionID: s, AttachmentPath: s, MediaType: s, ExtractionError: s,
 		InFamily: true, NDFamilyID: 1, NDPivotID: 1, NDSimilarity: 87.25, NDContainment: 99.99,
-		From: s, To: s, Cc: s, Date: s, Subject: s, MessageID: s,
+		From: s, To: s, Cc: s, Date: s, Subject: s, MessageID: s, DeletedAtSourceEvent: s,
 		IndexedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 }

@@ -37,7 +37,7 @@ var ownColumns = map[string]bool{
 	"Native_SHA_256": true, "NativeSize": true, "TextSize": true,
 	"ModTime": true, "IndexedAt": true,
 	"ND_FamilyID": true, "ND_PivotID": true, "ND_IsPivot": true, "ND_Similarity": true, "ND_Containment": true,
-	"ExactDupGroup": true,
+	"ExactDupGroup": true, "EmailThreadID": true, "Inclusive": true, "InclusiveReason": true, "DeletedAtSource": true,
 }
 
 // isText reports, by position in Columns, which columns are text.

@@ -39,6 +39,7 @@ func withText(t *testing.T, col, v string) *Row {
 		"Key": &r.Key, "Name": &r.Name, "Source": &r.Source, "VersionID": &r.VersionID,
 		"AttachmentPath": &r.AttachmentPath, "MediaType": &r.MediaType, "ExtractionError": &r.ExtractionError,
 		"From": &r.From, "To": &r.To, "Cc": &r.Cc, "Date": &r.Date, "Subject": &r.Subject, "MessageID": &r.MessageID,
+		"DeletedAtSourceEvent": &r.DeletedAtSourceEvent,
 	}
 	var text []string
 	for i, c := range Columns {

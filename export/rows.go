@@ -24,6 +24,8 @@ var Columns = []string{
 	"ND_FamilyID", "ND_PivotID", "ND_IsPivot", "ND_Similarity", "ND_Containment",
 	"ExactDupGroup",
 	"From", "To", "Cc", "Date", "Subject", "MessageID",
+	"EmailThreadID", "Inclusive", "InclusiveReason",
+	"DeletedAtSource", "DeletedAtSourceEvent",
 }
 
 // PathSeparator joins the elements of a document's path in AttachmentPath;
@@ -68,6 +70,20 @@ type Row struct {
 
 	// E-mail metadata, from index.Doc.Meta.
 	From, To, Cc, Date, Subject, MessageID string
+
+	// EmailThreadID is the message's thread (index.Thread.ID), empty for a
+	// document that is not an e-mail message. Inclusive says whether no
+	// later message of the thread holds all of it (reviewing the inclusive
+	// messages covers the thread), InclusiveReason why ("Message",
+	// "Attachment", "Draft"); both apply only with an EmailThreadID.
+	EmailThreadID   string
+	Inclusive       bool
+	InclusiveReason string
+
+	// DeletedAtSource is when the source deleted a document that a legal
+	// hold keeps in the index, and DeletedAtSourceEvent the event that
+	// reported it; empty otherwise.
+	DeletedAtSource, DeletedAtSourceEvent string
 }
 
 // Values returns the row's fields as strings, in Columns order.
@@ -93,7 +109,16 @@ func (r *Row) AppendValues(dst []string) []string {
 	} else {
 		dst = append(dst, "", "", "", "", "")
 	}
-	return append(dst, id(r.ExactDupGroup), r.From, r.To, r.Cc, r.Date, r.Subject, r.MessageID)
+	dst = append(dst, id(r.ExactDupGroup), r.From, r.To, r.Cc, r.Date, r.Subject, r.MessageID, r.EmailThreadID)
+	switch {
+	case r.EmailThreadID == "":
+		dst = append(dst, "", "")
+	case r.Inclusive:
+		dst = append(dst, "yes", r.InclusiveReason)
+	default:
+		dst = append(dst, "no", "")
+	}
+	return append(dst, r.DeletedAtSource, r.DeletedAtSourceEvent)
 }
 
 func id(v index.DocID) string {
@@ -189,6 +214,7 @@ func Rows(ctx context.Context, eng Engine, an *index.Analysis, th index.Threshol
 		}
 	}
 	slices.Sort(ids)
+	threads := newThreadMarks(eng)
 	var row Row
 	for i, d := range ids {
 		if i%1024 == 0 {
@@ -220,6 +246,12 @@ func Rows(ctx context.Context, eng Engine, an *index.Analysis, th index.Threshol
 			Date:            rec.Meta[metaDate],
 			Subject:         rec.Meta[metaSubject],
 			MessageID:       rec.Meta[metaMessageID],
+
+			DeletedAtSource:      rec.Meta[index.MetaDeletedAtSource],
+			DeletedAtSourceEvent: rec.Meta[index.MetaDeletedAtSourceEvent],
+		}
+		if err := threads.mark(ctx, rec, &row); err != nil {
+			return err
 		}
 		if n, ok := nd[d]; ok {
 			row.InFamily = true

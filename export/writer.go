@@ -248,6 +248,11 @@ type jsonRow struct {
 	Date            string      `json:"Date,omitempty"`
 	Subject         string      `json:"Subject,omitempty"`
 	MessageID       string      `json:"MessageID,omitempty"`
+	EmailThreadID   string      `json:"EmailThreadID,omitempty"`
+	Inclusive       *bool       `json:"Inclusive,omitempty"`
+	InclusiveReason string      `json:"InclusiveReason,omitempty"`
+	DeletedAtSource string      `json:"DeletedAtSource,omitempty"`
+	DeletedAtEvent  string      `json:"DeletedAtSourceEvent,omitempty"`
 }
 
 // jsonlWriter writes one JSON object per line. encoding/json replaces
@@ -272,6 +277,11 @@ func (j *jsonlWriter) Write(r *Row) error {
 		ModTime: stamp(r.ModTime), IndexedAt: stamp(r.IndexedAt), ExtractionError: r.ExtractionError,
 		ExactDupGroup: r.ExactDupGroup,
 		From:          r.From, To: r.To, Cc: r.Cc, Date: r.Date, Subject: r.Subject, MessageID: r.MessageID,
+		DeletedAtSource: r.DeletedAtSource, DeletedAtEvent: r.DeletedAtSourceEvent,
+	}
+	if r.EmailThreadID != "" {
+		inclusive := r.Inclusive
+		o.EmailThreadID, o.Inclusive, o.InclusiveReason = r.EmailThreadID, &inclusive, r.InclusiveReason
 	}
 	if r.InFamily {
 		pivot, sim, cont := r.NDIsPivot, roundPercent(r.NDSimilarity), roundPercent(r.NDContainment)

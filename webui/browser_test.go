@@ -607,6 +607,38 @@ func TestBrowserReview(t *testing.T) {
 		b.wait("the sign-in page after a 401", `document.body.dataset.view === 'signin' && sessionStorage.getItem('simdex.token') === null`)
 	})
 
+	step(t, "e-mail thread", func(t *testing.T) {
+		b.t = t
+		body := strings.Repeat("The shipment of spare turbine blades waits for the customs papers from Antwerp. ", 5)
+		s.drop(t, "blades.eml", "From: Ann <ann@example.com>\r\nTo: Bo <bo@example.com>\r\nSubject: Blades\r\nDate: Mon, 2 Mar 2026 09:00:00 +0000\r\nMessage-ID: <p9@example.com>\r\n\r\n"+body+"\r\n")
+		s.drop(t, "re-blades.eml", "From: Bo <bo@example.com>\r\nTo: Ann <ann@example.com>\r\nSubject: Re: Blades\r\nDate: Mon, 2 Mar 2026 11:00:00 +0000\r\nMessage-ID: <r9@example.com>\r\nIn-Reply-To: <p9@example.com>\r\n\r\nI will tell the warehouse in Ghent today.\r\n\r\nOn Mon, Ann wrote:\r\n> "+
+			strings.ReplaceAll(strings.TrimSpace(body), ". ", ".\r\n> ")+"\r\n")
+		var reply int64
+		waitFor(t, 60*time.Second, "both messages indexed", func() bool {
+			docs := s.search(t, admin, "blades.eml")
+			for _, d := range docs {
+				if d.Name == "re-blades.eml" {
+					reply = d.ID
+				}
+			}
+			return len(docs) == 2 && reply != 0
+		})
+		b.signIn(admin)
+		b.goTo(fmt.Sprintf("#/documents/%d", reply))
+		b.wait("the thread", `document.querySelectorAll('table.thread tbody tr').length === 2`)
+		incl := eval[[]string](b, `[...document.querySelectorAll('table.thread tbody tr')].map(r => r.dataset.inclusive)`)
+		if !slices.Equal(incl, []string{"false", "true"}) {
+			t.Errorf("inclusive marks in date order = %v, want the parent contained and the reply inclusive", incl)
+		}
+		b.do("keep the inclusive messages", chromedp.Click(chromedp.CSS("#thread-inclusive")))
+		if shown := eval[int](b, `[...document.querySelectorAll('table.thread tbody tr')].filter(r => !r.hidden).length`); shown != 1 {
+			t.Errorf("%d messages shown with 'inclusive only', want 1", shown)
+		}
+		b.snapshot("thread")
+		b.do("sign out", chromedp.Click(chromedp.CSS("#signout")))
+		b.wait("the sign-in page", `document.body.dataset.view === 'signin'`)
+	})
+
 	step(t, "hostile names are text", func(t *testing.T) {
 		b.t = t
 		b.signIn(admin)

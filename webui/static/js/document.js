@@ -40,6 +40,13 @@ export async function documentView(ctx) {
     parentBox.replaceChildren(doc.parent
       ? h('p', {}, 'Inside ', link(`#/documents/${doc.parent}`, `document ${doc.parent}`, { id: 'parent-link' }), doc.path && doc.path.length > 1 ? ` as ${doc.path.join(' / ')}` : '')
       : h('p', { class: 'muted' }, 'A top-level document (no parent).'));
+    if (doc.meta && doc.meta.thread_id) {
+      const thread = h('section', { id: 'thread', 'aria-labelledby': 'thread-h' }, h('h2', { id: 'thread-h' }, 'E-mail thread'), h('p', { class: 'muted' }, 'Loading…'));
+      similar.before(thread);
+      call(`/documents/${id}/thread`).then((t) => renderThread(thread, t, id)).catch((e) => {
+        if (e.status !== 401) thread.replaceChildren(h('h2', { id: 'thread-h' }, 'E-mail thread'), errorBox(e));
+      });
+    }
     if (doc.parent) {
       call(`/documents/${doc.parent}`).then((p) => {
         const a = parentBox.querySelector('#parent-link');
@@ -148,4 +155,32 @@ function renderDistribution(section, edges, matches) {
   } catch (e) {
     chart.replaceWith(errorBox(new Error(`The histogram cannot be drawn here: ${e.message}`)));
   }
+}
+
+/**
+ * renderThread lists a thread's messages in date order, the inclusive ones
+ * marked: reviewing those covers the whole thread. A box keeps only them.
+ */
+function renderThread(section, t, id) {
+  const msgs = t.messages || [];
+  const rows = msgs.map((m) => {
+    const d = m.document;
+    const name = d.meta && d.meta.subject ? d.meta.subject : d.name || d.key;
+    return h('tr', { dataset: { id: String(d.id), inclusive: String(m.inclusive) } },
+      h('td', {}, (d.meta && d.meta.date) || ''),
+      h('td', {}, (d.meta && d.meta.from) || ''),
+      h('td', { class: 'name' }, d.id === id ? h('strong', {}, name) : link(`#/documents/${d.id}`, name)),
+      h('td', {}, m.inclusive ? `inclusive (${m.reason})` : (m.contained_in ? h('span', {}, 'in ', link(`#/documents/${m.contained_in}`, `document ${m.contained_in}`)) : 'contained later')));
+  });
+  const only = h('input', { type: 'checkbox', id: 'thread-inclusive' });
+  const body = table(['Date', 'From', 'Message', 'Inclusive'], rows, { class: 'thread' });
+  only.addEventListener('change', () => {
+    for (const tr of body.querySelectorAll('tbody tr')) tr.hidden = only.checked && tr.dataset.inclusive !== 'true';
+  });
+  const inclusive = msgs.filter((m) => m.inclusive).length;
+  section.replaceChildren(
+    h('h2', { id: 'thread-h' }, `E-mail thread (${msgs.length} message${msgs.length === 1 ? '' : 's'}, ${inclusive} inclusive)`),
+    h('p', { class: 'muted' }, `Thread ${t.id}. A message is inclusive when no later message of the thread holds all of its text and attachments: reviewing the inclusive messages covers the thread.${t.hidden ? ` ${t.hidden} message(s) outside your matters are not shown.` : ''}`),
+    h('label', { class: 'check' }, only, ' Inclusive messages only'),
+    body);
 }
