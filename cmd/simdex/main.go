@@ -99,7 +99,8 @@ func newRoot(g *globals) *cobra.Command {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	g := &globals{}
-	err := newRoot(g).ExecuteContext(ctx)
+	cmd, err := newRoot(g).ExecuteContextC(ctx)
+	err = asUsageError(cmd, err)
 	if g.stopProfile != nil {
 		g.stopProfile() // whatever the outcome: a failed scan is worth profiling too
 	}

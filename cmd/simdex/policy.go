@@ -310,7 +310,11 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			},
 		}
 		if action.name != "execute" {
-			c.Flags().StringVar(&reason, "reason", "", "why (recorded in the audit log)")
+			// Required, and said so in the help: the server refuses a
+			// review without a reason, and the user learnt it only then.
+			c.Use = action.name + " ID --reason TEXT"
+			c.Flags().StringVar(&reason, "reason", "", "why (recorded in the audit log; required)")
+			_ = c.MarkFlagRequired("reason")
 		}
 		cmd.AddCommand(c)
 	}

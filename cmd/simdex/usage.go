@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -43,4 +44,14 @@ func printError(w io.Writer, err error) {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(w, "Usage: %s\nRun '%s --help' for more.\n", ue.cmd.UseLine(), ue.cmd.CommandPath())
 	}
+}
+
+// asUsageError makes cobra's own complaint about a required flag, which
+// no hook sees, a usageError of the command that ran.
+func asUsageError(cmd *cobra.Command, err error) error {
+	var ue *usageError
+	if err == nil || cmd == nil || errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "required flag(s)") {
+		return err
+	}
+	return &usageError{cmd: cmd, err: err}
 }

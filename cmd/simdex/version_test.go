@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -42,6 +43,33 @@ func TestArgumentErrorsPrintUsage(t *testing.T) {
 		printError(&buf, err)
 		if !strings.Contains(buf.String(), "Usage: simdex "+args[0]) || !strings.Contains(buf.String(), "--help") {
 			t.Errorf("%v printed %q, want the usage line", args, buf.String())
+		}
+	}
+}
+
+// TestReviewNeedsAReasonBeforeTheCall: flags approve and dismiss say in
+// their help that --reason is required and refuse to run without it,
+// before any request is made.
+func TestReviewNeedsAReasonBeforeTheCall(t *testing.T) {
+	for _, action := range []string{"approve", "dismiss"} {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetArgs([]string{"flags", action, "--help"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "--reason TEXT") || !strings.Contains(out.String(), "required") {
+			t.Errorf("flags %s --help does not say --reason is required:\n%s", action, out.String())
+		}
+		root = newRootCmd()
+		root.SetOut(&bytes.Buffer{})
+		root.SetArgs([]string{"flags", action, "7"})
+		cmd, err := root.ExecuteC()
+		err = asUsageError(cmd, err)
+		var ue *usageError
+		if err == nil || !strings.Contains(err.Error(), `"reason" not set`) || !errors.As(err, &ue) {
+			t.Errorf("flags %s without --reason: %v, want a usage error before any call", action, err)
 		}
 	}
 }
