@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -31,5 +32,31 @@ func TestReplyWithoutHeadersJoinsItsParentsThread(t *testing.T) {
 	p, r := stored(t, st, "parent.eml"), stored(t, st, "reply.eml")
 	if p.Meta[index.MetaThreadID] == "" || r.Meta[index.MetaThreadID] != p.Meta[index.MetaThreadID] {
 		t.Fatalf("thread of the parent %q, of the reply %q: want one thread", p.Meta[index.MetaThreadID], r.Meta[index.MetaThreadID])
+	}
+}
+
+// TestArchiveOfGoodMembersIsNoFailure: stats counted archive.zip as failed
+// ("empty text": it has no text of its own) although its member was
+// indexed; a container whose members were stored is no failure, while a
+// member that cannot be read still is.
+func TestArchiveOfGoodMembersIsNoFailure(t *testing.T) {
+	ing, st := newIngester(t)
+	ctx := context.Background()
+	for key, members := range map[string]map[string]string{
+		"archive.zip": {"memo.txt": strings.Repeat("The canteen closes early on Friday for the summer party. ", 4)},
+		"broken.zip":  {"empty.txt": ""},
+	} {
+		if _, err := ing.Ingest(ctx, ingest.Object{Key: key, Name: key, Idempotency: key, Body: bytes.NewReader(zipOf(t, members))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// broken.zip's empty member is the one failure: the archives were
+	// read, and their members stored.
+	if stats.Documents != 4 || stats.Failed != 1 {
+		t.Fatalf("stats %+v: want 4 documents, 1 failed (the empty member)", stats)
 	}
 }
