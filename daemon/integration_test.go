@@ -511,25 +511,12 @@ func TestBackfillKilledAtRandomLosesNothing(t *testing.T) {
 	r := newRig(t)
 	const bucket, n = "archive", 2000
 	r.minio.MakeBucket(t, bucket, true, false) // no notifications
-	var wg sync.WaitGroup
-	keys := make(chan int)
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range keys {
-				body := fmt.Sprintf("archived record %d. %s", i, strings.Repeat(fmt.Sprintf("words only record %d has ", i), 30))
-				if _, err := r.mc.PutObject(context.Background(), bucket, fmt.Sprintf("old/rec-%04d.txt", i), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{ContentType: "text/plain"}); err != nil {
-					t.Errorf("put %d: %v", i, err)
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		keys <- i
-	}
-	close(keys)
-	wg.Wait()
+	inParallel(n, func(i int) {
+		body := fmt.Sprintf("archived record %d. %s", i, strings.Repeat(fmt.Sprintf("words only record %d has ", i), 30))
+		if _, err := r.mc.PutObject(context.Background(), bucket, fmt.Sprintf("old/rec-%04d.txt", i), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{ContentType: "text/plain"}); err != nil {
+			t.Errorf("put %d: %v", i, err)
+		}
+	})
 
 	cfg := r.config(t, t.TempDir())
 	cfg.Index.Durability = "full"
@@ -605,28 +592,15 @@ func TestCreateThenDeleteNeverLeavesTheKeyIndexed(t *testing.T) {
 	addr := d.Addr().String()
 
 	const deleted, kept = 300, 50
-	var wg sync.WaitGroup
-	jobs := make(chan int)
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				key := fmt.Sprintf("churn/doc-%03d.txt", i)
-				r.put(t, key, fmt.Sprintf("short-lived record %d. %s", i, strings.Repeat(fmt.Sprintf("churn text %d ", i), 40)))
-				if i < deleted {
-					if err := r.mc.RemoveObject(context.Background(), r.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-						t.Errorf("delete %s: %v", key, err)
-					}
-				}
+	inParallel(deleted+kept, func(i int) {
+		key := fmt.Sprintf("churn/doc-%03d.txt", i)
+		r.put(t, key, fmt.Sprintf("short-lived record %d. %s", i, strings.Repeat(fmt.Sprintf("churn text %d ", i), 40)))
+		if i < deleted {
+			if err := r.mc.RemoveObject(context.Background(), r.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+				t.Errorf("delete %s: %v", key, err)
 			}
-		}()
-	}
-	for i := 0; i < deleted+kept; i++ {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+		}
+	})
 
 	waitFor(t, 2*time.Minute, "every event handled", func() bool {
 		m := metrics(t, addr)
@@ -665,4 +639,25 @@ func metricSum(exposition, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// inParallel calls do(i) for every i below n from 8 goroutines, as 8
+// uploaders would, and returns when all are done.
+func inParallel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				do(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
 }
