@@ -290,8 +290,8 @@ type FamilyEdge struct {
 
 // FamilyResponse is the answer of GET /api/v1/documents/{id}/family.
 type FamilyResponse struct {
-	// Pivot is the member most like the others (the largest sum of
-	// resemblance over its pairs).
+	// Pivot is the member most like the others, as index.BetterPivot
+	// defines it for every view of a family.
 	Pivot   index.DocID  `json:"pivot"`
 	Members []Document   `json:"members"`
 	Edges   []FamilyEdge `json:"edges"`
@@ -373,7 +373,7 @@ func Family(ctx context.Context, ix *index.Index, root *index.Record, th index.T
 	slices.Sort(order)
 	for _, id := range order {
 		out.Members = append(out.Members, NewDocument(members[id]))
-		if weight[id] > weight[out.Pivot] || (weight[id] == weight[out.Pivot] && id < out.Pivot) {
+		if index.BetterPivot(weight[id], weight[out.Pivot], members[id].TextSize, members[out.Pivot].TextSize, id, out.Pivot) {
 			out.Pivot = id
 		}
 	}

@@ -13,8 +13,10 @@
 //     runs when documents join it; it changes only when its smallest member
 //     is removed, or two families merge (the merged family keeps the older
 //     of the two ids).
-//   - ND_PivotID: the family's pivot (index.Family.Pivot: the document most
-//     linked to the others, ties broken by the longest text).
+//   - ND_PivotID: the family's pivot (index.BetterPivot, the one definition
+//     the API, the review UI and scan use too: the member whose summed
+//     resemblance to the others is largest, an identical copy counting 1;
+//     then the longer text, then the smaller id).
 //   - ND_IsPivot: "yes" for the pivot itself, "no" for the other members
 //     (identical copies of the pivot included).
 //   - ND_Similarity: resemblance to the pivot as a percentage with one

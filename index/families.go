@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -189,8 +190,7 @@ func splitPairs[E comparable](pairs [][2]E, n int) [][][2]E {
 // Family is a set of near-copies: the connected component of the
 // near-copy graph (union-find over reported pairs).
 type Family struct {
-	// Pivot is the representative document: the one most linked to the
-	// others, ties broken by the longest text.
+	// Pivot is the representative document, as BetterPivot defines it.
 	Pivot DocID
 	// Members are every document of the family, pivot included, by id.
 	Members []DocID
@@ -409,8 +409,9 @@ func families(an *Analysis) []Family {
 		r := find(a)
 		links[r]++
 		sumRes[r] += p.Resemblance
-		degree[a] += p.Resemblance
-		degree[b] += p.Resemblance
+		// Document-level: the other side's identical copies count each.
+		degree[a] += p.Resemblance * float64(len(an.ByContent[p.B]))
+		degree[b] += p.Resemblance * float64(len(an.ByContent[p.A]))
 	}
 	contents := make(map[int32][]int32) // by root
 	for c := range ids {
@@ -444,17 +445,41 @@ func families(an *Analysis) []Family {
 	return out
 }
 
-// better reports whether content c, of summed resemblance dc, makes a
-// better pivot than p, of dp.
+// BetterPivot reports whether document a makes a better pivot of its
+// family than document b. The pivot is defined here once, for the API,
+// the review UI, the load files and scan: the member whose resemblance to
+// the other members, summed, is largest (an identical copy counts 1, so
+// the original with three copies beats the one edited copy), then the
+// longer text, then the smaller id. wa and wb are the sums, sa and sb the
+// text sizes.
+func BetterPivot(wa, wb float64, sa, sb int64, a, b DocID) bool {
+	// Sums of the same pairs added in another order differ in their
+	// last bits: compare them at a precision no score has.
+	if d := wa - wb; d > 1e-9 || d < -1e-9 {
+		return wa > wb
+	}
+	if sa != sb {
+		return sa > sb
+	}
+	return a < b
+}
+
+// better reports whether content c, of summed resemblance dc to the other
+// contents, makes a better pivot than p, of dp, as BetterPivot says of
+// their first documents: a content's identical copies count 1 each.
 func better(an *Analysis, dc, dp float64, c, p ContentID) bool {
-	if dc != dp {
-		return dc > dp
+	wc := dc + float64(len(an.ByContent[c])-1)
+	wp := dp + float64(len(an.ByContent[p])-1)
+	return BetterPivot(wc, wp, textSize(an, c), textSize(an, p), firstDoc(an, c), firstDoc(an, p))
+}
+
+// firstDoc is the smallest document id of content c, or the largest id
+// when c has none in an (it then never wins a tie).
+func firstDoc(an *Analysis, c ContentID) DocID {
+	if docs := an.ByContent[c]; len(docs) > 0 {
+		return slices.Min(docs)
 	}
-	sc, sp := textSize(an, c), textSize(an, p)
-	if sc != sp {
-		return sc > sp
-	}
-	return c < p
+	return DocID(math.MaxInt64)
 }
 
 func textSize(an *Analysis, c ContentID) int64 {
