@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,8 +61,11 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 		return Flag{}, fmt.Errorf("execute flag %d: %w", id, err)
 	}
 	switch {
-	case f.Kind != KindDispositionDue || !f.Evidence.Deletable:
-		return f, fmt.Errorf("execute flag %d: %w: %s flag of rule %q", id, ErrNotDeletable, f.Kind, f.Rule)
+	case f.Kind != KindDispositionDue:
+		return f, fmt.Errorf("execute flag %d: %w: a %s flag is settled by approving or dismissing it (%s); only a disposition-due flag of a delete rule is executed",
+			id, ErrNotDeletable, f.Kind, f.Kind.Approving())
+	case !f.Evidence.Deletable:
+		return f, fmt.Errorf("execute flag %d: %w: rule %s asks for review, not deletion", id, ErrNotDeletable, cmp.Or(f.Rule, "(unnamed)"))
 	case f.Object.IndexKey != f.Document.Key:
 		return f, fmt.Errorf("execute flag %d: %w: %s is inside another object", id, ErrNotDeletable, f.Document.Name)
 	case e.enf == nil:

@@ -257,6 +257,22 @@ func TestHoldPlacementAndIngest(t *testing.T) {
 	if len(dups) != 1 || dups[0].Document.ID != later[0] || dups[0].Source == nil {
 		t.Errorf("duplicate flags = %+v", dups)
 	}
+	// Approving a duplicate-upload flag confirms it; executing it says
+	// that only a disposition-due flag is executed, naming no empty rule.
+	if len(dups) == 1 {
+		if _, err := en.e.Approve(ctx, dups[0].ID, "carol", "same contract again"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := en.e.Execute(ctx, dups[0].ID, "carol")
+		if !errors.Is(err, policy.ErrNotDeletable) || !strings.Contains(err.Error(), "settled by approving or dismissing") || strings.Contains(err.Error(), `rule ""`) {
+			t.Errorf("execute a duplicate-upload flag: %v", err)
+		}
+	}
+	for _, k := range []policy.FlagKind{policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced} {
+		if !strings.HasPrefix(k.Approving(), "approving ") {
+			t.Errorf("%s: Approving() = %q", k, k.Approving())
+		}
+	}
 	if got, err := en.e.Hold(ctx, "M-7"); err != nil || got.Held != 4 {
 		t.Errorf("hold = %+v, %v; want 4 held", got, err)
 	}

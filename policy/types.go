@@ -214,6 +214,22 @@ type Flag struct {
 // AlertID is the notifier alert id of the flag.
 func (f Flag) AlertID() string { return fmt.Sprintf("flag-%d", f.ID) }
 
+// Approving says what a reviewer's approval of a flag of kind k means.
+func (k FlagKind) Approving() string {
+	switch k {
+	case KindDispositionDue:
+		return "approving agrees to the deletion, which execute then carries out"
+	case KindHoldMatch:
+		return "approving confirms the document belongs to the matter's hold"
+	case KindDuplicateUpload:
+		return "approving confirms the upload duplicates content already held"
+	case KindHoldUnenforced:
+		return "approving acknowledges that the hold is kept in simdex but not by S3 Object Lock"
+	default:
+		return "approving records the reviewer's agreement"
+	}
+}
+
 // Alert builds the notifier alert of the flag.
 func (f Flag) Alert() notifier.Alert {
 	ev, _ := json.Marshal(struct {

@@ -279,9 +279,9 @@ func newFlagsCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(list)
 
 	for _, action := range []struct{ name, short string }{
-		{"approve", "Approve a flag (a disposition may then be executed)"},
+		{"approve", "Approve a flag: a disposition-due flag agrees to its deletion (execute then carries it out); a hold-match flag confirms the document belongs to the hold; a duplicate-upload flag confirms the duplicate"},
 		{"dismiss", "Dismiss a flag, with a reason"},
-		{"execute", "Carry out an approved deletion: holds are checked again and only that object version is deleted"},
+		{"execute", "Carry out an approved deletion (disposition-due flags only): holds are checked again and only that object version is deleted"},
 	} {
 		var reason string
 		c := &cobra.Command{
