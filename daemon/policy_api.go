@@ -36,6 +36,7 @@ type policyEngine interface {
 	Runs(ctx context.Context, limit int) ([]policy.Run, error)
 	VerifyAudit(ctx context.Context, cp policy.Checkpoint) (policy.Checkpoint, error)
 	HeldDocuments(ctx context.Context, matter string) ([]index.DocID, error)
+	Held(ctx context.Context, matter string) ([]policy.HeldDoc, error)
 }
 
 // objectIngester indexes an uploaded object (a hold's seed file).

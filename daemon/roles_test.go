@@ -170,6 +170,7 @@ func TestEveryRoleAgainstEveryEndpoint(t *testing.T) {
 		"GET /api/v1/holds":                          {"/api/v1/holds", nil},
 		"POST /api/v1/holds":                         {"/api/v1/holds", map[string]any{"matter": "A", "seeds": []int64{int64(doc)}}}, // exists: 409
 		"GET /api/v1/holds/{matter}":                 {"/api/v1/holds/A", nil},
+		"GET /api/v1/holds/{matter}/documents":       {"/api/v1/holds/A/documents", nil},
 		"POST /api/v1/holds/{matter}/release":        {"/api/v1/holds/A/release", map[string]any{"reason": ""}}, // no reason: 400
 		"GET /api/v1/flags":                          {"/api/v1/flags", nil},
 		"POST /api/v1/flags/bulk":                    {"/api/v1/flags/bulk", map[string]any{"ids": []int{999999}, "action": "dismiss", "reason": "x"}},
@@ -660,6 +661,8 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 			body: func(id any) any { return map[string]any{"matter": "A", "seeds": []any{id}} }, secret: seedFile, twin: noFlag,
 			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 403, "reviewer": 403}},
 		{route: "GET /api/v1/holds/{matter}", method: "GET", path: "/api/v1/holds/%v", secret: secretMatter, twin: "NOPE-zeta",
+			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 404, "reviewer": 404}},
+		{route: "GET /api/v1/holds/{matter}/documents", method: "GET", path: "/api/v1/holds/%v/documents", secret: secretMatter, twin: "NOPE-zeta",
 			want: map[string]int{"legal-admin-A": 404, "reviewer-A": 404, "reviewer": 404}},
 		{route: "POST /api/v1/holds/{matter}/release", method: "POST", path: "/api/v1/holds/%v/release",
 			body: func(any) any { return map[string]any{"reason": "mine now"} }, secret: secretMatter, twin: "NOPE-zeta",

@@ -115,6 +115,9 @@ func (a *api) routes() []route {
 		}{}},
 		{method: "POST", path: "/api/v1/holds", summary: "Place a legal hold: every near-copy of its seeds is held and flagged", body: "application/json", perm: auth.PermHoldsManage, handler: a.createHold, req: HoldRequest{}, resp: HoldResponse{}},
 		{method: "GET", path: "/api/v1/holds/{matter}", summary: "One legal hold", perm: auth.PermMattersRead, handler: a.getHold, resp: policy.Hold{}},
+		{method: "GET", path: "/api/v1/holds/{matter}/documents", summary: "The documents a hold holds, by name, and why: seed, or the seed each matched with its scores", perm: auth.PermMattersRead, handler: a.heldDocuments, resp: struct {
+			Documents []HeldDocument `json:"documents"`
+		}{}},
 		{method: "POST", path: "/api/v1/holds/{matter}/release", summary: "Release a legal hold, with a reason", body: "application/json", perm: auth.PermHoldsManage, handler: a.releaseHold, req: reasonBody{}, resp: policy.Hold{}},
 		{method: "GET", path: "/api/v1/flags", summary: "Review flags the caller may see, filtered and paged by id",
 			query: []string{"kind", "status", "matter", "rule", "document", "after", "limit"}, perm: auth.PermFlagsRead, handler: a.listFlags, resp: flagsAnswer{}},

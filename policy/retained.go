@@ -39,3 +39,18 @@ func (e *Engine) HoldingMatters(ctx context.Context, indexKey, versionID string)
 	}
 	return matters, nil
 }
+
+// Held returns the documents matter's hold holds, its seeds included.
+func (e *Engine) Held(ctx context.Context, matter string) ([]HeldDoc, error) {
+	if _, err := e.st.Hold(ctx, matter); err != nil {
+		return nil, fmt.Errorf("documents of matter %s: %w", matter, err)
+	}
+	var out []HeldDoc
+	if err := e.st.HeldDocs(ctx, matter, false, func(d HeldDoc) error {
+		out = append(out, d)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("documents of matter %s: %w", matter, err)
+	}
+	return out, nil
+}

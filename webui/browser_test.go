@@ -665,6 +665,17 @@ func TestBrowserReview(t *testing.T) {
 			chromedp.SendKeys(chromedp.CSS("#h-seeds"), fmt.Sprint(v3)),
 			chromedp.Click(chromedp.CSS("#hold-form button[type=submit]")))
 		b.wait("the new hold's page", `location.hash === '#/holds/M-2' && !!document.querySelector('#release-form')`)
+		// The seed by its name, and every held document with why: v3 the
+		// seed, the original and v2 as near-copies of it.
+		b.wait("the held documents", `document.querySelectorAll('table.held tbody tr').length >= 3`)
+		if seed := eval[string](b, `document.querySelector('#seeds li').textContent`); seed != "services-agreement-v3.txt" {
+			t.Errorf("the seed is shown as %q, want its name", seed)
+		}
+		why := eval[map[string]string](b, `Object.fromEntries([...document.querySelectorAll('table.held tbody tr')].map(r => [r.cells[0].textContent, r.cells[1].textContent]))`)
+		if why["services-agreement-v3.txt"] != "seed" || !strings.Contains(why["services-agreement.txt"], "of services-agreement-v3.txt") || !strings.Contains(why["services-agreement.txt"], "resemblance") {
+			t.Errorf("why each document is held: %v", why)
+		}
+		b.snapshot("hold")
 		var h policy.Hold
 		if code, body := s.call(t, admin, "GET", "/api/v1/holds/M-2", nil, &h); code != http.StatusOK || h.Status != policy.HoldActive || len(h.Seeds) != 1 || int64(h.Seeds[0]) != v3 || h.Reason != "regulator's request" {
 			t.Fatalf("hold placed in the UI, the API says %d %+v %s", code, h, body)

@@ -2,7 +2,7 @@
 // legal-admin) placing and releasing holds.
 
 import { call, qs } from './api.js';
-import { errorBox, go, h, link, table, when } from './dom.js';
+import { errorBox, go, h, link, score, table, when } from './dom.js';
 
 export async function holdsView(ctx) {
   const canManage = ctx.session.can('holds.manage');
@@ -105,9 +105,29 @@ export async function holdView(ctx) {
     ['Released', hd.released && !hd.released.startsWith('0001-') ? `${when(hd.released)} ${hd.released_by || ''}: ${hd.release_reason || ''}` : ''],
     ['Scope', hd.scope ? `resemblance ≥ ${hd.scope.resemblance ?? ''}, containment ≥ ${hd.scope.containment ?? ''}` : ''],
   ].filter(([, v]) => v).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
-  const seeds = (hd.seeds || []).map((id) => h('li', {}, link(`#/documents/${id}`, `document ${id}`)));
+  // Seeds and held documents by name, each with why it is held.
+  let held = [];
+  try {
+    held = (await call(`/holds/${encodeURIComponent(matter)}/documents`)).documents || [];
+  } catch (e) {
+    if (e.status === 401) return;
+  }
+  const named = new Map(held.map((d) => [d.document.id, d.document.name || d.document.key]));
+  const seeds = (hd.seeds || []).map((id) => h('li', {}, link(`#/documents/${id}`, named.get(id) || `document ${id}`)));
+  const why = (d) => {
+    if (d.seed) return 'seed';
+    const s = d.scores ? ` (resemblance ${score(d.scores.resemblance)}, containment ${score(Math.max(d.scores.containment_ab || 0, d.scores.containment_ba || 0))})` : '';
+    const of = d.matched_seed ? h('span', {}, ' of ', link(`#/documents/${d.matched_seed.id}`, d.matched_seed.name || d.matched_seed.key)) : '';
+    return h('span', {}, `${d.role || 'held'}${s}`, of);
+  };
+  const rows = held.map((d) => h('tr', { dataset: { id: String(d.document.id) } },
+    h('td', { class: 'name' }, link(`#/documents/${d.document.id}`, d.document.name || d.document.key)),
+    h('td', {}, why(d)),
+    h('td', {}, when(d.placed))));
   box.replaceChildren(dl,
     h('h2', {}, `Seeds (${seeds.length})`), seeds.length ? h('ul', { id: 'seeds' }, seeds) : h('p', { class: 'muted' }, 'No seed documents (selectors only).'),
+    h('h2', {}, `Held documents (${held.length})`),
+    held.length ? table(['Document', 'Why it is held', 'Held since'], rows, { class: 'held' }) : h('p', { class: 'muted' }, 'No documents held yet.'),
     h('p', {}, link(`#/flags${qs({ matter, status: 'open' })}`, 'Open flags of this matter')));
   if (hd.status === 'active' && ctx.session.can('holds.manage')) box.appendChild(releaseForm(matter));
 }
