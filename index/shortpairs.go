@@ -20,7 +20,10 @@ import (
 // for each of them (a 50,000-file scan spent 80 s and gigabytes of maps
 // there), and a long text's many samples keep its side of the estimate
 // honest.
-func (ix *Index) rescoreShort(ctx context.Context, an *Analysis, th Thresholds) error {
+func (ix *Index) rescoreShort(ctx context.Context, an *Analysis, counts map[ContentID]int, th Thresholds) error {
+	if len(counts) == 0 {
+		return nil
+	}
 	shingles := make(map[ContentID]map[uint64]bool)
 	seed := maphash.MakeSeed()
 	load := func(c ContentID) (map[uint64]bool, error) {
@@ -41,7 +44,7 @@ func (ix *Index) rescoreShort(ctx context.Context, an *Analysis, th Thresholds) 
 	}
 	kept := an.Pairs[:0]
 	for _, p := range an.Pairs {
-		if !short(an, p.A, MaxMinWords) || !short(an, p.B, MaxMinWords) {
+		if !shortOf(counts, p.A, MaxMinWords) || !shortOf(counts, p.B, MaxMinWords) {
 			kept = append(kept, p)
 			continue
 		}
