@@ -456,6 +456,11 @@ func (p *pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, v
 		return removed, 0, err
 	}
 	recs, err := p.led.Lookup(ctx, key)
+	if errors.Is(err, index.ErrNotFound) {
+		// Nothing stored under the key (its create is not committed yet,
+		// or never will be): nothing is held either.
+		recs, err = nil, nil
+	}
 	if err != nil {
 		return nil, 0, err
 	}
