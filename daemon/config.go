@@ -125,7 +125,8 @@ type ClientCertConfig struct {
 // credentials file is given.
 type NATSConfig struct {
 	URL string `mapstructure:"url"`
-	// User with PasswordEnv or PasswordFile: user/password authentication.
+	// User with PasswordEnv or PasswordFile (default: the variable
+	// SIMDEX_NATS_PASSWORD): user/password authentication.
 	User         string `mapstructure:"user"`
 	PasswordEnv  string `mapstructure:"password_env"`
 	PasswordFile string `mapstructure:"password_file"`
@@ -133,6 +134,10 @@ type NATSConfig struct {
 	NKeySeedFile string `mapstructure:"nkey_seed_file"`
 	// CredsFile is a decentralised-auth credentials file (JWT and seed).
 	CredsFile string `mapstructure:"creds_file"`
+	// TokenEnv or TokenFile: token authentication (default: the variable
+	// SIMDEX_NATS_TOKEN, when set and no other method is).
+	TokenEnv  string `mapstructure:"token_env"`
+	TokenFile string `mapstructure:"token_file"`
 	// TLS verifies the server with CAFile (the system roots when empty)
 	// and, with CertFile and KeyFile, authenticates the daemon by
 	// certificate.
@@ -319,7 +324,11 @@ func (c *Config) IndexPath() string {
 }
 
 // Validate reports every problem, each naming its key.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate(os.Getenv) }
+
+// validate is Validate with the environment's variables read by getenv:
+// Load checks a configuration against the environment it was given.
+func (c *Config) validate(getenv func(string) string) error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
@@ -354,8 +363,8 @@ func (c *Config) Validate() error {
 	if c.Pipeline.PurgeInterval <= 0 {
 		bad("pipeline.purge_interval", "must be positive")
 	}
-	errs = append(errs, c.Connectors.validate(os.Getenv, os.ReadFile)...)
-	errs = append(errs, c.NATS.validate(os.Getenv, os.ReadFile)...)
+	errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
+	errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.validateSubjects()...)
 	if c.Index.Durability != string(sqlite.Full) && c.Index.Durability != string(sqlite.Normal) {
 		bad("index.durability", "%q is not full or normal", c.Index.Durability)
@@ -477,7 +486,7 @@ func Load(path string, environ []string) (Config, error) {
 	))); err != nil {
 		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, orDefault(path, "environment"), explainDecodeError(err, fromEnv))
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.validate(func(k string) string { return env[k] }); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", orDefault(path, "configuration"), err)
 	}
 	return c, nil

@@ -60,14 +60,31 @@ func embeddedNATSPassword(path string) (string, error) {
 	return pw, nil
 }
 
+// The variables an external server's password and token are read from
+// when the configuration names none: those the Helm chart sets from its
+// credentials Secret.
+const (
+	DefaultNATSPasswordEnv = "SIMDEX_NATS_PASSWORD"
+	DefaultNATSTokenEnv    = "SIMDEX_NATS_TOKEN"
+)
+
+// passwordEnv is the variable holding the password: PasswordEnv, or with
+// a user and no password file, DefaultNATSPasswordEnv.
+func (n NATSConfig) passwordEnv() string {
+	if n.PasswordEnv == "" && n.PasswordFile == "" && n.User != "" {
+		return DefaultNATSPasswordEnv
+	}
+	return n.PasswordEnv
+}
+
 // clientOptions returns the connection options that authenticate the
 // daemon to an external NATS server, reading secrets with getenv and
 // readFile.
 func (n NATSConfig) clientOptions(getenv func(string) string, readFile func(string) ([]byte, error)) ([]nats.Option, error) {
 	var opts []nats.Option
 	switch {
-	case n.PasswordEnv != "" || n.PasswordFile != "":
-		pw, err := natsSecret(n.PasswordEnv, n.PasswordFile, getenv, readFile)
+	case n.User != "" || n.PasswordEnv != "" || n.PasswordFile != "":
+		pw, err := natsSecret(n.passwordEnv(), n.PasswordFile, getenv, readFile)
 		if err != nil {
 			return nil, fmt.Errorf("nats.password_env: %w", err)
 		}
@@ -83,6 +100,14 @@ func (n NATSConfig) clientOptions(getenv func(string) string, readFile func(stri
 			return nil, fmt.Errorf("nats.creds_file: %w", err)
 		}
 		opts = append(opts, nats.UserCredentials(n.CredsFile))
+	case n.TokenEnv != "" || n.TokenFile != "":
+		tok, err := natsSecret(n.TokenEnv, n.TokenFile, getenv, readFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats.token_env: %w", err)
+		}
+		opts = append(opts, nats.Token(tok))
+	case getenv(DefaultNATSTokenEnv) != "":
+		opts = append(opts, nats.Token(getenv(DefaultNATSTokenEnv)))
 	}
 	if t := n.TLS; t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" {
 		cfg, err := t.config(readFile)
@@ -125,23 +150,20 @@ func (t NATSTLSConfig) config(readFile func(string) ([]byte, error)) (*tls.Confi
 func (n NATSConfig) validate(getenv func(string) string, readFile func(string) ([]byte, error)) []error {
 	var errs []error
 	methods := 0
-	for _, set := range []bool{n.PasswordEnv != "" || n.PasswordFile != "", n.NKeySeedFile != "", n.CredsFile != ""} {
+	for _, set := range []bool{n.User != "" || n.PasswordEnv != "" || n.PasswordFile != "", n.NKeySeedFile != "", n.CredsFile != "", n.TokenEnv != "" || n.TokenFile != ""} {
 		if set {
 			methods++
 		}
 	}
 	hasPassword := n.PasswordEnv != "" || n.PasswordFile != ""
-	if methods > 1 {
-		errs = append(errs, errors.New("nats: give one of password_env/password_file, nkey_seed_file and creds_file"))
-	}
-	if n.URL == "" && (methods > 0 || n.User != "" || n.TLS != NATSTLSConfig{}) {
-		errs = append(errs, errors.New("nats: credentials and tls are for an external server (nats.url); the embedded one makes its own"))
-	}
 	if hasPassword && n.User == "" {
 		errs = append(errs, errors.New("nats.user: required with password_env or password_file"))
 	}
-	if n.User != "" && !hasPassword {
-		errs = append(errs, errors.New("nats.password_env: required with nats.user (or password_file)"))
+	if methods > 1 {
+		errs = append(errs, errors.New("nats: give one of user with a password, nkey_seed_file, creds_file and token_env/token_file"))
+	}
+	if n.URL == "" && (methods > 0 || n.TLS != NATSTLSConfig{}) {
+		errs = append(errs, errors.New("nats: credentials and tls are for an external server (nats.url); the embedded one makes its own"))
 	}
 	if len(errs) == 0 && n.URL != "" {
 		if _, err := n.clientOptions(getenv, readFile); err != nil {

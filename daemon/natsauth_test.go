@@ -123,6 +123,26 @@ func TestExternalNATSAuthentication(t *testing.T) {
 			t.Fatalf("run with a wrong password: %v, want a configuration error naming nats.password_env", err)
 		}
 	})
+	t.Run("chart variables", func(t *testing.T) {
+		// The Helm chart sets SIMDEX_NATS_USER, SIMDEX_NATS_PASSWORD and
+		// SIMDEX_NATS_TOKEN from its Secret, and names no variable.
+		ns := natstest.StartWith(t, func(o *server.Options) {
+			o.Users = []*server.User{{Username: "chart", Password: "from-secret"}}
+		})
+		cfg := embeddedConfig(t)
+		cfg.NATS = NATSConfig{URL: ns.URL(), User: "chart"}
+		t.Setenv(DefaultNATSPasswordEnv, "from-secret")
+		startDaemon(t, cfg, nil)
+		waitFor(t, 10*time.Second, "the daemon's connection", func() bool { return ns.NumClients() > 0 })
+	})
+	t.Run("token", func(t *testing.T) {
+		ns := natstest.StartWith(t, func(o *server.Options) { o.Authorization = "s3cret-token" })
+		cfg := embeddedConfig(t)
+		cfg.NATS = NATSConfig{URL: ns.URL()}
+		t.Setenv(DefaultNATSTokenEnv, "s3cret-token")
+		startDaemon(t, cfg, nil)
+		waitFor(t, 10*time.Second, "the daemon's connection", func() bool { return ns.NumClients() > 0 })
+	})
 	t.Run("nkey", func(t *testing.T) {
 		kp, err := nkeys.CreateUser()
 		if err != nil {
