@@ -15,10 +15,12 @@ import (
 // reported when its texts are identical, or its resemblance reaches
 // Resemblance, or either containment reaches Containment, or (when
 // Hamming is not negative) its SimHashes differ in at most Hamming bits.
+// Hamming is left out of JSON, where thresholds appear only as policy's
+// near-copy scopes, which do not use it.
 type Thresholds struct {
-	Resemblance float64 `mapstructure:"resemblance"`
-	Containment float64 `mapstructure:"containment"`
-	Hamming     int     `mapstructure:"hamming"`
+	Resemblance float64 `mapstructure:"resemblance" yaml:"resemblance" json:"resemblance"`
+	Containment float64 `mapstructure:"containment" yaml:"containment" json:"containment"`
+	Hamming     int     `mapstructure:"hamming" yaml:"hamming,omitempty" json:"-"`
 }
 
 // DefaultThresholds are the thresholds chosen by the evaluation in
