@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
 )
 
@@ -465,24 +464,25 @@ func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
 	return Flag{}, false
 }
 
-// Indexed is the daemon pipeline's Observer hook: it runs CheckIngested
+// Indexed is the ingest pipeline's observer hook: it runs CheckIngested
 // over the documents an event committed, before the event is settled. It
 // is idempotent (a flag is never raised twice), so a redelivered event is
-// simply checked again; an error leaves the event to be redelivered.
-func (e *Engine) Indexed(ctx context.Context, ev connectors.Event, ids []index.DocID) error {
+// simply checked again; an error leaves the event to be redelivered (the
+// pipeline names the event in it).
+func (e *Engine) Indexed(ctx context.Context, ids []index.DocID) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	if _, err := e.CheckIngested(ctx, ids); err != nil {
-		return fmt.Errorf("check %s %s against holds and duplicates: %w", ev.Source, ev.Key, err)
+		return fmt.Errorf("check against holds and duplicates: %w", err)
 	}
 	return nil
 }
 
-// Removed is the daemon pipeline's Observer hook for removals. Flags and
+// Removed is the ingest pipeline's observer hook for removals. Flags and
 // held records of removed documents are kept for the record.
-func (e *Engine) Removed(_ context.Context, ev connectors.Event, ids []index.DocID) {
+func (e *Engine) Removed(_ context.Context, ids []index.DocID) {
 	if len(ids) > 0 {
-		e.logger.Debug("documents removed from the index; their flags and holds are kept", "source", ev.Source, "key", ev.Key, "documents", len(ids))
+		e.logger.Debug("documents removed from the index; their flags and holds are kept", "documents", len(ids))
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/internal/miniotest"
@@ -313,7 +312,7 @@ func TestMinIOHoldOnBucketWithoutObjectLock(t *testing.T) {
 	later := b.put(t, "uploads/later.txt", edit(apache, 6, 5))
 	lid := en.add(later)
 	for i := range 5 {
-		if err := e.Indexed(ctx, connectors.Event{Source: "s3:main", Key: later.key}, lid); err != nil {
+		if err := e.Indexed(ctx, lid); err != nil {
 			t.Fatalf("delivery %d: %v, want the event settled", i+1, err)
 		}
 	}
