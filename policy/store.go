@@ -115,7 +115,7 @@ type AuditLog interface {
 }
 
 // Enforcer acts on objects at their origin (S3 Object Lock). Policy
-// declares it; S3Enforcer implements it over connectors/s3. Methods are
+// declares it; the daemon implements it over connectors/s3. Methods are
 // safe for concurrent use and return ErrNotEnforceable for objects they
 // cannot act on.
 type Enforcer interface {
