@@ -166,7 +166,7 @@ func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor
 			}
 			held[r.ID] = HeldDoc{Matter: h.Matter, Document: RefOf(r), Object: ObjectOf(r), Content: r.Content, Placed: now}
 			sc := m.Scores
-			flags[r.ID] = e.holdFlag(h, r, &src, &sc, "near-copy")
+			flags[r.ID] = holdFlag(h, r, &src, &sc, "near-copy")
 		}
 		return nil
 	})
@@ -224,7 +224,7 @@ func unenforcedFlag(matter string, doc DocRef, obj Object, role, note string) Fl
 // objectKey identifies an object, all versions together.
 func objectKey(o Object) string { return o.Source + "\x00" + o.Bucket + "\x00" + o.Key }
 
-func (e *Engine) holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores, role string) Flag {
+func holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores, role string) Flag {
 	return Flag{Kind: KindHoldMatch, Document: RefOf(r), Object: ObjectOf(r), Source: src, Matter: h.Matter,
 		Evidence: Evidence{Scores: sc, Role: role, Note: "found for matter " + h.Matter}}
 }

@@ -90,12 +90,6 @@ type Store struct {
 
 var _ policy.Store = (*Store)(nil)
 
-// The ingest check commits a matching document once through this method
-// when the store has it (policy's heldFlagger).
-var _ interface {
-	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error)
-} = (*Store)(nil)
-
 // Open opens or creates the store at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Store, error) {
 	db, err := sqlitedb.Open(ctx, path, sqlitedb.Policy, migrations)
@@ -460,11 +454,7 @@ func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string,
 	return added, nil
 }
 
-// AddHeldAndFlags records held documents (as AddHeld), inserts flags (as
-// AddFlags) and appends audit entries (as Append) in one transaction: the
-// ingest check of a document that matches a hold then commits, and waits
-// for the disk, once. It returns the holds version the transaction moved
-// to when it added seeds (else 0) and the flags inserted.
+// AddHeldAndFlags implements policy.IngestStore.
 func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error) {
 	var (
 		v     int64
