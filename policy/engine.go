@@ -258,12 +258,15 @@ func (e *Engine) bounded(ctx context.Context, search func() ([]index.Match, erro
 	return search()
 }
 
-func thresholds(s Scope) index.Thresholds {
-	return index.Thresholds{Resemblance: s.Resemblance, Containment: s.Containment, Hamming: -1}
+// thresholds are the index thresholds of near-copy scope s: policy never
+// counts a pair by SimHash distance.
+func thresholds(s index.Thresholds) index.Thresholds {
+	s.Hamming = -1
+	return s
 }
 
 // inScope reports whether sc passes s (Hamming is not used for policy).
-func inScope(sc index.Scores, s Scope) bool {
+func inScope(sc index.Scores, s index.Thresholds) bool {
 	return sc.Exact || sc.Resemblance >= s.Resemblance ||
 		sc.ContainmentAB >= s.Containment || sc.ContainmentBA >= s.Containment
 }

@@ -120,7 +120,7 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		w Candidate
 	}
 	var sources []source
-	scopes := map[string]Scope{}
+	scopes := map[string]index.Thresholds{}
 	for i := range compiled {
 		scopes[compiled[i].Name] = compiled[i].scope
 	}
