@@ -18,7 +18,9 @@ import (
 // documents and the documents themselves. *index.Index and its Store
 // satisfy it together (see IndexOf).
 type Index interface {
+	// Similar returns the near-copies of a stored document within th.
 	Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error)
+	// Get returns a stored document, or index.ErrNotFound.
 	Get(ctx context.Context, id index.DocID) (*index.Record, error)
 	// Lookup returns the current versions of an index key.
 	Lookup(ctx context.Context, key string) ([]*index.Record, error)

@@ -193,14 +193,14 @@ func (e *Engine) candidates(ctx context.Context, c *holdCache, id index.DocID) (
 		r, err = e.ix.Get(ctx, id)
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("load document: %w", err)
 	}
 	if fp != nil {
 		c.mu.RLock()
 		ws, err = c.watch.Match(ctx, fp, thresholds(c.holdScope))
 		c.mu.RUnlock()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, fmt.Errorf("compare with hold seeds: %w", err)
 		}
 	}
 	if r.Content == 0 {
@@ -217,7 +217,10 @@ func (e *Engine) candidates(ctx context.Context, c *holdCache, id index.DocID) (
 	default:
 		ms, err = e.similar(ctx, id, thresholds(scope))
 	}
-	return r, ws, ms, err
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("search near-copies: %w", err)
+	}
+	return r, ws, ms, nil
 }
 
 // commitIngest turns on the legal holds res calls for, then records the

@@ -99,6 +99,7 @@ type Object struct {
 	IndexKey string `json:"index_key"`
 }
 
+// String is source/bucket/key@version (source/key@version outside S3).
 func (o Object) String() string {
 	if o.Bucket != "" {
 		return fmt.Sprintf("%s/%s/%s@%s", o.Source, o.Bucket, o.Key, o.VersionID)
