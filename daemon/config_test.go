@@ -99,14 +99,17 @@ func TestMissingConfigFile(t *testing.T) {
 }
 
 // A bulk command's commit size reaches the index; left unset, the index's
-// default stays, and configuration cannot set it.
+// default stays (also through Load), and configuration cannot set it.
 func TestMaxBatchOverride(t *testing.T) {
-	cfg := DefaultConfig()
-	if got, want := cfg.IndexOptions().MaxBatch, index.DefaultOptions().MaxBatch; got != want {
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.Index.MaxBatch, index.DefaultOptions().MaxBatch; got != want {
 		t.Errorf("MaxBatch %d by default, want the index's %d", got, want)
 	}
 	cfg.Index.MaxBatch = 2048
-	if got := cfg.IndexOptions().MaxBatch; got != 2048 {
+	if got := cfg.Index.Options.MaxBatch; got != 2048 {
 		t.Errorf("MaxBatch %d, want 2048", got)
 	}
 	path := filepath.Join(t.TempDir(), "c.yaml")
