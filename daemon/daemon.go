@@ -220,7 +220,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer searches.unregister(d.reg)
 	a := &api{
-		ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
+		ix: eng.Index, ex: eng.Extractor, th: cfg.Index.Thresholds, gather: d.reg,
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
 		backfill: d.Backfill,
 		outbox:   ntf,
