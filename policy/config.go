@@ -76,7 +76,7 @@ type Config struct {
 	// NearCopies is the scope in which a document due for disposition
 	// brings its near-copies into the evaluation, unless a rule sets its
 	// own.
-	NearCopies index.Thresholds `mapstructure:"near_copies" yaml:"near_copies"`
+	NearCopies index.Scope `mapstructure:"near_copies" yaml:"near_copies"`
 	// Duplicates configures duplicate-upload flags at ingest.
 	Duplicates DuplicateConfig `mapstructure:"duplicates" yaml:"duplicates"`
 	// ReleaseGrace is how long after a hold's release nothing it covered
@@ -110,7 +110,7 @@ type RetentionRule struct {
 	// executed) or report (flags only).
 	Mode string `mapstructure:"mode" yaml:"mode" json:"mode"`
 	// NearCopies overrides Config.NearCopies for this rule.
-	NearCopies *index.Thresholds `mapstructure:"near_copies" yaml:"near_copies,omitempty" json:"near_copies,omitempty"`
+	NearCopies *index.Scope `mapstructure:"near_copies" yaml:"near_copies,omitempty" json:"near_copies,omitempty"`
 }
 
 // KeepRule is a minimum-retention rule.
@@ -150,7 +150,7 @@ type DuplicateConfig struct {
 	// ExactOnly flags only identical texts; otherwise Scope applies.
 	ExactOnly bool `mapstructure:"exact_only" yaml:"exact_only"`
 	// Scope is the near-copy scope when ExactOnly is false.
-	Scope index.Thresholds `mapstructure:"scope" yaml:"scope"`
+	Scope index.Scope `mapstructure:"scope" yaml:"scope"`
 	// Selector limits which new documents are checked (empty: all).
 	Selector Selector `mapstructure:"selector" yaml:"selector"`
 	// Children also checks documents inside archives and messages.
@@ -166,20 +166,17 @@ type HoldConfig struct {
 	Owner  string `mapstructure:"owner" yaml:"owner"`
 	// Seeds are document ids; SeedKeys index keys (every current version
 	// is a seed); Selectors choose seeds among stored documents.
-	Seeds     []int64          `mapstructure:"seeds" yaml:"seeds"`
-	SeedKeys  []string         `mapstructure:"seed_keys" yaml:"seed_keys"`
-	Selectors []Selector       `mapstructure:"selectors" yaml:"selectors"`
-	Scope     index.Thresholds `mapstructure:"scope" yaml:"scope"`
+	Seeds     []int64     `mapstructure:"seeds" yaml:"seeds"`
+	SeedKeys  []string    `mapstructure:"seed_keys" yaml:"seed_keys"`
+	Selectors []Selector  `mapstructure:"selectors" yaml:"selectors"`
+	Scope     index.Scope `mapstructure:"scope" yaml:"scope"`
 	// Mode is report (flags only) or hold (default: flags and S3 legal
 	// holds).
 	Mode string `mapstructure:"mode" yaml:"mode"`
 }
 
-// DefaultScope is the near-copy scope used when none is configured. A
-// near-copy scope is an index.Thresholds without Hamming: a pair is in
-// scope when its texts are identical, or its resemblance reaches
-// Resemblance, or either containment reaches Containment.
-func DefaultScope() index.Thresholds { return index.Thresholds{Resemblance: 0.5, Containment: 0.8} }
+// DefaultScope is the near-copy scope used when none is configured.
+func DefaultScope() index.Scope { return index.Scope{Resemblance: 0.5, Containment: 0.8} }
 
 // DefaultConfig returns the defaults: no rules, no holds, near-copies at
 // the index's default thresholds, duplicate-upload flags for copies of at
@@ -191,7 +188,7 @@ func DefaultConfig() Config {
 		KeepAtLeast:  []KeepRule{},
 		Holds:        []HoldConfig{},
 		NearCopies:   DefaultScope(),
-		Duplicates:   DuplicateConfig{Enabled: true, Scope: index.Thresholds{Resemblance: 0.9, Containment: 0.95}},
+		Duplicates:   DuplicateConfig{Enabled: true, Scope: index.Scope{Resemblance: 0.9, Containment: 0.95}},
 		ReleaseGrace: 72 * time.Hour,
 		Schedules:    Schedules{Evaluate: "0 2 * * *", Republish: "@every 1h"},
 	}
@@ -300,24 +297,20 @@ func checkPeriod(errs *configErrors, key, p string) {
 	}
 }
 
-func checkScope(errs *configErrors, key string, s index.Thresholds) {
+func checkScope(errs *configErrors, key string, s index.Scope) {
 	if err := validScope(s); err != nil {
 		errs.add(key, ErrBadThreshold, "%v", err)
 	}
 }
 
-// validScope reports a threshold of near-copy scope s outside (0, 1], or
-// a Hamming distance, which policy does not use.
-func validScope(s index.Thresholds) error {
+// validScope reports a threshold of near-copy scope s outside (0, 1].
+func validScope(s index.Scope) error {
 	var errs []error
 	if s.Resemblance <= 0 || s.Resemblance > 1 {
 		errs = append(errs, fmt.Errorf("resemblance %v is not in (0, 1]", s.Resemblance))
 	}
 	if s.Containment <= 0 || s.Containment > 1 {
 		errs = append(errs, fmt.Errorf("containment %v is not in (0, 1]", s.Containment))
-	}
-	if s.Hamming != 0 {
-		errs = append(errs, fmt.Errorf("hamming %d is set, but near-copy scopes do not use it", s.Hamming))
 	}
 	return errors.Join(errs...)
 }

@@ -262,13 +262,12 @@ func (e *Engine) bounded(ctx context.Context, search func() ([]index.Match, erro
 
 // thresholds are the index thresholds of near-copy scope s: policy never
 // counts a pair by SimHash distance.
-func thresholds(s index.Thresholds) index.Thresholds {
-	s.Hamming = -1
-	return s
+func thresholds(s index.Scope) index.Thresholds {
+	return index.Thresholds{Scope: s, Hamming: -1}
 }
 
 // inScope reports whether sc passes s (Hamming is not used for policy).
-func inScope(sc index.Scores, s index.Thresholds) bool {
+func inScope(sc index.Scores, s index.Scope) bool {
 	return sc.Exact || sc.Resemblance >= s.Resemblance ||
 		sc.ContainmentAB >= s.Containment || sc.ContainmentBA >= s.Containment
 }

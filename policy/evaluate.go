@@ -153,7 +153,7 @@ func (e *Engine) propagate(ctx context.Context, compiled []rule, facts map[index
 		w Candidate
 	}
 	var sources []source
-	scopes := map[string]index.Thresholds{}
+	scopes := map[string]index.Scope{}
 	for i := range compiled {
 		scopes[compiled[i].Name] = compiled[i].scope
 	}

@@ -24,14 +24,14 @@ type holdCache struct {
 	// widest is the loosest scope over every hold and the duplicate
 	// check: without a watchlist, one Similar call at that scope serves
 	// them all.
-	widest index.Thresholds
+	widest index.Scope
 	// watch holds the seeds of every hold in memory, when the index can
 	// (see watcher): a document is then compared with the seeds alone,
 	// at a cost that does not grow with the index, and searched with
 	// Similar only for duplicate detection. holdScope is the loosest
 	// scope over the holds.
 	watch     *index.Watchlist
-	holdScope index.Thresholds
+	holdScope index.Scope
 }
 
 // watcher is an Index that can compare a document with a fixed set of
@@ -82,7 +82,7 @@ func (e *Engine) holds(ctx context.Context) (*holdCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load holds: %w", err)
 	}
-	c = &holdCache{version: v, widest: index.Thresholds{Resemblance: 1, Containment: 1}, holdScope: index.Thresholds{Resemblance: 1, Containment: 1}}
+	c = &holdCache{version: v, widest: index.Scope{Resemblance: 1, Containment: 1}, holdScope: index.Scope{Resemblance: 1, Containment: 1}}
 	if d := e.cfg.Duplicates; d.Enabled && !d.ExactOnly {
 		c.widest = d.Scope
 	}
@@ -211,7 +211,7 @@ func (e *Engine) candidates(ctx context.Context, c *holdCache, id index.DocID) (
 		scope = e.duplicateScope(r)
 	}
 	switch {
-	case scope == (index.Thresholds{}):
+	case scope == (index.Scope{}):
 	case fp != nil: // loaded already: search with it
 		ms, err = e.bounded(ctx, func() ([]index.Match, error) { return w.SimilarTo(ctx, fp, thresholds(scope), id) })
 	default:
@@ -328,13 +328,13 @@ func (e *Engine) addSeeds(ctx context.Context, held []HeldDoc, v int64) {
 
 // duplicateScope is the scope duplicates of r are looked for in, or the
 // zero scope when r is not checked for duplicates.
-func (e *Engine) duplicateScope(r *index.Record) index.Thresholds {
+func (e *Engine) duplicateScope(r *index.Record) index.Scope {
 	d := e.cfg.Duplicates
 	switch {
 	case !d.Enabled || (r.Parent != 0 && !d.Children) || !d.Selector.Match(r):
-		return index.Thresholds{}
+		return index.Scope{}
 	case d.ExactOnly:
-		return index.Thresholds{Resemblance: 1, Containment: 1}
+		return index.Scope{Resemblance: 1, Containment: 1}
 	}
 	return d.Scope
 }
@@ -343,7 +343,7 @@ func (e *Engine) duplicateScope(r *index.Record) index.Thresholds {
 // older document of another object within the configured scope.
 func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
 	d := e.cfg.Duplicates
-	if e.duplicateScope(r) == (index.Thresholds{}) {
+	if e.duplicateScope(r) == (index.Scope{}) {
 		return Flag{}, false
 	}
 	if isSeedFile(r) {

@@ -104,12 +104,12 @@ func TestOutcome(t *testing.T) {
 		{name: "seed source not loaded", hits: []holdHit{{hold: a, scores: near, sourceID: 1}},
 			want: ingestResult{matters: []string{"A"}, held: []HeldDoc{held("A", false)},
 				flags: []Flag{holdFlag(a, r, nil, &near, "near-copy")}, enforce: []Hold{a}}},
-		{name: "duplicate after the hold flags", duplicates: DuplicateConfig{Enabled: true, Scope: index.Thresholds{Resemblance: 0.9, Containment: 0.95}},
+		{name: "duplicate after the hold flags", duplicates: DuplicateConfig{Enabled: true, Scope: index.Scope{Resemblance: 0.9, Containment: 0.95}},
 			hits: []holdHit{{hold: b, seed: true}}, ms: []index.Match{{Record: older, Scores: near}},
 			want: ingestResult{matters: []string{"B"}, held: []HeldDoc{held("B", true)},
 				flags: []Flag{holdFlag(b, r, nil, nil, "seed"), dupFlag(r, older, near)}}},
 		{name: "duplicates off", hits: nil, ms: []index.Match{{Record: older, Scores: near}}, want: ingestResult{}},
-		{name: "newer documents are not duplicated", duplicates: DuplicateConfig{Enabled: true, Scope: index.Thresholds{Resemblance: 0.9, Containment: 0.95}},
+		{name: "newer documents are not duplicated", duplicates: DuplicateConfig{Enabled: true, Scope: index.Scope{Resemblance: 0.9, Containment: 0.95}},
 			ms: []index.Match{{Record: rec(8, 800, "later.txt"), Scores: near}}, want: ingestResult{}},
 	}
 	for _, tc := range cases {

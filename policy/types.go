@@ -285,7 +285,7 @@ type HoldSpec struct {
 	Seeds     []index.DocID
 	SeedKeys  []string
 	Selectors []Selector
-	Scope     index.Thresholds
+	Scope     index.Scope
 	Mode      string // report or hold (default hold)
 }
 
@@ -328,17 +328,17 @@ func (s HoldSpec) validate() error {
 
 // Hold is a legal hold (a matter) as stored.
 type Hold struct {
-	Matter    string           `json:"matter"`
-	Name      string           `json:"name"`
-	Reason    string           `json:"reason"`
-	Owner     string           `json:"owner"`
-	Seeds     []index.DocID    `json:"seeds"`
-	Selectors []Selector       `json:"selectors,omitempty"`
-	Scope     index.Thresholds `json:"scope"`
-	Mode      string           `json:"mode"`
-	Status    HoldStatus       `json:"status"`
-	Created   time.Time        `json:"created"`
-	CreatedBy string           `json:"created_by"`
+	Matter    string        `json:"matter"`
+	Name      string        `json:"name"`
+	Reason    string        `json:"reason"`
+	Owner     string        `json:"owner"`
+	Seeds     []index.DocID `json:"seeds"`
+	Selectors []Selector    `json:"selectors,omitempty"`
+	Scope     index.Scope   `json:"scope"`
+	Mode      string        `json:"mode"`
+	Status    HoldStatus    `json:"status"`
+	Created   time.Time     `json:"created"`
+	CreatedBy string        `json:"created_by"`
 	// Released, ReleasedBy and ReleaseReason are set once released.
 	Released      time.Time `json:"released,omitzero"`
 	ReleasedBy    string    `json:"released_by,omitempty"`
