@@ -239,8 +239,8 @@ func (e *Engine) commitIngest(ctx context.Context, r *index.Record, res ingestRe
 	}
 	self, obj := RefOf(r), ObjectOf(r)
 	var (
-		audit    []AuditEntry
-		failures []string
+		audit   []AuditEntry
+		failure error
 	)
 	for _, h := range res.enforce {
 		var p Placement
@@ -251,8 +251,8 @@ func (e *Engine) commitIngest(ctx context.Context, r *index.Record, res ingestRe
 		if note, ok := never[objectKey(obj)]; ok {
 			res.flags = append(res.flags, unenforcedFlag(h.Matter, self, obj, heldRole(res.held, h.Matter), note))
 		}
-		for _, f := range p.EnforceErrors {
-			failures = append(failures, fmt.Sprintf("hold %s: turn legal hold on: %s", h.Matter, f))
+		if len(p.EnforceErrors) > 0 && failure == nil {
+			failure = fmt.Errorf("hold %s: turn legal hold on: %s", h.Matter, p.EnforceErrors[0])
 		}
 	}
 	v, added, err := e.st.AddHeldAndFlags(ctx, res.held, res.flags, audit, "ingest", e.now())
@@ -264,10 +264,7 @@ func (e *Engine) commitIngest(ctx context.Context, r *index.Record, res ingestRe
 	if v != 0 {
 		e.addSeeds(ctx, res.held, v)
 	}
-	if len(failures) > 0 {
-		return ch, errors.New(failures[0])
-	}
-	return ch, nil
+	return ch, failure
 }
 
 // heldRole is "seed" when matter holds the document as a seed, else

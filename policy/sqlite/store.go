@@ -439,19 +439,8 @@ func (s *Store) HoldsVersion(ctx context.Context) (int64, error) {
 
 // AddFlags implements policy.FlagStore.
 func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string, at time.Time) ([]policy.Flag, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
-	var added []policy.Flag
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		added, err = addFlags(ctx, tx, flags, actor, at)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return added, nil
+	_, added, err := s.AddHeldAndFlags(ctx, nil, flags, nil, actor, at)
+	return added, err
 }
 
 // AddHeldAndFlags implements policy.IngestStore.
@@ -460,6 +449,9 @@ func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flag
 		v     int64
 		added []policy.Flag
 	)
+	if len(held)+len(flags)+len(audit) == 0 {
+		return 0, nil, nil
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if len(held) > 0 {
