@@ -170,7 +170,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer pst.Close()
 	pol, err := policy.New(policy.Options{
 		Config: cfg.Policy, Store: pst, Index: policy.IndexOf(eng.Index), Publisher: ntf, Logger: d.logger,
-		Enforcer: &policy.S3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
+		Enforcer: &s3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
 			for _, b := range buckets {
 				if b.source == source && b.cfg.Bucket == bucketName {
 					return b.client, true

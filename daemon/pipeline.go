@@ -57,8 +57,8 @@ type ingester interface {
 // the check), so it must be idempotent; an error leaves the event
 // unsettled, to be delivered and checked again.
 type Observer interface {
-	Indexed(ctx context.Context, ev connectors.Event, ids []index.DocID) error
-	Removed(ctx context.Context, ev connectors.Event, ids []index.DocID)
+	Indexed(ctx context.Context, ids []index.DocID) error
+	Removed(ctx context.Context, ids []index.DocID)
 }
 
 // pipeline turns connector events into index changes with a bounded pool
@@ -382,7 +382,7 @@ func (p *pipeline) reserve(ctx context.Context, size int64) (release func(), err
 // the event to be delivered again.
 func (p *pipeline) observe(ctx context.Context, ev connectors.Event, ids []index.DocID) error {
 	for _, o := range p.obs {
-		if err := o.Indexed(ctx, ev, ids); err != nil {
+		if err := o.Indexed(ctx, ids); err != nil {
 			return &connectors.Error{Op: "check indexed documents", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 		}
 	}
@@ -439,7 +439,7 @@ func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.L
 		log.Debug("removed from index", "documents", len(ids))
 	}
 	for _, o := range p.obs {
-		o.Removed(ctx, ev, ids)
+		o.Removed(ctx, ids)
 	}
 	return nil
 }

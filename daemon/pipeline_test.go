@@ -29,7 +29,7 @@ type flakyObserver struct {
 	calls [][]index.DocID
 }
 
-func (o *flakyObserver) Indexed(_ context.Context, _ connectors.Event, ids []index.DocID) error {
+func (o *flakyObserver) Indexed(_ context.Context, ids []index.DocID) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.calls = append(o.calls, slices.Clone(ids))
@@ -39,7 +39,7 @@ func (o *flakyObserver) Indexed(_ context.Context, _ connectors.Event, ids []ind
 	return nil
 }
 
-func (o *flakyObserver) Removed(context.Context, connectors.Event, []index.DocID) {}
+func (o *flakyObserver) Removed(context.Context, []index.DocID) {}
 
 // TestFailedCheckIsRedeliveredAndCheckedAgain: the hold check runs before
 // an event is settled; when it fails the event is left for redelivery, and
