@@ -17,11 +17,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/robfig/cron/v3"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
 	"github.com/simdex/simdex/notifier"
@@ -250,13 +250,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := make(chan connectors.Event, 4*cfg.Pipeline.Workers)
-	p := &pipeline{
-		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
-		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: max(1, cfg.Pipeline.InFlightBytes/int64(cfg.Pipeline.Workers)),
-		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
-		m: newPipelineMetrics(d.reg), obs: []Observer{pol}, holds: pol, marker: eng.Store,
-		progress: newProgressLog(d.logger.With("component", "pipeline"), time.Now),
-	}
+	p := ingest.NewPipeline(ingest.PipelineOptions{
+		Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Holds: pol, Marker: eng.Store,
+		Observers: []ingest.Observer{policyObserver{pol}}, Workers: cfg.Pipeline.Workers, InFlightBytes: cfg.Pipeline.InFlightBytes,
+		ShutdownTimeout: cfg.Pipeline.ShutdownTimeout, Progress: true, Registerer: d.reg, Logger: d.logger.With("component", "pipeline"),
+	})
 	var (
 		wg       sync.WaitGroup
 		errMu    sync.Mutex
@@ -305,7 +303,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.run(runCtx, events)
+		p.Run(runCtx, events)
 	}()
 	wg.Add(1)
 	go func() {
@@ -315,7 +313,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.purgeEvery(runCtx, cfg.Pipeline.PurgeInterval)
+		p.PurgeEvery(runCtx, cfg.Pipeline.PurgeInterval)
 	}()
 	// The dispatcher stops with the rest; deliveries it has not sent stay
 	// in the outbox for the next start.
@@ -412,3 +410,14 @@ func (c cronLogger) Error(err error, msg string, kv ...any) {
 
 // Config returns the daemon's configuration.
 func (d *Daemon) Config() Config { return d.cfg }
+
+// policyObserver fits policy's observer hooks, which still take the event,
+// to the pipeline's, which hand ids only.
+type policyObserver struct{ e *policy.Engine }
+
+func (o policyObserver) Indexed(ctx context.Context, ids []index.DocID) error {
+	return o.e.Indexed(ctx, connectors.Event{}, ids)
+}
+func (o policyObserver) Removed(ctx context.Context, ids []index.DocID) {
+	o.e.Removed(ctx, connectors.Event{}, ids)
+}
