@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/robfig/cron/v3"
 
 	"github.com/simdex/simdex/connectors"
 	fsconn "github.com/simdex/simdex/connectors/fs"
@@ -147,6 +148,83 @@ func (i inventory) Objects(ctx context.Context, source, bucket string, fn func(k
 		}
 		return fn(strings.TrimPrefix(r.Key, prefix), r.VersionID)
 	})
+}
+
+// connectorMembers are the configured connectors delivering events to the
+// pipeline, the first start's backfills and the reconciliations.
+func (d *Daemon) connectorMembers(p *parts) []member {
+	var members []member
+	for _, s := range p.sources {
+		members = append(members, member{"connector " + s.name, func(ctx context.Context) error { return s.src.Run(ctx, p.events) }})
+	}
+	for _, b := range p.buckets {
+		if b.cfg.Backfill {
+			members = append(members, member{"backfill " + b.source, func(ctx context.Context) error {
+				if err := backfillOnce(ctx, p.nc, b, p.events, p.log); err != nil && ctx.Err() == nil {
+					p.log.Error("backfill failed; run `simdex backfill` once the cause is fixed", "connector", b.source, "err", err)
+				}
+				return nil
+			}})
+		}
+	}
+	return append(members, member{"reconcile", func(ctx context.Context) error { return d.reconcileEvery(ctx, p) }})
+}
+
+// openConnectors builds every configured connector; close closes those
+// that hold resources.
+func (d *Daemon) openConnectors(_ context.Context, p *parts) (err error) {
+	p.sources, p.buckets, err = buildSources(&d.cfg, p.nc, d.reg, d.logger)
+	p.onClose(func() {
+		for _, s := range p.sources {
+			if c, ok := s.src.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					p.log.Warn("close connector", "connector", s.name, "err", err)
+				}
+			}
+		}
+	})
+	return err
+}
+
+// reconcileEvery reconciles each bucket on its schedule until ctx is done,
+// then waits for a run under way.
+func (d *Daemon) reconcileEvery(ctx context.Context, p *parts) error {
+	sched := cron.New(cron.WithParser(cronParser), cron.WithLogger(cronLogger{p.log}))
+	for _, b := range p.buckets {
+		if b.cfg.Reconcile == "" {
+			continue
+		}
+		if _, err := sched.AddFunc(b.cfg.Reconcile, func() { d.reconcile(ctx, p, b) }); err != nil {
+			return fmt.Errorf("%w: connectors.s3 %s reconcile: %w", ErrConfig, b.cfg.Name, err)
+		}
+	}
+	sched.Start()
+	<-ctx.Done()
+	<-sched.Stop().Done()
+	return nil
+}
+
+// reconcile compares one bucket with the index and queues what was missed.
+// Runs are serialised: a slow run is not overlapped by the next.
+func (d *Daemon) reconcile(ctx context.Context, p *parts, b *bucket) {
+	d.reconMu.Lock()
+	defer d.reconMu.Unlock()
+	log := d.logger.With("component", "reconcile", "connector", b.source)
+	start := time.Now()
+	counts, err := b.client.Reconcile(ctx, inventory{p.eng.Store}, p.events)
+	if err != nil {
+		log.Error("reconciliation failed", "err", err, "elapsed", time.Since(start))
+		return
+	}
+	log.Info("reconciliation done", "counts", fmt.Sprintf("%+v", counts), "elapsed", time.Since(start))
+}
+
+// cronLogger routes robfig/cron's logs to slog.
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug(msg, kv...) }
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error(msg, append(kv, "err", err)...)
 }
 
 // stateBucket is the JetStream key-value bucket for state shared by every
