@@ -321,16 +321,11 @@ func (a *api) family(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newFamilyResponse(fam))
-}
-
-// newFamilyResponse presents a family with its members as documents.
-func newFamilyResponse(f *index.FamilyWalk) FamilyResponse {
-	out := FamilyResponse{Pivot: f.Pivot, Members: make([]Document, len(f.Members)), Edges: f.Edges, Truncated: f.Truncated}
-	for i, r := range f.Members {
-		out.Members[i] = NewDocument(r)
+	out := FamilyResponse{Pivot: fam.Pivot, Edges: fam.Edges, Truncated: fam.Truncated}
+	for _, r := range fam.Members {
+		out.Members = append(out.Members, NewDocument(r))
 	}
-	return out
+	writeJSON(w, http.StatusOK, out)
 }
 
 // BulkRequest is the body of POST /api/v1/flags/bulk.

@@ -68,7 +68,6 @@ type PipelineOptions struct {
 	InFlightBytes int64
 	// ShutdownTimeout bounds how long in-flight work may take after stop.
 	ShutdownTimeout time.Duration
-	Progress        bool // log indexed objects, rate-limited
 	Registerer      prometheus.Registerer
 	Logger          *slog.Logger
 }
@@ -77,25 +76,24 @@ type PipelineOptions struct {
 // of workers. An event is settled only after its effect is committed, so a
 // crash at any point leaves it unsettled and it is delivered again; the
 // idempotency key makes the redelivery a no-op if the commit had landed.
+// Indexed objects are logged, at most ten lines a second.
 type Pipeline struct {
 	o        PipelineOptions
 	budget   *semaphore.Weighted // bytes of objects in flight, nil: unbounded
 	unknown  int64               // the weight of an object of unknown size: a worker's share
 	running  context.Context     // Run's: done once stopping (nil outside Run)
 	m        *pipelineMetrics
-	keys     keyLocks     // one event of a key commits at a time
-	progress *progressLog // nil: nothing logged per object
+	keys     keyLocks // one event of a key commits at a time
+	progress *progressLog
 }
 
 // NewPipeline returns a pipeline with its metrics registered; it starts
 // nothing.
 func NewPipeline(o PipelineOptions) *Pipeline {
-	p := &Pipeline{o: o, m: newPipelineMetrics(o.Registerer), unknown: max(1, o.InFlightBytes/int64(max(1, o.Workers)))}
+	p := &Pipeline{o: o, m: newPipelineMetrics(o.Registerer), progress: newProgressLog(o.Logger, time.Now),
+		unknown: max(1, o.InFlightBytes/int64(max(1, o.Workers)))}
 	if o.InFlightBytes > 0 {
 		p.budget = semaphore.NewWeighted(o.InFlightBytes)
-	}
-	if o.Progress {
-		p.progress = newProgressLog(o.Logger, time.Now)
 	}
 	return p
 }
@@ -333,9 +331,7 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 			ids = append(ids, r.ID)
 		}
 	}
-	if p.progress != nil {
-		p.progress.indexed(ev.Source, ev.Key, ev.Size, len(ids))
-	}
+	p.progress.indexed(ev.Source, ev.Key, ev.Size, len(ids))
 	return p.observe(ctx, ev, ids)
 }
 
@@ -571,9 +567,7 @@ func (p *Pipeline) PurgeEvery(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-summary.C:
-			if p.progress != nil {
-				p.progress.flush()
-			}
+			p.progress.flush()
 		case <-t.C:
 			if err := p.purgeReleased(ctx); err != nil && ctx.Err() == nil {
 				p.o.Logger.Error("purge documents released from holds; trying again later", "err", err)
