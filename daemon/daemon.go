@@ -333,7 +333,7 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	}
 	p.onClose(func() { searches.unregister(d.reg) })
 	a := &api{
-		ix: p.eng.Index, ex: p.eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
+		ix: p.eng.Index, ex: p.eng.Extractor, th: cfg.Index.Thresholds, gather: d.reg,
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
 		backfill: d.Backfill,
 		outbox:   p.notifier,

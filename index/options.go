@@ -69,8 +69,9 @@ type Options struct {
 	// AnchorCandidates caps the contents one query takes through anchors,
 	// best share first. Default 200.
 	AnchorCandidates int `mapstructure:"anchor_candidates"`
-	// MaxBatch bounds how many documents one group commit writes. Default 256.
-	MaxBatch int `mapstructure:"max_batch"`
+	// MaxBatch bounds how many documents one group commit writes. Default
+	// 256. Set by bulk commands, not by configuration.
+	MaxBatch int `mapstructure:"-"`
 	// KeepText stores each distinct extracted text, compressed, so that
 	// reviewers can see what differs between near-copies. It costs up to a
 	// third of the text's size on disk, much less among near-copies, whose

@@ -382,7 +382,7 @@ type failingReader struct{ err error }
 func (r *failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 func thresholds(cfg *daemon.Config, resemblance, containment float64) (index.Thresholds, error) {
-	th := cfg.IndexOptions().Thresholds
+	th := cfg.Index.Thresholds
 	if resemblance != 0 {
 		th.Resemblance = resemblance
 	}
