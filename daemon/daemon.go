@@ -335,16 +335,8 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	a := &api{
 		ix: p.eng.Index, ex: p.eng.Extractor, th: cfg.Index.Thresholds, gather: d.reg,
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
-		backfill: d.Backfill,
-		outbox:   p.notifier,
-		policy:   p.policy,
-		ingester: p.eng.Ingester,
-		authn:    tokens,
-		tokens:   tokens,
-		records:  p.records,
-		ui:       d.ui,
-		searches: searches,
-		certs:    d.certs,
+		backfill: d.Backfill, outbox: p.notifier, policy: p.policy, ingester: p.eng.Ingester,
+		authn: tokens, tokens: tokens, records: p.records, ui: d.ui, searches: searches, certs: d.certs,
 		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
 			return listDeadLetters(ctx, p.nc, limit)
 		},

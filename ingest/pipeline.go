@@ -125,39 +125,26 @@ type pipelineMetrics struct {
 }
 
 func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
 	m := &pipelineMetrics{
-		received: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_received_total", Help: "Connector events received by the pipeline.",
-		}, []string{"source", "kind"}),
-		indexed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_indexed_total", Help: "Created events whose object was committed to the index.",
-		}, []string{"source"}),
-		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_duplicate_total", Help: "Events for object versions already indexed (redeliveries, duplicate events).",
-		}, []string{"source"}),
-		removed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_removed_total", Help: "Removed events applied to the index.",
-		}, []string{"source"}),
-		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_failed_total", Help: "Events that failed, by error kind (transient ones are retried).",
-		}, []string{"source", "kind"}),
-		extractErr: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_documents_extract_errors_total", Help: "Objects indexed with an extraction error recorded for manual review.",
-		}, []string{"source"}),
-		stale: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_stale_total", Help: "Created events not indexed because their object version was deleted, hidden or overwritten before the commit.",
-		}, []string{"source"}),
+		received:   counter("simdex_events_received_total", "Connector events received by the pipeline.", "source", "kind"),
+		indexed:    counter("simdex_events_indexed_total", "Created events whose object was committed to the index.", "source"),
+		duplicates: counter("simdex_events_duplicate_total", "Events for object versions already indexed (redeliveries, duplicate events).", "source"),
+		removed:    counter("simdex_events_removed_total", "Removed events applied to the index.", "source"),
+		failed:     counter("simdex_events_failed_total", "Events that failed, by error kind (transient ones are retried).", "source", "kind"),
+		extractErr: counter("simdex_documents_extract_errors_total", "Objects indexed with an extraction error recorded for manual review.", "source"),
+		stale: counter("simdex_events_stale_total",
+			"Created events not indexed because their object version was deleted, hidden or overwritten before the commit.", "source"),
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "simdex_stage_duration_seconds", Help: "Time spent per pipeline stage.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"stage"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "simdex_events_in_flight", Help: "Events being processed.",
-		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_events_in_flight", Help: "Events being processed."}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_pipeline_bytes_in_flight",
+			Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes)."}),
 	}
-	m.bytes = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "simdex_pipeline_bytes_in_flight", Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes).",
-	})
 	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stale, m.stage, m.inFlight, m.bytes)
 	return m
 }
