@@ -83,7 +83,7 @@ func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 func (d *Daemon) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	p, err := d.open(ctx) // data directory, NATS, index, notifier, connectors, policy, HTTP
+	p, err := d.open(ctx) // data directory, NATS, index, notifier, connectors, policy, pipeline, HTTP
 	if err != nil {
 		return err
 	}
@@ -120,10 +120,10 @@ type member struct {
 // are told to stop.
 func runGroup(ctx context.Context, members []member, started, stopping func()) error {
 	g, ctx := errgroup.WithContext(ctx)
-	for _, a := range members {
+	for _, m := range members {
 		g.Go(func() error {
-			if err := a.run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				return fmt.Errorf("%s: %w", a.name, err)
+			if err := m.run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("%s: %w", m.name, err)
 			}
 			return nil
 		})
