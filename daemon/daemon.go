@@ -159,7 +159,7 @@ type parts struct {
 func (d *Daemon) open(ctx context.Context) (*parts, error) {
 	p := &parts{log: d.logger.With("component", "daemon"), events: make(chan connectors.Event, 4*d.cfg.Pipeline.Workers)}
 	for _, step := range []func(context.Context, *parts) error{
-		d.lockDataDir, d.openNATS, d.openEngine, d.openNotifier, d.openConnectors, d.openPolicy, d.buildPipeline, d.openHTTP,
+		d.lockDataDir, d.openNATS, d.openEngine, d.openNotifier, d.openBuckets, d.openConnectors, d.openPolicy, d.buildPipeline, d.openHTTP,
 	} {
 		if err := step(ctx, p); err != nil {
 			p.close()
