@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"context"
@@ -32,15 +32,6 @@ var testTokens sync.Map
 // signAs makes requests to the server at hostport carry token().
 func signAs(hostport string, token func() string) {
 	testTokens.Store(strings.TrimPrefix(strings.TrimPrefix(hostport, "http://"), "https://"), token)
-}
-
-// signWithTokenFile signs requests to hostport with the token in path (the
-// daemon's initial admin token).
-func signWithTokenFile(hostport, path string) {
-	signAs(hostport, func() string {
-		tok, _ := ReadTokenFile(path)
-		return tok
-	})
 }
 
 type signingTransport struct{ base http.RoundTripper }

@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ type ThreadMessage struct {
 }
 
 // thread answers GET /api/v1/documents/{id}/thread[?inclusive=true].
-func (a *api) thread(w http.ResponseWriter, r *http.Request) {
+func (a *Server) thread(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathDocID(w, r)
 	if !ok {
 		return
@@ -38,7 +38,7 @@ func (a *api) thread(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.getRecord(w, r, id); !ok {
 		return
 	}
-	t, err := a.ix.ThreadOf(r.Context(), id)
+	t, err := a.Index.ThreadOf(r.Context(), id)
 	switch {
 	case errors.Is(err, index.ErrNoThread):
 		writeError(w, http.StatusNotFound, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
@@ -214,38 +215,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
 	}
 	d.addr.Store(ln.Addr())
-	searches, err := newSearchGate(cfg.HTTP.Searches(), d.reg)
-	if err != nil {
-		return fmt.Errorf("register metrics: %w", err)
+	if tlsCfg == nil || len(cfg.HTTP.TLS.ClientCerts) == 0 {
+		certs = nil
 	}
-	defer searches.unregister(d.reg)
-	a := &api{
-		ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
-		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
-		backfill: d.Backfill,
-		outbox:   ntf,
-		policy:   pol,
-		ingester: eng.Ingester,
-		authn:    tokens,
-		tokens:   tokens,
-		records:  pst,
-		ui:       d.ui,
-		searches: searches,
-		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
-			return listDeadLetters(ctx, nc, limit)
-		},
-		ready: func() error {
+	a, err := api.New(api.Deps{Index: eng.Index, Extractor: eng.Extractor, Thresholds: cfg.IndexOptions().Thresholds,
+		MaxBody: cfg.Extract.MaxObjectSize, MaxSearches: cfg.HTTP.Searches(), Registry: d.reg, Logger: d.logger.With("component", "http"),
+		Backfill: d.Backfill, Outbox: ntf, Policy: pol, Ingester: eng.Ingester, Authn: tokens, Certs: certs, Tokens: tokens, Records: pst, UI: d.ui,
+		DeadLetters: func(ctx context.Context, limit int) ([]api.DeadLetter, error) { return listDeadLetters(ctx, nc, limit) },
+		Ready: func() error {
 			if !d.ready.Load() {
 				return errors.New("starting")
 			}
 			return nil
 		},
+	})
+	if err != nil {
+		return err
 	}
-	if tlsCfg == nil || len(cfg.HTTP.TLS.ClientCerts) == 0 {
-		certs = nil
-	}
-	a.certs = certs
-	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg}
+	defer a.Unregister()
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -400,7 +388,7 @@ func (d *Daemon) Backfill(ctx context.Context, name string) error {
 }
 
 // ErrNotFound reports an unknown connector or document.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = api.ErrNotFound
 
 // cronLogger routes robfig/cron's logs to slog.
 type cronLogger struct{ l *slog.Logger }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/api"
 )
 
 func newDeadLettersCmd(g *globals) *cobra.Command {
@@ -32,7 +32,7 @@ DEADLETTER stream for review; nothing is dropped silently.`,
 				return err
 			}
 			var out struct {
-				DeadLetters []daemon.DeadLetter `json:"deadletters"`
+				DeadLetters []api.DeadLetter `json:"deadletters"`
 			}
 			c := g.daemonClient(cfg, addr)
 			if err := c.do(cmd.Context(), "GET", "/api/v1/deadletters?limit="+strconv.Itoa(limit), nil, &out); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/export"
 	"github.com/simdex/simdex/index"
@@ -75,7 +76,7 @@ func TestOnePivotEverywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fam, err := daemon.Family(ctx, eng.Index, rec, th, 50, func(*index.Record) bool { return true })
+		fam, err := api.Family(ctx, eng.Index, rec, th, 50, func(*index.Record) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}
