@@ -67,20 +67,19 @@ func ObjectMatches(parts []ingest.Part) []Match {
 	return out
 }
 
-// ErrNotFound reports that what a request names does not exist (a
-// connector to backfill); the API answers 404.
+// ErrNotFound reports that what a request names (a connector) does not exist.
 var ErrNotFound = errors.New("not found")
 
 // Deps is what the API serves from, given to New by the daemon. A nil
-// Policy, Records, Outbox, Ingester, Backfill or DeadLetters makes its
-// routes answer 503 (seed files, 422); a nil Authn, every guarded route.
+// Policy, Records, Outbox, Backfill or DeadLetters makes its routes
+// answer 503; a nil Authn, every route but the public ones.
 type Deps struct {
 	Index      *index.Index
 	Extractor  *extract.Extractor
 	Thresholds index.Thresholds
-	// MaxBody bounds an uploaded file (extract.max_object_size).
-	MaxBody int64
-	// MaxSearches is how many near-copy searches run at once.
+	// MaxBody bounds an uploaded file (extract.max_object_size);
+	// MaxSearches, the near-copy searches that run at once.
+	MaxBody     int64
 	MaxSearches int
 	// Registry is served at /metrics and holds the search gauges.
 	Registry *prometheus.Registry
@@ -90,21 +89,17 @@ type Deps struct {
 	// Backfill queues every object version of an S3 connector, failing
 	// with ErrNotFound for a name that is none.
 	Backfill func(ctx context.Context, name string) error
-	// Outbox lists and requeues alert deliveries.
-	Outbox Deliveries
-	// Policy places holds, lists and settles flags, evaluates retention.
-	Policy PolicyEngine
-	// Ingester indexes seed files sent with a hold.
-	Ingester ObjectIngester
 	// DeadLetters lists up to limit dead-lettered events, oldest first.
 	DeadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
+	Outbox      Deliveries
+	Policy      PolicyEngine
+	Records     PolicyRecords
+	// Ingester indexes the seed files sent with a hold.
+	Ingester ObjectIngester
 	// Authn checks tokens; Certs maps client certificates (optional).
-	Authn auth.Authenticator
-	Certs *auth.CertMap
-	// Tokens manages API tokens (the tokens endpoints).
+	Authn  auth.Authenticator
+	Certs  *auth.CertMap
 	Tokens TokenManager
-	// Records reads the stored rules and the audit log.
-	Records PolicyRecords
 	// UI serves the review UI at / and /ui/; nil serves none.
 	UI http.Handler
 }
@@ -166,7 +161,7 @@ func (a *Server) thresholds(r *http.Request) (index.Thresholds, error) {
 }
 
 func (a *Server) similarByID(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -215,7 +210,7 @@ func (a *Server) similarByUpload(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &tooBig) || errors.Is(err, extract.ErrTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, err)
-	case err != nil && (isExtractError(err) || errors.Is(err, index.ErrEmpty)):
+	case err != nil && (errors.As(err, new(*extract.Error)) || errors.Is(err, index.ErrEmpty)):
 		writeError(w, http.StatusUnprocessableEntity, err)
 	case err != nil:
 		a.Logger.Error("similar by upload", "err", err)
@@ -223,11 +218,6 @@ func (a *Server) similarByUpload(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), ObjectMatches(parts))})
 	}
-}
-
-func isExtractError(err error) bool {
-	var xe *extract.Error
-	return errors.As(err, &xe)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -293,7 +283,7 @@ func NewDocument(r *index.Record) Document {
 }
 
 func (a *Server) document(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -395,9 +385,7 @@ func (a *Server) requeueDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the notifier is not running"))
 		return
 	}
-	var body struct {
-		IDs []int64 `json:"ids"`
-	}
+	var body idsBody
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || len(body.IDs) == 0 {
 		writeError(w, http.StatusBadRequest, errors.New(`body: want {"ids": [delivery ids]}`))
 		return

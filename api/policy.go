@@ -265,7 +265,7 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 		return 0, fmt.Errorf("seed file %s has no text to compare: %w", name, err)
 	}
 	sum := sha256.Sum256(f.Data)
-	key := holdSeedPrefix + matter + "/" + name
+	key := policy.SeedFilePrefix + matter + "/" + name
 	out, err := a.Ingester.Ingest(ctx, ingest.Object{
 		Key: key, VersionID: hex.EncodeToString(sum[:8]), Name: name, Source: "hold-seed",
 		Idempotency: key + "\x00" + hex.EncodeToString(sum[:]), KeepVersions: true,
@@ -289,9 +289,7 @@ func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	var req struct {
-		Reason string `json:"reason"`
-	}
+	var req reasonBody
 	if !a.matterVisible(w, r, r.PathValue("matter")) || !decodeBody(w, r, 1<<20, &req) {
 		return
 	}
@@ -368,20 +366,11 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"flags": views, "next_after": next})
 }
 
-func flagID(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("flag id %q: not a number", r.PathValue("id")))
-		return 0, false
-	}
-	return id, true
-}
-
 func (a *Server) getFlag(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	id, ok := flagID(w, r)
+	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
 	}
@@ -399,13 +388,11 @@ func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	id, ok := flagID(w, r)
+	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
 	}
-	var req struct {
-		Reason string `json:"reason"`
-	}
+	var req reasonBody
 	if r.ContentLength != 0 && !decodeBody(w, r, 1<<20, &req) {
 		return
 	}

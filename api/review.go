@@ -102,30 +102,23 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-// pathDocID parses the {id} path parameter.
-func pathDocID(w http.ResponseWriter, r *http.Request) (index.DocID, bool) {
+// pathID parses the {id} path parameter, the id of a what (a document,
+// a flag), answering 400 itself.
+func pathID[T ~int64](w http.ResponseWriter, r *http.Request, what string) (T, bool) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("document id %q: not a number", r.PathValue("id")))
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%s id %q: not a number", what, r.PathValue("id")))
 		return 0, false
 	}
-	return index.DocID(id), true
+	return T(id), true
 }
-
-// holdSeedPrefix begins the key of a seed file uploaded with a hold:
-// "hold-seed:MATTER/NAME".
-const holdSeedPrefix = policy.SeedFilePrefix
 
 // keyVisible reports whether p may see the document stored under key:
 // every document, except seed files uploaded for a matter p cannot see
 // (they are that matter's evidence, and their key names it).
 func keyVisible(p auth.Principal, key string) bool {
-	rest, ok := strings.CutPrefix(key, holdSeedPrefix)
-	if !ok || p.AllMatters() {
-		return true
-	}
-	matter, _, _ := strings.Cut(rest, "/")
-	return p.CanSeeMatter(matter)
+	matter, seed := policy.SeedFileMatter(key)
+	return !seed || p.AllMatters() || p.CanSeeMatter(matter)
 }
 
 // getRecord loads a document the caller may see, answering 404 (also for
@@ -194,7 +187,7 @@ func (a *Server) search(w http.ResponseWriter, r *http.Request) {
 
 // children answers GET /api/v1/documents/{id}/children.
 func (a *Server) children(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -229,7 +222,7 @@ func (a *Server) docText(w http.ResponseWriter, r *http.Request, rec *index.Reco
 
 // text answers GET /api/v1/documents/{id}/text with the extracted text.
 func (a *Server) text(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -303,7 +296,7 @@ type FamilyResponse struct {
 // of a document (the transitive closure of its near-copies, as union-find
 // builds it for `scan`), up to limit members, with every scored pair.
 func (a *Server) family(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -612,9 +605,7 @@ func (a *Server) createToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Reason string `json:"reason"`
-	}
+	var req reasonBody
 	if !decodeBody(w, r, 1<<20, &req) {
 		return
 	}

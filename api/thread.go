@@ -31,7 +31,7 @@ type ThreadMessage struct {
 
 // thread answers GET /api/v1/documents/{id}/thread[?inclusive=true].
 func (a *Server) thread(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}

@@ -382,13 +382,10 @@ func (d *Daemon) Backfill(ctx context.Context, name string) error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("%w: no S3 connector named %q", ErrNotFound, name)
+		return fmt.Errorf("%w: no S3 connector named %q", api.ErrNotFound, name)
 	}
 	return nil
 }
-
-// ErrNotFound reports an unknown connector or document.
-var ErrNotFound = api.ErrNotFound
 
 // cronLogger routes robfig/cron's logs to slog.
 type cronLogger struct{ l *slog.Logger }

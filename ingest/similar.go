@@ -10,9 +10,8 @@ import (
 	"github.com/simdex/simdex/index"
 )
 
-// Part is one part of an object compared with the index, with its
-// near-copies: the object itself (Path nil), or an attachment or archive
-// member inside it at Path.
+// Part is a part of an object with its near-copies: the object itself
+// (Path nil), or an attachment or archive member inside it at Path.
 type Part struct {
 	Path    []string
 	Matches []index.Match

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
@@ -40,9 +39,7 @@ DEADLETTER stream for review; nothing is dropped silently.`,
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out.DeadLetters)
+				return printJSON(w, out.DeadLetters)
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tSOURCE\tSUBJECT\tSEQ\tDELIVERED\tERROR")

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,11 +45,7 @@ func (f *remoteFlags) client(g *globals) (*policyClient, error) {
 	}
 	actor := f.actor
 	if actor == "" {
-		if u, err := user.Current(); err == nil {
-			actor = "cli:" + u.Username
-		} else {
-			actor = "cli"
-		}
+		actor = localActor()
 	}
 	return &policyClient{daemonClient: g.daemonClient(cfg, f.addr), actor: actor}, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -79,12 +78,7 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 		return &exitError{code: 2, err: err}
 	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if matches == nil {
-			matches = []api.Match{}
-		}
-		return enc.Encode(map[string]any{"matches": matches})
+		return printJSON(stdout, map[string]any{"matches": matches}) // never nil: [] for none
 	}
 	if len(matches) == 0 {
 		fmt.Fprintln(stdout, "no copies or near-copies found")
