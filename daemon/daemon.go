@@ -331,7 +331,9 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 		MaxBody: cfg.Extract.MaxObjectSize, MaxSearches: cfg.HTTP.Searches(), Registry: d.reg, Logger: d.logger.With("component", "http"),
 		Backfill: d.Backfill, Outbox: p.notifier, Policy: p.policy, Ingester: p.eng.Ingester, Authn: tokens, Certs: d.certs,
 		Tokens: tokens, Records: p.records, UI: d.ui,
-		DeadLetters: func(ctx context.Context, limit int) ([]api.DeadLetter, error) { return listDeadLetters(ctx, p.nc, limit) },
+		DeadLetters: func(ctx context.Context, limit int) ([]api.DeadLetter, error) {
+			return listDeadLetters(ctx, p.nc, limit)
+		},
 		Ready: func() error {
 			if !d.ready.Load() {
 				return errors.New("starting")
@@ -420,4 +422,3 @@ func (d *Daemon) Backfill(ctx context.Context, name string) error {
 	}
 	return nil
 }
-
