@@ -41,6 +41,9 @@ lint: tools
 	# 32-bit platforms build too: an int constant that overflows there is a bug.
 	GOARCH=386 go vet ./...
 	$(TOOLS)/staticcheck ./...
+	# The tools module (evaluation, benchmark peers, corpus generator) is
+	# held to the same checks.
+	cd tools && go mod tidy -diff && go vet ./... && $(TOOLS)/staticcheck ./...
 
 peers:
 	scripts/install-peers.sh
@@ -51,6 +54,7 @@ browser:
 
 unit: minio peers browser
 	go test -race -count=1 -timeout 60m ./...
+	cd tools && go test -race -count=1 -timeout 30m ./...
 
 chart:
 	scripts/chart-test.sh
