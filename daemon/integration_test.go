@@ -21,6 +21,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
 
 	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/internal/miniotest"
@@ -280,7 +281,12 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("SIMDEX_TEST_DAEMON_CONFIG"); path != "" {
 		os.Exit(runChildDaemon(path))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m,
+		// Idle keep-alive connections of minio-go's per-client transports
+		// (a minio.Client has no Close; they end at the idle timeout).
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+	)
 }
 
 func runChildDaemon(path string) int {

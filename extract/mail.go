@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
-	"github.com/simdex/simdex/extract/mailthread"
+	"github.com/simdex/simdex/mailthread"
 )
 
 // Version is the version of the texts Extract produces: a text extracted

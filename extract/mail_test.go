@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simdex/simdex/extract/mailthread"
+	"github.com/simdex/simdex/mailthread"
 )
 
 const mailCorpus = "../../shared/corpora/mail-usrp/eml"

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/sqlite"
 )
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 		}
 		return
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // crashWriter adds families of documents from several goroutines forever,

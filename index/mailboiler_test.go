@@ -11,9 +11,9 @@ import (
 	"unicode"
 
 	"github.com/simdex/simdex/extract"
-	"github.com/simdex/simdex/extract/mailthread"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
+	"github.com/simdex/simdex/mailthread"
 )
 
 // TestMailBoilerplate indexes mail-usrp (its first SIMDEX_MAIL_N messages,

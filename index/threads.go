@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/simdex/simdex/extract/mailthread"
+	"github.com/simdex/simdex/mailthread"
 )
 
 // Metadata keys threading reads, as ingest stores them.

@@ -11,10 +11,10 @@ import (
 	"unicode"
 
 	"github.com/simdex/simdex/extract"
-	"github.com/simdex/simdex/extract/mailthread"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/normalise"
 	"github.com/simdex/simdex/ingest"
+	"github.com/simdex/simdex/mailthread"
 )
 
 const mailUSRP = "../../shared/corpora/mail-usrp/eml"

@@ -22,8 +22,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/simdex/simdex/extract"
-	"github.com/simdex/simdex/extract/mailthread"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/mailthread"
 )
 
 // Object is one object to ingest.

@@ -15,7 +15,8 @@
 #                              two corpora in full, no sweep, no synthetic
 #                              experiments, report written elsewhere
 #
-# Extra arguments go to simdex-eval (go run ./eval/cmd/simdex-eval -h).
+# Extra arguments go to simdex-eval (bin/simdex-eval -h), which is built
+# from the tools module (tools/eval).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,4 +28,5 @@ if [ ! -d "$corpora" ]; then
   echo "eval: corpora not found at $corpora (set SIMDEX_CORPORA)" >&2
   exit 1
 fi
-go run ./eval/cmd/simdex-eval -corpora "$corpora" -out docs -command "make eval" "$@"
+go build -C tools -o ../bin/simdex-eval ./eval/cmd/simdex-eval
+bin/simdex-eval -corpora "$corpora" -out docs -command "make eval" "$@"

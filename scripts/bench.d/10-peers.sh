@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Peer benchmarks: simdex's chunker, sketches, full fingerprint and SimHash
 # search against the Go libraries a user would otherwise reach for, in one
-# `go test -bench` run of the separate module bench/peers (so the product's
+# `go test -bench` run of tools/peers, in the tools module (so the product's
 # go.mod carries none of them; the Go proxy fetches them on a fresh
 # machine). Prints a Markdown section with medians of 6 runs.
 set -euo pipefail
@@ -16,7 +16,7 @@ cmd="go test -c -o /tmp/simdex-peers.test && for i in 1 2 3 4 5 6; do /tmp/simde
 if [ -n "${SIMDEX_PEERS_RESULTS:-}" ]; then
   out=$(cat "$SIMDEX_PEERS_RESULTS")
 else
-  out=$(cd bench/peers && eval "$cmd")
+  out=$(cd tools/peers && eval "$cmd")
 fi
 
 # val BENCHMARK UNIT: the median of the figure printed before UNIT.
@@ -28,7 +28,7 @@ met() { awk -v a="$1" -v b="$2" 'BEGIN {print (a >= b) ? "met" : "**not met**"}'
 # num X: X with 3 significant figures or more.
 num() { awk -v a="$1" 'BEGIN {if (a >= 100) printf "%.0f", a; else if (a >= 10) printf "%.1f", a; else printf "%.2f", a}'; }
 gbs() { awk -v a="$1" 'BEGIN {printf "%.2f", a / 1000}'; }
-version() { (cd bench/peers && go list -m -f '{{.Version}}' "$1"); }
+version() { (cd tools/peers && go list -m -f '{{.Version}}' "$1"); }
 
 cut=$(val Chunker/simdex-cut cpu-MB/s)
 app=$(val Chunker/simdex-append cpu-MB/s)
@@ -39,7 +39,7 @@ echo "## Peers"
 echo
 echo "Every contender processes the same input in the same run, one document at a time as an indexer does, on one core: the $ndocs distinct English documents of the shared corpora (every SPDX licence text, the whole English TXT manuals of debian-docs, the licenseclassifier wordings), $(num "$mb") MB once normalised with \`index/normalise\`. MB/s are of that normalised text (\`b.SetBytes\`), each the median of 6 runs. The headline figure is per CPU-second: the bytes processed over the process's CPU time (user and system, every thread, so garbage collection counts), which is what the code costs on one core; the wall-clock figure beside it also counts the time other processes held the core, and on this shared 2-core machine it can be several times lower. \"simdex ÷ contender\" (of the CPU figures) above 1 means simdex is faster."
 echo
-echo "    cd bench/peers && $cmd"
+echo "    cd tools/peers && $cmd"
 echo
 
 echo "### Content-defined chunking"

@@ -189,7 +189,7 @@ func FuzzReadTSV(f *testing.F) {
 // corpus: truth, the index, both peers, the synthetic experiments, the
 // figures and the report.
 func TestRunQuick(t *testing.T) {
-	corpora := filepath.Join("..", "..", "shared", "corpora")
+	corpora := filepath.Join("..", "..", "..", "shared", "corpora")
 	if _, err := os.Stat(corpora); err != nil {
 		t.Fatalf("the shared/ folder must sit beside the checkout: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/simdex/simdex/internal/corpusgen"
+	"github.com/simdex/simdex/tools/corpusgen"
 )
 
 func main() {

@@ -110,11 +110,12 @@ func englishManuals(dir string) ([]string, error) {
 	return out, sc.Err()
 }
 
-// TestCorpus checks that the input is the size the benchmarks claim.
+// TestCorpus checks that the input is the size the benchmarks claim. Normal
+// form 2 (words only, no punctuation) made it 7.5 MB.
 func TestCorpus(t *testing.T) {
 	d, size := docs(t)
-	if size < 8e6 || size > 16e6 {
-		t.Errorf("corpus is %d bytes in %d documents, want 8-16 MB", size, len(d))
+	if size < 7e6 || size > 16e6 {
+		t.Errorf("corpus is %d bytes in %d documents, want 7-16 MB", size, len(d))
 	}
 	t.Logf("%d documents, %d bytes normalised", len(d), size)
 }

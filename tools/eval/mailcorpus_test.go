@@ -26,7 +26,7 @@ import (
 // mailSourceDir is the source corpus of the e-mail corpus tests.
 func mailSourceDir(t *testing.T) fs.FS {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "corpora", "debian-copyright")
+	dir := filepath.Join("..", "..", "..", "shared", "corpora", "debian-copyright")
 	fsys, err := openDir(dir)
 	if err != nil {
 		t.Fatalf("the shared/ folder must sit beside the checkout: %v", err)
@@ -384,7 +384,7 @@ func TestGenerateMailCorpusErrors(t *testing.T) {
 // the index, both peers on raw and extracted files, labelled relations.
 func TestEvaluateMailCorpus(t *testing.T) {
 	work := t.TempDir()
-	cfg := Config{Corpora: filepath.Join("..", "..", "shared", "corpora"), Names: []string{MailCorpus}, MailThreads: 4, Seed: 1}
+	cfg := Config{Corpora: filepath.Join("..", "..", "..", "shared", "corpora"), Names: []string{MailCorpus}, MailThreads: 4, Seed: 1}
 	if err := cfg.defaults(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // user would otherwise reach for, on the same normalised English text in
 // the same `go test -bench` run.
 //
-// It is a module of its own so that the product's go.mod carries none of
-// the peers. scripts/bench.d/10-peers.sh runs it and writes the medians to
-// docs/BENCHMARKS.md.
+// It is in the tools module (tools/go.mod), so that the product's go.mod
+// carries none of the peers. scripts/bench.d/10-peers.sh runs it and writes
+// the medians to docs/BENCHMARKS.md.
 package peers

@@ -10,4 +10,9 @@
 // Every parser works line by line in time linear in its input and, on
 // any input, returns at most as many bytes of text as it was given, in at
 // most MaxParts parts.
+//
+// It is the e-mail thread and quote grammar shared by extraction (package
+// extract, which builds a message's text) and the index (which keys
+// threads and strips boilerplate), so it sits beside both and imports
+// neither.
 package mailthread

@@ -50,11 +50,11 @@ func TestPeers(t *testing.T) {
 	if _, err := PeerVersions(ctx); err != nil {
 		t.Fatalf("peers: %v (install the Debian packages ssdeep and tlsh-tools)", err)
 	}
-	mit, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "MIT.txt"))
+	mit, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "corpora", "spdx", "text", "MIT.txt"))
 	if err != nil {
 		t.Fatalf("read corpus file (the shared/ folder must sit beside the checkout): %v", err)
 	}
-	apache, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "Apache-2.0.txt"))
+	apache, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "corpora", "spdx", "text", "Apache-2.0.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

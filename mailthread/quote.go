@@ -282,7 +282,7 @@ func (ps *parser) finish() []Part {
 	return ps.parts
 }
 
-// Quoted returns the text of the parts at depth, joined by blank lines:
+// QuotedText returns the text of the parts at depth, joined by blank lines:
 // at depth 1, the text of the message replied to or forwarded, as far as
 // the reply keeps it.
 func QuotedText(parts []Part, depth int) string {

@@ -92,7 +92,7 @@ func TestQuotingRows(t *testing.T) {
 }
 
 func TestLoadMailUSRP(t *testing.T) {
-	fsys, err := openDir(filepath.Join("..", "..", "shared", "corpora", MailUSRP))
+	fsys, err := openDir(filepath.Join("..", "..", "..", "shared", "corpora", MailUSRP))
 	if err != nil {
 		t.Fatalf("the shared/ folder must sit beside the checkout: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/simdex/simdex/eval"
+	"github.com/simdex/simdex/tools/eval"
 )
 
 func main() {
