@@ -152,7 +152,7 @@ func (a *Server) routes() []route {
 	return rs
 }
 
-// handler serves every route: public ones as they are, the others behind
+// Handler serves every route: public ones as they are, the others behind
 // authentication and their permission. Any other /api/v1 path answers 401
 // without credentials, so that nothing is learnt about the API unsigned.
 func (a *Server) Handler() http.Handler {

@@ -361,7 +361,7 @@ func TestCancelled(t *testing.T) {
 func TestReadErrors(t *testing.T) {
 	x := newTestExtractor(t, DefaultLimits())
 	d, err := x.Extract(context.Background(), Object{Name: "nil"})
-	if d == nil || !errors.Is(err, ErrMalformed) || d.Err != err {
+	if d == nil || !errors.Is(err, ErrMalformed) || d.Err != err { //nolint:errorlint // the very value returned
 		t.Errorf("nil reader: %v, %v", d, err)
 	}
 	boom := errors.New("disk on fire")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
@@ -103,7 +104,7 @@ func chunkers(tb testing.TB) []struct {
 			n := 0
 			for {
 				c, err := rc.Next(rbuf)
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					return n
 				}
 				if err != nil {
@@ -122,7 +123,7 @@ func chunkers(tb testing.TB) []struct {
 			n := 0
 			for {
 				_, err := c.Next()
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					return n
 				}
 				if err != nil {
@@ -140,7 +141,7 @@ func chunkers(tb testing.TB) []struct {
 				if len(c) > 0 {
 					n++
 				}
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					return n
 				}
 				if err != nil {
