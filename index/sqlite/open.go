@@ -1,0 +1,168 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/sqlitedb"
+)
+
+// indexKind marks the index's files, and refuses others with
+// index.ErrNotIndex.
+var indexKind = func() sqlitedb.Kind {
+	k := sqlitedb.Index
+	k.Err = index.ErrNotIndex
+	return k
+}()
+
+// schemaVersion is the number of migrations this build knows.
+var schemaVersion = len(migrations)
+
+// Open opens or creates the store at path, migrating its schema forward.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Durability == "" {
+		opts.Durability = Full
+	}
+	if opts.Durability != Full && opts.Durability != Normal {
+		return nil, fmt.Errorf("open index %s: durability %q: want %q or %q", path, opts.Durability, Full, Normal)
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = runtime.GOMAXPROCS(0) + 2
+	}
+	if opts.WriteCacheMiB <= 0 {
+		opts.WriteCacheMiB = 64
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	// Before anything writes: the pragmas below would turn another
+	// application's database into a WAL file, and the migrations would add
+	// tables to it.
+	if err := sqlitedb.Claim(ctx, path, indexKind); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	// The index holds extracted texts: owner only, log included.
+	if err := sqlitedb.MakePrivate(path); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	sync := "FULL"
+	if opts.Durability == Normal {
+		sync = "NORMAL"
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
+		"&_pragma=synchronous(" + sync + ")&_pragma=cache_size(-" + strconv.Itoa(opts.WriteCacheMiB*1024) + ")&_txlock=immediate" +
+		"&_pragma=wal_autocheckpoint(0)" // checkpoints run beside the writer: see checkpoints
+	s, err := openConns(ctx, path, dsn, sync, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	go s.checkpoints(opts.Logger)
+	s.memWanted = opts.AnchorsInMemory
+	if opts.AnchorsInMemory && s.stale.Load() == nil { // else once fingerprinted again
+		s.startAnchors()
+	}
+	s.committed() // a log left by a crash or a migration
+	return s, nil
+}
+
+// openConns opens the store's connections, migrates its schema and checks its
+// scheme; on error it closes whatever it opened.
+func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *Store, err error) {
+	s := &Store{path: path, now: opts.Now, scheme: opts.Scheme}
+	defer func() {
+		if err == nil {
+			return
+		}
+		if s.r != nil {
+			s.rs.close()
+			s.r.Close()
+			s.rs.wait()
+		}
+		if s.w != nil {
+			s.ws.close()
+			s.w.Close()
+			s.ws.wait()
+		}
+	}()
+	if s.w, err = sql.Open("sqlite", dsn); err != nil {
+		return nil, err
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.ws = newStatements(s.w)
+	if err := s.migrate(ctx, opts.Logger); err != nil {
+		return nil, err
+	}
+	if err := sqlitedb.Mark(ctx, s.w, indexKind); err != nil {
+		return nil, err
+	}
+	if err := s.checkScheme(ctx, opts.Scheme); err != nil {
+		return nil, err
+	}
+	s.logger = opts.Logger
+	stale := s.stale.Load() != nil // Refingerprint posts everything again
+	s.deferShares = opts.DeferBandShares && !stale
+	if opts.DeferPostings && !stale {
+		if err := s.beginBulk(ctx, path, opts.Logger); err != nil {
+			return nil, err
+		}
+		// Band shares are computed from the band postings.
+		s.deferShares = s.deferShares || s.deferPosts
+	}
+	// A bulk load that did not get to close, unless this one carries it on.
+	if !s.deferPosts && !stale {
+		if err := s.settlePostings(ctx, opts.Logger, slog.LevelInfo); err != nil {
+			return nil, err
+		}
+	}
+	if !s.deferShares && !stale {
+		if err := s.settleBandShares(ctx, opts.Logger, slog.LevelInfo); err != nil {
+			return nil, err
+		}
+	}
+	// Readers do not map the file (mmap_size): it saved a fifth of a
+	// read-only query's CPU at 10,000 documents, but while the daemon
+	// writes, readers remap the growing file at every transaction and the
+	// daemon's CPU per document grew by a tenth.
+	if s.r, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)"); err != nil {
+		return nil, err
+	}
+	s.r.SetMaxOpenConns(opts.Readers)
+	s.r.SetMaxIdleConns(opts.Readers)
+	s.rs = newStatements(s.r)
+	if s.ckpt, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")"); err != nil {
+		return nil, err
+	}
+	s.ckpt.SetMaxOpenConns(1)
+	s.ckpt.SetConnMaxLifetime(0)
+	s.ckptWake, s.ckptStop, s.ckptDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	return s, nil
+}
+
+func (s *Store) checkScheme(ctx context.Context, scheme uint32) error {
+	var got string
+	err := s.w.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'scheme'").Scan(&got)
+	want := strconv.FormatUint(uint64(scheme), 10)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = s.w.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('scheme', ?)", want)
+		if err != nil {
+			return fmt.Errorf("record fingerprint scheme: %w", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("read fingerprint scheme: %w", err)
+	case got != want:
+		s.stale.Store(&got) // see Refingerprint
+	}
+	return nil
+}
