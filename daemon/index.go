@@ -30,8 +30,7 @@ func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slo
 	}
 	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
 		Scheme: opts.Scheme(), Durability: sqlite.Durability(durability), Logger: logger,
-		AnchorsInMemory: cfg.Index.AnchorsInMemory, DeferBandShares: cfg.Index.DeferBandShares,
-		DeferPostings: cfg.Index.DeferPostings,
+		AnchorsInMemory: cfg.Index.AnchorsInMemory,
 	})
 	if err != nil {
 		return nil, err

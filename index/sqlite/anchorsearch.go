@@ -8,8 +8,6 @@ import (
 	"math/bits"
 	"slices"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 
@@ -140,9 +138,6 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	}
 	if len(anchors) == 0 || limit <= 0 {
 		return nil, nil
-	}
-	if err := s.settleView(ctx); err != nil {
-		return nil, fmt.Errorf("find anchor candidates: %w", err)
 	}
 	gen := s.over.start(s.now())
 	// One read transaction for every lookup: each statement on its own

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 
@@ -41,7 +39,7 @@ func (s *Store) Check(ctx context.Context) error {
 	if n > 0 {
 		return fmt.Errorf("check index: %w: %d contents with a wrong reference count", ErrInconsistent, n)
 	}
-	// Contents a bulk load has not posted yet (Options.DeferPostings) have
+	// Contents a bulk load (Loader) has not posted yet have
 	// no postings to check.
 	rows, err := s.r.QueryContext(ctx, "SELECT id, body, bands FROM contents WHERE id NOT IN (SELECT content_id FROM pending_postings)")
 	if err != nil {

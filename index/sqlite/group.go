@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 
@@ -18,12 +16,6 @@ import (
 func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
 	if err := s.errStale(); err != nil {
 		return err
-	}
-	if v, err := s.postingsView(ctx); err != nil || v != nil {
-		if err != nil {
-			return fmt.Errorf("group contents: %w", err)
-		}
-		return v.groups(maxChunkDocs, of, fn)
 	}
 	tx, end, keys, err := s.groupingTx(ctx, of)
 	if err != nil {
@@ -170,16 +162,6 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 	if err := s.errStale(); err != nil {
 		return nil, err
 	}
-	// The view is taken as it is, without asking whether another process
-	// has added contents since (postingsView): a scan's analysis asks for
-	// each of its shared chunks, and the question cost more than the
-	// counts. A count only decides whether a chunk is ubiquitous, held by
-	// more than a share of all contents, which a few contents added
-	// meanwhile hardly change; Groups and AnchorGroups do ask, and drop
-	// the view.
-	if v := s.view.Load(); v != nil {
-		return v.chunkContents(hashes), nil
-	}
 	out := make(map[uint64]int, len(hashes))
 	// One read transaction for every count, on one connection.
 	tx, end, err := s.readTx(ctx)
@@ -208,12 +190,6 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
 	if err := s.errStale(); err != nil {
 		return err
-	}
-	if v, err := s.postingsView(ctx); err != nil || v != nil {
-		if err != nil {
-			return fmt.Errorf("group anchors: %w", err)
-		}
-		return v.anchorGroups(maxDocs, of, fn)
 	}
 	// One snapshot: the postings carry each content's anchor count.
 	tx, end, keys, err := s.groupingTx(ctx, of)

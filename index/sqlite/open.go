@@ -27,8 +27,14 @@ var indexKind = func() sqlitedb.Kind {
 // schemaVersion is the number of migrations this build knows.
 var schemaVersion = len(migrations)
 
-// Open opens or creates the store at path, migrating its schema forward.
+// Open opens or creates the live store at path, migrating its schema
+// forward and settling what a bulk load that did not get to close left.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	return openStore(ctx, path, opts, nil)
+}
+
+// openStore opens the store at path for l, the bulk load beginning, or nil.
+func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Store, error) {
 	if opts.Durability == "" {
 		opts.Durability = Full
 	}
@@ -61,7 +67,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
 		"&_pragma=synchronous(" + sync + ")&_pragma=cache_size(-" + strconv.Itoa(opts.WriteCacheMiB*1024) + ")&_txlock=immediate" +
 		"&_pragma=wal_autocheckpoint(0)" // checkpoints run beside the writer: see checkpoints
-	s, err := openConns(ctx, path, dsn, sync, opts)
+	s, err := openConns(ctx, path, dsn, sync, opts, l)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
@@ -74,9 +80,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// openConns opens the store's connections, migrates its schema and checks its
-// scheme; on error it closes whatever it opened.
-func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *Store, err error) {
+// openConns opens the store's connections, migrates its schema, checks its
+// scheme and begins l's load; on error it closes whatever it opened.
+func openConns(ctx context.Context, path, dsn, sync string, opts Options, l *Loader) (_ *Store, err error) {
 	s := &Store{path: path, now: opts.Now, scheme: opts.Scheme}
 	defer func() {
 		if err == nil {
@@ -109,43 +115,60 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options) (_ *St
 		return nil, err
 	}
 	s.logger = opts.Logger
-	stale := s.stale.Load() != nil // Refingerprint posts everything again
-	s.deferShares = opts.DeferBandShares && !stale
-	if opts.DeferPostings && !stale {
-		if err := s.beginBulk(ctx, path, opts.Logger); err != nil {
-			return nil, err
-		}
-		// Band shares are computed from the band postings.
-		s.deferShares = s.deferShares || s.deferPosts
+	if err := s.begin(ctx, l); err != nil {
+		return nil, err
 	}
-	// A bulk load that did not get to close, unless this one carries it on.
-	if !s.deferPosts && !stale {
-		if err := s.settlePostings(ctx, opts.Logger, slog.LevelInfo); err != nil {
-			return nil, err
+	if err := s.openReaders(path, sync, opts.Readers); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// begin begins l's load, if l is not nil, and settles what a bulk load
+// that did not get to close left, unless l carries it on. A stale store
+// does neither: Refingerprint posts everything again.
+func (s *Store) begin(ctx context.Context, l *Loader) error {
+	if s.stale.Load() != nil {
+		if l != nil {
+			l.deferShares = false
+		}
+		return nil
+	}
+	if l != nil {
+		if err := l.begin(ctx, s); err != nil {
+			return err
 		}
 	}
-	if !s.deferShares && !stale {
-		if err := s.settleBandShares(ctx, opts.Logger, slog.LevelInfo); err != nil {
-			return nil, err
+	if l == nil || !l.deferPosts {
+		if err := s.settlePostings(ctx, s.logger, slog.LevelInfo, l); err != nil {
+			return err
 		}
 	}
+	if l == nil || !l.deferShares {
+		return s.settleBandShares(ctx, s.logger, slog.LevelInfo, l)
+	}
+	return nil
+}
+
+// openReaders opens the readers' and the checkpointer's connections.
+func (s *Store) openReaders(path, sync string, readers int) (err error) {
 	// Readers do not map the file (mmap_size): it saved a fifth of a
 	// read-only query's CPU at 10,000 documents, but while the daemon
 	// writes, readers remap the growing file at every transaction and the
 	// daemon's CPU per document grew by a tenth.
 	if s.r, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)"); err != nil {
-		return nil, err
+		return err
 	}
-	s.r.SetMaxOpenConns(opts.Readers)
-	s.r.SetMaxIdleConns(opts.Readers)
+	s.r.SetMaxOpenConns(readers)
+	s.r.SetMaxIdleConns(readers)
 	s.rs = newStatements(s.r)
 	if s.ckpt, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")"); err != nil {
-		return nil, err
+		return err
 	}
 	s.ckpt.SetMaxOpenConns(1)
 	s.ckpt.SetConnMaxLifetime(0)
 	s.ckptWake, s.ckptStop, s.ckptDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	return s, nil
+	return nil
 }
 
 func (s *Store) checkScheme(ctx context.Context, scheme uint32) error {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 

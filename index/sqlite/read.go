@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 

@@ -5,14 +5,17 @@ import (
 	"database/sql"
 	"fmt"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 
 // Remove deletes a document version (or every version of key) and its
 // children.
 func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocID, error) {
+	return s.remove(ctx, key, versionID, nil)
+}
+
+// remove is Remove; l is the load under way, nil in a live store.
+func (s *Store) remove(ctx context.Context, key, versionID string, l *Loader) ([]index.DocID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -31,13 +34,12 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 	}
 	if released {
 		defer s.over.forget() // postings are gone once committed
-		s.bulkPosts.release()
+		l.released()
 	}
 	if err := s.commit(tx, &d); err != nil {
 		return nil, fmt.Errorf("remove %q: commit: %w", key, s.mapErr(err))
 	}
-	s.bulkShares = nil
-	s.dropView()
+	l.wrote()
 	return ids, nil
 }
 

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 
@@ -15,9 +13,6 @@ import (
 func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index.ContentID, error) {
 	if err := s.errStale(); err != nil {
 		return nil, err
-	}
-	if err := s.settleView(ctx); err != nil {
-		return nil, fmt.Errorf("find candidates: %w", err)
 	}
 	gen := s.over.start(s.now())
 	tx, end, err := s.readTx(ctx) // one read lock for every lookup

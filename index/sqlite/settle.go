@@ -17,8 +17,7 @@ import (
 // sorted by key before they are inserted.
 const settleBatch = 16384
 
-// settleBulk does what a bulk load deferred (Options.DeferPostings,
-// Options.DeferBandShares), if left says something is: work runs in one
+// settleBulk does what a bulk load (Loader) deferred, if left says something is: work runs in one
 // transaction of the writer, which commits with the anchor changes it
 // records in its delta, and what was done is logged at level (Info when
 // an open finds it left by a load that did not get to close, Debug when a
@@ -56,11 +55,14 @@ func (s *Store) settleBulk(ctx context.Context, what string, left func(context.C
 }
 
 // settlePostings inserts the postings of the contents a bulk load left
-// pending (Options.DeferPostings), in key order, in one transaction, and
+// pending (Loader), in key order, in one transaction, and
 // clears the list. Each table's B-tree is then written from one end to
 // the other once, instead of a few rows on each of its pages at every
 // commit of the load.
-func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog.Level) error {
+//
+// l is the load under way, nil in a live store, which settles at open
+// what a load that did not get to close left.
+func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog.Level, l *Loader) error {
 	err := s.settleBulk(ctx, "postings", postingsPending, func(tx *sql.Tx, d *anchorDelta) ([]any, error) {
 		// Another process's anchor lists in memory learn of the change
 		// from the anchor generation; this one's, if any, from the delta
@@ -73,22 +75,22 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 		// What is in memory is taken once, whatever becomes of this
 		// transaction: if it rolls back, the next settlement finds the
 		// pending contents not in memory and reads them.
-		b := s.bulkPosts
-		if b != nil {
-			s.bulkPosts = &bulkPostings{}
+		var b *bulkPostings
+		if l != nil && l.posts != nil {
+			b, l.posts = l.posts, &bulkPostings{}
 		}
 		// The view of b's postings stays true once they are inserted
 		// from memory: they are the tables' then. Otherwise the tables
 		// answer once this commits.
-		if v := s.view.Load(); v == nil || v.load != b {
-			s.dropView()
+		if v := l.loadView(); v == nil || v.load != b {
+			l.dropView()
 		}
 		if b != nil && !b.released {
-			if attrs, ok, err := s.settleFromMemory(ctx, &stmts, d, b); err != nil || ok {
+			if attrs, ok, err := s.settleFromMemory(ctx, &stmts, d, b, l); err != nil || ok {
 				return attrs, err
 			}
 		}
-		s.dropView()
+		l.dropView()
 		var posts postings // reused: grown to the size of a batch once
 		posted, anchors, after := 0, 0, int64(0)
 		for {
@@ -109,8 +111,7 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 	}, log, level)
 	if err != nil {
 		s.mu.Lock()
-		s.bulkShares = nil // computed from postings not committed
-		s.dropView()
+		l.wrote() // the band shares were computed from postings not committed
 		s.mu.Unlock()
 	}
 	return err
@@ -122,7 +123,7 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 // band shares computed while the postings are inserted: the single
 // writer is all a scan does here, and another core was idle (2.2 s of a
 // 50,000-file scan, 0.6 s less).
-func (s *Store) settleFromMemory(ctx context.Context, stmts *txStmts, d *anchorDelta, b *bulkPostings) (attrs []any, ok bool, err error) {
+func (s *Store) settleFromMemory(ctx context.Context, stmts *txStmts, d *anchorDelta, b *bulkPostings, l *Loader) (attrs []any, ok bool, err error) {
 	if same, err := pendingAre(ctx, stmts.tx, b.ids); err != nil || !same {
 		return nil, false, err
 	}
@@ -149,7 +150,7 @@ func (s *Store) settleFromMemory(ctx context.Context, stmts *txStmts, d *anchorD
 		if shares.version, err = dataVersion(ctx, stmts.tx); err != nil {
 			return nil, false, err
 		}
-		s.bulkShares = shares
+		l.shares = shares
 	}
 	return []any{"contents", len(b.ids), "from", "memory"}, true, s.clearPending(ctx, stmts, d, anchors)
 }
@@ -181,8 +182,8 @@ func (s *Store) clearPending(ctx context.Context, stmts *txStmts, d *anchorDelta
 	return nil
 }
 
-// bulkPostings are the postings of the contents a bulk load
-// (Options.DeferPostings) stores, kept in memory so that settling them
+// bulkPostings are the postings of the contents a bulk load (Loader)
+// stores, kept in memory so that settling them
 // need not read and decode every stored fingerprint again (a third of
 // the 50,000-file scan's 4.3 s of settling). Their pending_postings rows
 // are written all the same: a crash loses the memory, and the next open

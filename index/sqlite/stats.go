@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/simdex/simdex/index"
 )
 
@@ -57,51 +55,27 @@ type Options struct {
 	// load at 1,000,000 documents), for a third of the CPU of a
 	// similarity query (memanchors.go).
 	AnchorsInMemory bool
-	// DeferBandShares leaves band_shares (bandshares.go) to be computed
-	// once, when the store closes, instead of at each put: for bulk loads
-	// of many near-copies, where each new content would update the rows of
-	// dozens of others. Meanwhile queries look up every band key, and a
-	// store opened without it after a crash computes them at open.
-	DeferBandShares bool
-	// DeferPostings leaves the chunk, band and anchor postings of a bulk
-	// load into an empty index to be inserted once, in key order, when it
-	// settles (SettleDeferred or Close), instead of at each commit: a
-	// commit rewrites the posting pages its keys land on, scattered over
-	// the tables, and that was 9 of the 22 s a 50,000-file scan spends
-	// indexing. Meanwhile the load's contents are listed in
-	// pending_postings and are found by id and by text, not as candidates
-	// of similarity queries; a store opened after a crash posts them at
-	// open, unless it defers postings too: it then carries the load on.
-	// Ignored when the index holds posted contents at open: a live index
-	// keeps every document findable as soon as it is committed. Implies
-	// DeferBandShares, which are computed from the band postings.
-	DeferPostings bool
 }
 
-// Store is the embedded SQLite index store. It is safe for concurrent use.
+// Store is the embedded SQLite index store, live: each commit makes its
+// documents findable. It is safe for concurrent use. A bulk load is a
+// Loader (loader.go).
 type Store struct {
-	path        string
-	w           *sql.DB // one connection: SQLite has one writer
-	r           *sql.DB
-	now         func() time.Time
-	mu          sync.Mutex // serialises writers in this process
-	close       sync.Once
-	over        overfull                 // posting keys known to be boilerplate
-	deferShares bool                     // Options.DeferBandShares
-	deferPosts  bool                     // Options.DeferPostings, into an index with no content posted
-	bulk        *bulkPieces              // a bulk load's text pieces, until settled
-	bulkPosts   *bulkPostings            // a bulk load's postings, until settled
-	bulkShares  *memShares               // band shares computed from them, until a write
-	view        atomic.Pointer[bulkView] // bulkPosts sorted, until a write (bulkview.go)
-	seen        *bulkSeen                // what a bulk load wrote (bulkseen.go); guarded by mu
-	mem         *memAnchors              // nil unless Options.AnchorsInMemory
-	memCtx      context.Context          // the loading of mem, stopped by Close
-	memStop     context.CancelFunc
-	memDone     chan struct{} // the latest load has ended; guarded by mu
-	logger      *slog.Logger
-	scheme      uint32                 // Options.Scheme
-	stale       atomic.Pointer[string] // the scheme of the stored fingerprints, if not scheme
-	memWanted   bool                   // Options.AnchorsInMemory
+	path      string
+	w         *sql.DB // one connection: SQLite has one writer
+	r         *sql.DB
+	now       func() time.Time
+	mu        sync.Mutex // serialises writers in this process
+	close     sync.Once
+	over      overfull        // posting keys known to be boilerplate
+	mem       *memAnchors     // nil unless Options.AnchorsInMemory
+	memCtx    context.Context // the loading of mem, stopped by Close
+	memStop   context.CancelFunc
+	memDone   chan struct{} // the latest load has ended; guarded by mu
+	logger    *slog.Logger
+	scheme    uint32                 // Options.Scheme
+	stale     atomic.Pointer[string] // the scheme of the stored fingerprints, if not scheme
+	memWanted bool                   // Options.AnchorsInMemory
 
 	rs, ws *statements // the readers' and the writer's prepared statements
 
@@ -114,11 +88,17 @@ type Store struct {
 var _ index.Store = (*Store)(nil)
 
 // Close releases the database. Further calls return index.ErrClosed.
-func (s *Store) Close() error {
+func (s *Store) Close() error { return s.closeAfter(nil) }
+
+// closeAfter closes the store once, after settle, if not nil, has run
+// (with the anchor lists no longer loading).
+func (s *Store) closeAfter(settle func() error) error {
 	var err error
 	s.close.Do(func() {
 		s.stopAnchors()
-		err = s.SettleDeferred(context.Background())
+		if settle != nil {
+			err = settle()
+		}
 		var c error
 		if s.ckpt != nil {
 			close(s.ckptStop)

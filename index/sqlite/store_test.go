@@ -15,6 +15,17 @@ import (
 	"github.com/simdex/simdex/internal/sqlitedb/sqlitetest"
 )
 
+// tested is a Store or a Loader, for helpers that write and read through
+// either's methods and reach its tables (raw).
+type tested interface {
+	index.Store
+	index.Preparer
+	Check(ctx context.Context) error
+	raw() *Store
+}
+
+func (s *Store) raw() *Store { return s }
+
 func open(t *testing.T, path string, scheme uint32) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), path, Options{Scheme: scheme})
