@@ -143,13 +143,17 @@ func Scan(ctx context.Context, o ScanOptions) (*ScanResult, error) {
 	// copies the log into the database and frees the page caches page by
 	// page (2 CPU-s), which had followed the report.
 	res.Analysis = an
-	go func() {
-		err := <-settled
-		sc.ix.Close()
-		res.closeErr = errors.Join(err, sc.load.Close())
-		close(res.closed)
-	}()
+	go res.close(sc, settled)
 	return res, nil
+}
+
+// close closes sc's index once settled says whether what the load
+// deferred was settled.
+func (r *ScanResult) close(sc *scan, settled <-chan error) {
+	err := <-settled
+	sc.ix.Close()
+	r.closeErr = errors.Join(err, sc.load.Close())
+	close(r.closed)
 }
 
 // openScan opens the index at o.IndexPath as a bulk load, and the stage

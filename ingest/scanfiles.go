@@ -42,77 +42,88 @@ func walkAll(dirs []string, problems *[]FileError) []scanFile {
 	return files
 }
 
+// indexing is what a scan's workers share.
+type indexing struct {
+	sc        *scan
+	o         *ScanOptions
+	files     []scanFile
+	next      atomic.Int64 // the next file to index
+	inFlight  *semaphore.Weighted
+	preparing chan struct{}
+	mu        sync.Mutex // guards what follows
+	done      int
+	scanned   map[index.DocID]string // this scan's documents → report path
+	problems  *[]FileError
+	fatal     error
+}
+
 // indexFiles indexes files, o.Workers at a time, and returns this scan's
 // documents by the path reported; the files' errors are added to
 // problems.
 func (sc *scan) indexFiles(ctx context.Context, o *ScanOptions, files []scanFile, problems *[]FileError) (map[index.DocID]string, error) {
-	budget := o.InFlightBytes
-	inFlight := semaphore.NewWeighted(budget)
 	// Files are read and prepared on all cores but one, which is left to
 	// the index's single writer: each waits for it, and with every core
 	// preparing it waited for one behind them (see index.Index.Commit).
-	preparing := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
-	var (
-		mu      sync.Mutex
-		scanned = map[index.DocID]string{} // this scan's documents → report path
-		next    atomic.Int64
-		wg      sync.WaitGroup
-		fatal   error
-		done    int
-	)
-	// record notes what became of file sf, and reports whether to go on.
-	record := func(sf scanFile, out *Outcome, err error) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if done++; o.Progress != nil {
-			o.Progress(done, len(files))
-		}
-		if err != nil {
-			if fatal == nil {
-				fatal = err
-			}
-			return false
-		}
-		for j, r := range out.Results {
-			name := sf.rel
-			if j > 0 {
-				name = reportName(sf.rel, out.Inputs[j].Doc.Key, out.Inputs[0].Doc.Key)
-			}
-			scanned[r.ID] = name
-			if r.Err != nil {
-				*problems = append(*problems, FileError{Path: name, Error: r.Err.Error()})
-			}
-		}
-		return true
-	}
+	x := &indexing{sc: sc, o: o, files: files, inFlight: semaphore.NewWeighted(o.InFlightBytes),
+		preparing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), scanned: map[index.DocID]string{}, problems: problems}
+	var wg sync.WaitGroup
 	for w := 0; w < o.Workers; w++ {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) || ctx.Err() != nil {
-					return
-				}
-				sf := files[i]
-				weight := min(max(sf.info.Size(), 1), budget)
-				if err := inFlight.Acquire(ctx, weight); err != nil {
-					return // interrupted: reported below
-				}
-				out, err := sc.ing.ingestFile(ctx, preparing, sf)
-				inFlight.Release(weight)
-				if !record(sf, out, err) {
-					return
-				}
-			}
-		})
+		wg.Go(func() { x.work(ctx) })
 	}
 	wg.Wait()
-	if fatal != nil {
-		return nil, fatal
+	if x.fatal != nil {
+		return nil, x.fatal
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("scan interrupted: %w", err)
 	}
-	return scanned, nil
+	return x.scanned, nil
+}
+
+// work indexes files until none is left, ctx is done or a file fails.
+func (x *indexing) work(ctx context.Context) {
+	for {
+		i := int(x.next.Add(1) - 1)
+		if i >= len(x.files) || ctx.Err() != nil {
+			return
+		}
+		sf := x.files[i]
+		weight := min(max(sf.info.Size(), 1), x.o.InFlightBytes)
+		if err := x.inFlight.Acquire(ctx, weight); err != nil {
+			return // interrupted: reported by indexFiles
+		}
+		out, err := x.sc.ing.ingestFile(ctx, x.preparing, sf)
+		x.inFlight.Release(weight)
+		if !x.record(sf, out, err) {
+			return
+		}
+	}
+}
+
+// record notes what became of file sf, and reports whether to go on.
+func (x *indexing) record(sf scanFile, out *Outcome, err error) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done++; x.o.Progress != nil {
+		x.o.Progress(x.done, len(x.files))
+	}
+	if err != nil {
+		if x.fatal == nil {
+			x.fatal = err
+		}
+		return false
+	}
+	for j, r := range out.Results {
+		name := sf.rel
+		if j > 0 {
+			name = reportName(sf.rel, out.Inputs[j].Doc.Key, out.Inputs[0].Doc.Key)
+		}
+		x.scanned[r.ID] = name
+		if r.Err != nil {
+			*x.problems = append(*x.problems, FileError{Path: name, Error: r.Err.Error()})
+		}
+	}
+	return true
 }
 
 // reportName names a child for the report: its parent's report path

@@ -161,6 +161,13 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", s.mapErr(err))
 	}
+	return bestShares(shares, queried, minShare, limit), nil
+}
+
+// bestShares returns up to limit of the contents of shares that share at
+// least minShare of the anchors of the smaller of them and the query (of
+// queried anchors), best share first.
+func bestShares(shares []anchorShare, queried int, minShare float64, limit int) []index.ContentID {
 	type cand struct {
 		id    int64
 		share float64
@@ -191,5 +198,5 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	for i, c := range cands {
 		out[i] = index.ContentID(c.id)
 	}
-	return out, nil
+	return out
 }

@@ -261,9 +261,9 @@ func TestDeferredBandShares(t *testing.T) {
 	}
 }
 
-// TestSettleDeferredBeforeClose computes a bulk load's band shares while
+// TestSettleBeforeClose computes a bulk load's band shares while
 // the store stays open, as scan does while it writes its report.
-func TestSettleDeferredBeforeClose(t *testing.T) {
+func TestSettleBeforeClose(t *testing.T) {
 	ctx := context.Background()
 	bulk, err := openLoader(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1}, true)
 	if err != nil {
@@ -278,7 +278,7 @@ func TestSettleDeferredBeforeClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	if skipped := sameCandidates(t, bulk, entries); skipped == 0 {
-		t.Fatal("band shares not computed by SettleDeferred")
+		t.Fatal("band shares not computed by Settle")
 	}
 	if err := bulk.Check(ctx); err != nil {
 		t.Fatal(err)

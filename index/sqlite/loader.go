@@ -45,13 +45,7 @@ var _ index.Store = (*Loader)(nil)
 // OpenLoader opens or creates the store at path, as Open does, for a bulk
 // load.
 func OpenLoader(ctx context.Context, path string, opts Options) (*Loader, error) {
-	return openLoader(ctx, path, opts, false)
-}
-
-// openLoader opens a Loader; sharesOnly defers the band shares alone,
-// each commit posting its contents as a live store's does.
-func openLoader(ctx context.Context, path string, opts Options, sharesOnly bool) (*Loader, error) {
-	l := &Loader{deferShares: sharesOnly}
+	l := &Loader{}
 	s, err := openStore(ctx, path, opts, l)
 	if err != nil {
 		return nil, err
@@ -70,7 +64,7 @@ func openLoader(ctx context.Context, path string, opts Options, sharesOnly bool)
 // other process's write interleaves.
 func (l *Loader) begin(ctx context.Context, s *Store) error {
 	if l.deferShares {
-		return nil // the band shares alone
+		return nil // the band shares alone (a test's load)
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {

@@ -30,35 +30,10 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 			}
 		}
 	}
-	// A stored text's band keys that no other content holds need not be
-	// looked up (bandshares.go); its content is a candidate by itself.
-	// When the stored text's partners are listed, they are its band
-	// candidates: no band key is looked up at all.
-	self, mask, partners, known, err := s.storedBands(ctx, tx, q.TextSHA256, q.Content)
-	if err != nil {
-		return nil, fmt.Errorf("find candidates: %w", s.mapErr(err))
+	if err := s.bandCandidates(ctx, tx, &q, add); err != nil {
+		return nil, err
 	}
-	if self != 0 {
-		add([]int64{self})
-	}
-	keys := make([]int64, 0, len(q.Bands))
-	if self != 0 && known {
-		add(partners)
-	} else {
-		for i, b := range q.Bands {
-			if self == 0 || i >= maskBands || mask&(1<<i) != 0 {
-				keys = append(keys, postingKey(b))
-			}
-		}
-		lists, err := s.wholeLists(ctx, tx, "band_postings", keys)
-		if err != nil {
-			return nil, fmt.Errorf("find candidates by band: %w", s.mapErr(err))
-		}
-		for _, k := range keys {
-			add(lists[k])
-		}
-	}
-	keys = keys[:0]
+	keys := make([]int64, 0, len(q.Chunks))
 	for _, h := range q.Chunks {
 		keys = append(keys, postingKey(h))
 	}
@@ -74,6 +49,39 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 		}
 	}
 	return out, nil
+}
+
+// bandCandidates adds the contents sharing q's band keys. A stored
+// text's band keys that no other content holds need not be looked up
+// (bandshares.go); its content is a candidate by itself. When the stored
+// text's partners are listed, they are its band candidates: no band key
+// is looked up at all.
+func (s *Store) bandCandidates(ctx context.Context, tx *sql.Tx, q *index.CandidateQuery, add func([]int64)) error {
+	self, mask, partners, known, err := s.storedBands(ctx, tx, q.TextSHA256, q.Content)
+	if err != nil {
+		return fmt.Errorf("find candidates: %w", s.mapErr(err))
+	}
+	if self != 0 {
+		add([]int64{self})
+	}
+	if self != 0 && known {
+		add(partners)
+		return nil
+	}
+	keys := make([]int64, 0, len(q.Bands))
+	for i, b := range q.Bands {
+		if self == 0 || i >= maskBands || mask&(1<<i) != 0 {
+			keys = append(keys, postingKey(b))
+		}
+	}
+	lists, err := s.wholeLists(ctx, tx, "band_postings", keys)
+	if err != nil {
+		return fmt.Errorf("find candidates by band: %w", s.mapErr(err))
+	}
+	for _, k := range keys {
+		add(lists[k])
+	}
+	return nil
 }
 
 // Fingerprints loads the fingerprints of ids.
