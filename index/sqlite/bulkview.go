@@ -72,9 +72,7 @@ func (l *Loader) keepPostings(ctx context.Context) (ok bool, err error) {
 	}
 	v.sorted = b.sort()
 	l.view.Store(v)
-	if s.logger != nil {
-		s.logger.Debug("kept the postings of a bulk load in memory", "path", s.path, "seconds", time.Since(start).Seconds(), "contents", len(b.ids))
-	}
+	s.logger.Debug("kept the postings of a bulk load in memory", "path", s.path, "seconds", time.Since(start).Seconds(), "contents", len(b.ids))
 	return true, nil
 }
 

@@ -84,7 +84,7 @@ func (l *Loader) begin(ctx context.Context, s *Store) error {
 	if l.seen, err = newBulkSeen(ctx, tx); err != nil {
 		return err
 	}
-	if n := len(l.posts.ids); n > 0 && s.logger != nil {
+	if n := len(l.posts.ids); n > 0 {
 		s.logger.Info("carrying on a bulk load that did not settle", "path", s.path, "contents", n)
 	}
 	return nil

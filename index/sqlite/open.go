@@ -50,6 +50,9 @@ func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Stor
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	// Before anything writes: the pragmas below would turn another
 	// application's database into a WAL file, and the migrations would add
 	// tables to it.
@@ -198,7 +201,7 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
 	if v > schemaVersion {
 		return fmt.Errorf("%w: store has version %d, this simdex knows up to %d", index.ErrSchemaVersion, v, schemaVersion)
 	}
-	if log == nil || v == 0 { // a new store: nothing to report
+	if v == 0 { // a new store: nothing to report
 		log = slog.New(slog.DiscardHandler)
 	}
 	for ; v < schemaVersion; v++ {

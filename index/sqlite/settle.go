@@ -48,9 +48,7 @@ func (s *Store) settleBulk(ctx context.Context, what string, left func(context.C
 	if err := s.commit(tx, &d); err != nil {
 		return fmt.Errorf("settle %s: commit: %w", what, s.mapErr(err))
 	}
-	if log != nil {
-		log.Log(ctx, level, "settled the "+what+" left by a bulk load", append([]any{"path", s.path, "seconds", time.Since(start).Seconds()}, attrs...)...)
-	}
+	log.Log(ctx, level, "settled the "+what+" left by a bulk load", append([]any{"path", s.path, "seconds", time.Since(start).Seconds()}, attrs...)...)
 	return nil
 }
 

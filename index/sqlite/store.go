@@ -144,9 +144,6 @@ var walResetFrames = 16384
 // committed: durability is the same.
 func (s *Store) checkpoints(log *slog.Logger) {
 	defer close(s.ckptDone)
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	for {
 		select {
 		case <-s.ckptWake:

@@ -367,9 +367,7 @@ func (l *Loader) settlePieces(ctx context.Context) error {
 		return fmt.Errorf("settle text pieces: commit: %w", s.mapErr(err))
 	}
 	l.pieces = nil
-	if s.logger != nil {
-		s.logger.Debug("settled the text pieces of a bulk load", "path", s.path, "seconds", time.Since(start).Seconds(), "pieces", len(b.stored))
-	}
+	s.logger.Debug("settled the text pieces of a bulk load", "path", s.path, "seconds", time.Since(start).Seconds(), "pieces", len(b.stored))
 	return nil
 }
 
