@@ -42,20 +42,11 @@ func Matches(ms []index.Match, query string) []Match {
 	for _, m := range ms {
 		out = append(out, Match{
 			ID: m.Record.ID, Name: m.Record.Name, Key: m.Record.Key, Path: m.Record.Path, Parent: m.Record.Parent, Query: query,
-			Scores: rounded(m.Scores), SameBytes: m.SameBytes,
+			Scores: m.Scores.Rounded(), SameBytes: m.SameBytes,
 		})
 	}
 	return out
 }
-
-// rounded returns s with its shares rounded to three decimals, as the
-// API shows them.
-func rounded(s index.Scores) index.Scores {
-	s.Resemblance, s.ContainmentAB, s.ContainmentBA = round3(s.Resemblance), round3(s.ContainmentAB), round3(s.ContainmentBA)
-	return s
-}
-
-func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 // SimilarToObject extracts an object that is not stored and returns the
 // near-copies of it and of each of its children.

@@ -35,7 +35,7 @@ func newTestAPI(t *testing.T, maxBody int64) (*httptest.Server, string) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	a := &api{ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: prometheus.NewRegistry(),
+	a := &api{ix: eng.Index, ex: eng.Extractor, th: cfg.Index.Thresholds, gather: prometheus.NewRegistry(),
 		maxBody: maxBody, logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ready: func() error { return nil }, authn: staticAuth{}}
 	srv := httptest.NewServer(a.handler())

@@ -19,6 +19,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/internal/miniotest"
 	"github.com/simdex/simdex/internal/natstest"
 )
@@ -108,7 +109,7 @@ func (r *rig) benchConfig(dataDir string) Config {
 	}}
 	// Diagnosis only: the published figures use the defaults.
 	if v := os.Getenv("SIMDEX_BENCH_DURABILITY"); v != "" {
-		cfg.Index.Durability = v
+		cfg.Index.Durability = sqlite.Durability(v)
 	}
 	if v, err := strconv.Atoi(os.Getenv("SIMDEX_BENCH_WORKERS")); err == nil && v > 0 {
 		cfg.Pipeline.Workers = v

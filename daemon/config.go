@@ -14,9 +14,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
-	"github.com/simdex/simdex/index/chunk"
-	"github.com/simdex/simdex/index/sketch"
 	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/notifier"
 	"github.com/simdex/simdex/policy"
@@ -38,7 +37,7 @@ type Config struct {
 	HTTP       HTTPConfig       `mapstructure:"http"`
 	NATS       NATSConfig       `mapstructure:"nats"`
 	Index      IndexConfig      `mapstructure:"index"`
-	Extract    ExtractConfig    `mapstructure:"extract"`
+	Extract    extract.Options  `mapstructure:"extract"`
 	Pipeline   PipelineConfig   `mapstructure:"pipeline"`
 	Connectors ConnectorsConfig `mapstructure:"connectors"`
 	Notifier   notifier.Config  `mapstructure:"notifier"`
@@ -151,143 +150,39 @@ type NATSTLSConfig struct {
 	KeyFile  string `mapstructure:"key_file"`
 }
 
-// IndexConfig configures the near-copy index.
+// IndexConfig is the index section: the store's keys and the index's,
+// each package's type embedded at the section's top level.
 type IndexConfig struct {
-	// Path of the embedded store; default DataDir/index.db.
-	Path string `mapstructure:"path"`
-	// Durability is "full" (fsync at every commit) or "normal".
-	Durability string `mapstructure:"durability"`
-	// KeepText keeps each distinct extracted text, compressed, for
-	// reviewers' side-by-side diffs.
-	KeepText bool `mapstructure:"keep_text"`
-	// AnchorsInMemory keeps the anchor posting lists in memory (about 170
-	// MB per million documents) for faster similarity queries.
-	AnchorsInMemory bool `mapstructure:"anchors_in_memory"`
+	sqlite.Config `mapstructure:",squash"`
+	index.Options `mapstructure:",squash"`
 	// DeferBandShares is set by bulk commands (`simdex scan`), not in
 	// configuration: see sqlite.Options.DeferBandShares.
 	DeferBandShares bool `mapstructure:"-"`
 	// DeferPostings is set by bulk commands, not in configuration: see
 	// sqlite.Options.DeferPostings.
 	DeferPostings bool `mapstructure:"-"`
-	// MaxBatch, when set by a bulk command, overrides how many documents
-	// one group commit writes (index.Options.MaxBatch); not in
-	// configuration.
-	MaxBatch         int              `mapstructure:"-"`
-	Thresholds       ThresholdsConfig `mapstructure:"thresholds"`
-	TemplateShare    float64          `mapstructure:"template_share"`
-	TemplateMin      int              `mapstructure:"template_min_contents"`
-	MaxChunkContents int              `mapstructure:"max_chunk_contents"`
-	CandidateHamming int              `mapstructure:"candidate_hamming"`
-	AnchorShare      float64          `mapstructure:"anchor_share"`
-	AnchorCandidates int              `mapstructure:"anchor_candidates"`
-	// MinWords: texts of fewer words form no identical sets, pairs or
-	// families (index.Options.MinWords; 0 turns it off).
-	MinWords int          `mapstructure:"min_words"`
-	Chunk    ChunkConfig  `mapstructure:"chunk"`
-	Sketch   SketchConfig `mapstructure:"sketch"`
 }
-
-// ThresholdsConfig mirrors index.Thresholds.
-type ThresholdsConfig struct {
-	Resemblance float64 `mapstructure:"resemblance"`
-	Containment float64 `mapstructure:"containment"`
-	Hamming     int     `mapstructure:"hamming"`
-}
-
-// ChunkConfig mirrors chunk.Params.
-type ChunkConfig struct {
-	Min int `mapstructure:"min"`
-	Avg int `mapstructure:"avg"`
-	Max int `mapstructure:"max"`
-}
-
-// SketchConfig mirrors sketch.Params.
-type SketchConfig struct {
-	Window       int `mapstructure:"window"`
-	SampleN      int `mapstructure:"sample_n"`
-	MinHashK     int `mapstructure:"minhash_k"`
-	Bands        int `mapstructure:"bands"`
-	SimHashWords int `mapstructure:"simhash_words"`
-}
-
-// ExtractConfig configures text extraction limits.
-type ExtractConfig struct {
-	MaxObjectSize       int64         `mapstructure:"max_object_size"`
-	MaxDecompressedSize int64         `mapstructure:"max_decompressed_size"`
-	MaxCompressionRatio float64       `mapstructure:"max_compression_ratio"`
-	MaxDepth            int           `mapstructure:"max_depth"`
-	MaxChildren         int           `mapstructure:"max_children"`
-	MaxTextSize         int64         `mapstructure:"max_text_size"`
-	Timeout             time.Duration `mapstructure:"timeout"`
-	// MaxSpoolSize is the largest mailbox (PST, OST) read, spooled to
-	// disk rather than held in memory; 0: MaxObjectSize. S3 connectors
-	// fetch objects up to the larger of the two: an object over
-	// MaxObjectSize that is not a mailbox is then indexed with its error.
-	MaxSpoolSize int64 `mapstructure:"max_spool_size"`
-	// SpoolDir holds mailboxes being read (default DataDir/spool).
-	SpoolDir string `mapstructure:"spool_dir"`
-}
-
-// MaxFetchSize is the largest object a connector fetches: the larger of
-// MaxObjectSize and MaxSpoolSize.
-func (e ExtractConfig) MaxFetchSize() int64 { return max(e.MaxObjectSize, e.MaxSpoolSize) }
 
 // DefaultConfig returns the built-in defaults: the embedded mode.
 func DefaultConfig() Config {
-	io := index.DefaultOptions()
+	ix := index.DefaultOptions()
+	ix.KeepText = true
+	limits := extract.DefaultLimits()
+	limits.MaxSpoolSize = 0 // max_object_size
 	return Config{
 		DataDir: "data",
 		Log:     LogConfig{Level: "info", Format: "text"},
 		HTTP:    HTTPConfig{Addr: "127.0.0.1:8080", InitialAdminToken: true, TLS: TLSConfig{ClientCerts: []ClientCertConfig{}}},
 		Index: IndexConfig{
-			Durability:      string(sqlite.Full),
-			KeepText:        true,
-			AnchorsInMemory: true,
-			Thresholds: ThresholdsConfig{
-				Resemblance: io.Thresholds.Resemblance,
-				Containment: io.Thresholds.Containment,
-				Hamming:     io.Thresholds.Hamming,
-			},
-			TemplateShare:    io.TemplateShare,
-			MinWords:         io.MinWords,
-			TemplateMin:      io.TemplateMinContents,
-			MaxChunkContents: io.MaxChunkContents,
-			CandidateHamming: io.CandidateHamming,
-			AnchorShare:      io.AnchorShare,
-			AnchorCandidates: io.AnchorCandidates,
-			Chunk:            ChunkConfig{Min: io.Chunk.Min, Avg: io.Chunk.Avg, Max: io.Chunk.Max},
-			Sketch: SketchConfig{
-				Window: io.Sketch.Window, SampleN: io.Sketch.SampleN, MinHashK: io.Sketch.MinHashK,
-				Bands: io.Sketch.Bands, SimHashWords: io.Sketch.SimHashWords,
-			},
+			Config:  sqlite.Config{Durability: sqlite.Full, AnchorsInMemory: true},
+			Options: ix,
 		},
-		Extract:    defaultExtractConfig(),
+		Extract:    extract.Options{Limits: limits},
 		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second, PurgeInterval: time.Minute},
 		Connectors: defaultConnectorsConfig(),
 		Notifier:   notifier.DefaultConfig(),
 		Policy:     policy.DefaultConfig(),
 	}
-}
-
-// IndexOptions converts the index section.
-func (c *Config) IndexOptions() index.Options {
-	o := index.DefaultOptions()
-	ic := c.Index
-	o.Thresholds = index.Thresholds{Resemblance: ic.Thresholds.Resemblance, Containment: ic.Thresholds.Containment, Hamming: ic.Thresholds.Hamming}
-	o.TemplateShare = ic.TemplateShare
-	o.TemplateMinContents = ic.TemplateMin
-	o.MaxChunkContents = ic.MaxChunkContents
-	o.CandidateHamming = ic.CandidateHamming
-	o.AnchorShare = ic.AnchorShare
-	o.AnchorCandidates = ic.AnchorCandidates
-	o.MinWords = ic.MinWords
-	o.KeepText = ic.KeepText
-	if ic.MaxBatch > 0 {
-		o.MaxBatch = ic.MaxBatch
-	}
-	o.Chunk = chunk.Params{Min: ic.Chunk.Min, Avg: ic.Chunk.Avg, Max: ic.Chunk.Max}
-	o.Sketch = sketch.Params{Window: ic.Sketch.Window, SampleN: ic.Sketch.SampleN, MinHashK: ic.Sketch.MinHashK, Bands: ic.Sketch.Bands, SimHashWords: ic.Sketch.SimHashWords}
-	return o
 }
 
 // PolicyPath returns the path of the policy store (rules, holds, flags,
@@ -321,6 +216,14 @@ func (c *Config) IndexPath() string {
 		return c.Index.Path
 	}
 	return filepath.Join(c.DataDir, "index.db")
+}
+
+// SpoolDir is where mailboxes are spooled while they are read.
+func (c *Config) SpoolDir() string {
+	if c.Extract.SpoolDir != "" {
+		return c.Extract.SpoolDir
+	}
+	return filepath.Join(c.DataDir, "spool")
 }
 
 // Validate reports every problem, each naming its key.
@@ -366,15 +269,15 @@ func (c *Config) validate(getenv func(string) string) error {
 	errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.validateSubjects()...)
-	if c.Index.Durability != string(sqlite.Full) && c.Index.Durability != string(sqlite.Normal) {
+	if c.Index.Durability != sqlite.Full && c.Index.Durability != sqlite.Normal {
 		bad("index.durability", "%q is not full or normal", c.Index.Durability)
 	}
-	if err := c.IndexOptions().Validate(); err != nil {
+	if err := c.Index.Options.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("index.%w", e))
 		}
 	}
-	if err := c.ExtractOptions().Limits.Validate(); err != nil {
+	if err := c.Extract.Limits.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("extract: %w", e))
 		}
@@ -478,8 +381,10 @@ func Load(path string, environ []string) (Config, error) {
 			fromEnv[k.name] = name
 		}
 	}
-	var c Config
-	if err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+	// Decoded over the defaults, with every key it sets zeroed first, so
+	// that fields outside configuration (mapstructure:"-") keep theirs.
+	c := def
+	if err := v.UnmarshalExact(&c, func(dc *mapstructure.DecoderConfig) { dc.ZeroFields = true }, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		mapstructure.StringToTimeDurationHookFunc(),
 		yamlListHook,
 		mapstructure.StringToSliceHookFunc(","),
@@ -541,18 +446,22 @@ type leafKey struct {
 	index []int
 }
 
-// leafKeys lists the dotted keys of every leaf field of t.
+// leafKeys lists the dotted keys of every leaf field of t, following the
+// mapstructure tags as Load decodes them.
 func leafKeys(t reflect.Type, prefix string) []leafKey {
 	var out []leafKey
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		tag := f.Tag.Get("mapstructure")
-		if tag == "" || tag == "-" {
+		tag, opt, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if (tag == "" && opt != "squash") || tag == "-" {
 			continue
 		}
-		name := prefix + tag
+		name, sub := prefix+tag, prefix+tag+"."
+		if opt == "squash" { // an embedded section's keys are its parent's
+			sub = prefix
+		}
 		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
-			for _, k := range leafKeys(f.Type, name+".") {
+			for _, k := range leafKeys(f.Type, sub) {
 				out = append(out, leafKey{name: k.name, index: append([]int{i}, k.index...)})
 			}
 			continue

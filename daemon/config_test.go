@@ -1,12 +1,17 @@
 package daemon
 
 import (
+	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-viper/mapstructure/v2"
 
 	"github.com/simdex/simdex/index"
 )
@@ -94,14 +99,17 @@ func TestMissingConfigFile(t *testing.T) {
 }
 
 // A bulk command's commit size reaches the index; left unset, the index's
-// default stays, and configuration cannot set it.
+// default stays (also through Load), and configuration cannot set it.
 func TestMaxBatchOverride(t *testing.T) {
-	cfg := DefaultConfig()
-	if got, want := cfg.IndexOptions().MaxBatch, index.DefaultOptions().MaxBatch; got != want {
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.Index.MaxBatch, index.DefaultOptions().MaxBatch; got != want {
 		t.Errorf("MaxBatch %d by default, want the index's %d", got, want)
 	}
 	cfg.Index.MaxBatch = 2048
-	if got := cfg.IndexOptions().MaxBatch; got != 2048 {
+	if got := cfg.Index.Options.MaxBatch; got != 2048 {
 		t.Errorf("MaxBatch %d, want 2048", got)
 	}
 	path := filepath.Join(t.TempDir(), "c.yaml")
@@ -134,4 +142,56 @@ func TestLoadErrorsNameKeysAndVariables(t *testing.T) {
 	if strings.Contains(msg, "daemon.Config") {
 		t.Errorf("error %q names a Go type", msg)
 	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/config.golden.json")
+
+// TestConfigGolden pins every configuration key, its variable, its default
+// and its decoding from a file and the environment, whatever the Go types
+// that hold them: testdata/config.golden.json holds DefaultConfig(),
+// testdata/config-full.yaml (every key set) loaded with a few variables,
+// and the SIMDEX_ variable of every key, in order.
+func TestConfigGolden(t *testing.T) {
+	full, err := Load(filepath.Join("testdata", "config-full.yaml"), []string{
+		"NATS_PW=secret", "SIMDEX_INDEX_CHUNK_AVG=256", "SIMDEX_INDEX_DURABILITY=full",
+		"SIMDEX_INDEX_THRESHOLDS_HAMMING=7", "SIMDEX_EXTRACT_SPOOL_DIR=/tmp/spool",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, k := range leafKeys(reflect.TypeOf(Config{}), "") {
+		env = append(env, EnvPrefix+"_"+strings.ToUpper(strings.ReplaceAll(k.name, ".", "_")))
+	}
+	slices.Sort(env)
+	got, err := json.MarshalIndent(map[string]any{
+		"default": configKeys(t, DefaultConfig()), "full": configKeys(t, full), "env": env,
+	}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "config.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != string(got)+"\n" {
+		t.Errorf("configuration differs from %s (go test -run TestConfigGolden -update):\n%s", golden, got)
+	}
+}
+
+// configKeys renders c by its configuration keys, as mapstructure encodes
+// it, so that arranging the Go types differently changes nothing.
+func configKeys(t *testing.T, c Config) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := mapstructure.Decode(c, &m); err != nil {
+		t.Fatalf("encode configuration: %v", err)
+	}
+	return m
 }

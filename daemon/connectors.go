@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/robfig/cron/v3"
 
 	"github.com/simdex/simdex/connectors"
 	fsconn "github.com/simdex/simdex/connectors/fs"
@@ -36,14 +36,13 @@ type bucket struct {
 	client *s3conn.Client
 }
 
-// buildSources opens every configured connector.
-func buildSources(cfg *Config, nc *nats.Conn, reg prometheus.Registerer, logger *slog.Logger) ([]namedSource, []*bucket, error) {
-	var out []namedSource
-	var buckets []*bucket
+// openBuckets builds the client of every configured S3 connector.
+func (d *Daemon) openBuckets(_ context.Context, p *parts) error {
+	cfg, logger := &d.cfg, d.logger
 	for _, b := range cfg.Connectors.S3 {
 		access, secret, err := b.Credentials()
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: connectors.s3 %s: %w", ErrConfig, b.Name, err)
+			return fmt.Errorf("%w: connectors.s3 %s: %w", ErrConfig, b.Name, err)
 		}
 		c, err := s3conn.NewClient(s3conn.Config{
 			Name: "s3:" + b.Name, Endpoint: b.Endpoint, Secure: b.Secure, Region: b.Region,
@@ -52,33 +51,49 @@ func buildSources(cfg *Config, nc *nats.Conn, reg prometheus.Registerer, logger 
 			Logger: logger.With("connector", "s3:"+b.Name),
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("connector s3:%s: %w", b.Name, err)
+			return fmt.Errorf("connector s3:%s: %w", b.Name, err)
 		}
-		buckets = append(buckets, &bucket{cfg: b, source: "s3:" + b.Name, client: c})
+		p.buckets = append(p.buckets, &bucket{cfg: b, source: "s3:" + b.Name, client: c})
 	}
+	return nil
+}
+
+// openConnectors builds every configured connector; close closes those
+// that hold resources.
+func (d *Daemon) openConnectors(_ context.Context, p *parts) error {
+	cfg, logger := &d.cfg, d.logger
+	p.onClose(func() {
+		for _, s := range p.sources {
+			if c, ok := s.src.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					p.log.Warn("close connector", "connector", s.name, "err", err)
+				}
+			}
+		}
+	})
 	var jsm *jsconn.Metrics
-	if len(cfg.Connectors.NATS) > 0 || len(buckets) > 0 {
-		jsm = jsconn.NewMetrics(reg)
+	if len(cfg.Connectors.NATS) > 0 || len(p.buckets) > 0 {
+		jsm = jsconn.NewMetrics(d.reg)
 	}
-	for _, b := range buckets {
+	for _, b := range p.buckets {
 		switch b.cfg.Mode {
 		case "listen":
-			out = append(out, namedSource{name: b.source, src: b.client.ListenSource()})
+			p.sources = append(p.sources, namedSource{name: b.source, src: b.client.ListenSource()})
 		case "jetstream":
-			src, err := jsconn.New(nc, jsconn.Config{
+			src, err := jsconn.New(p.nc, jsconn.Config{
 				Name: b.source, Stream: b.cfg.Stream, Subjects: []string{b.cfg.Subject},
 				CreateStream: true, Durable: "simdex-" + b.cfg.Name,
 				Logger: logger.With("connector", b.source), Metrics: jsm,
 			}, s3conn.Decoder{Client: b.client})
 			if err != nil {
-				return nil, nil, fmt.Errorf("connector %s: %w", b.source, err)
+				return fmt.Errorf("connector %s: %w", b.source, err)
 			}
-			out = append(out, namedSource{name: b.source, src: src})
+			p.sources = append(p.sources, namedSource{name: b.source, src: src})
 		}
 	}
-	fetch := bucketFetcher(buckets)
+	fetch := bucketFetcher(p.buckets)
 	for _, n := range cfg.Connectors.NATS {
-		src, err := natsconn.New(nc, natsconn.Config{
+		src, err := natsconn.New(p.nc, natsconn.Config{
 			Config: jsconn.Config{
 				Name: "nats:" + n.Name, Stream: n.Stream, Subjects: n.Subjects, CreateStream: true,
 				Durable: n.Durable, MaxDeliver: n.MaxDeliver, AckWait: n.AckWait,
@@ -87,27 +102,27 @@ func buildSources(cfg *Config, nc *nats.Conn, reg prometheus.Registerer, logger 
 			MaxPayload: n.MaxPayload,
 		}, fetch)
 		if err != nil {
-			return nil, nil, fmt.Errorf("connector nats:%s: %w", n.Name, err)
+			return fmt.Errorf("connector nats:%s: %w", n.Name, err)
 		}
-		out = append(out, namedSource{name: "nats:" + n.Name, src: src})
+		p.sources = append(p.sources, namedSource{name: "nats:" + n.Name, src: src})
 	}
 	for _, dir := range cfg.WatchedDirs() {
 		name := "fs:" + dir
 		// The inbox of the embedded default must exist for users to drop
 		// files in; an existing folder is left as it is.
 		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, nil, fmt.Errorf("connector %s: create watched folder: %w", name, err)
+			return fmt.Errorf("connector %s: create watched folder: %w", name, err)
 		}
 		src, err := fsconn.New(fsconn.Config{
 			Dir: dir, Name: name, Interval: cfg.Connectors.FS.Interval, Settle: cfg.Connectors.FS.Settle,
 			Logger: logger.With("connector", name),
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("connector %s: %w", name, err)
+			return fmt.Errorf("connector %s: %w", name, err)
 		}
-		out = append(out, namedSource{name: name, src: src})
+		p.sources = append(p.sources, namedSource{name: name, src: src})
 	}
-	return out, buckets, nil
+	return nil
 }
 
 // bucketFetcher resolves NATS reference messages (s3://bucket/key) through
@@ -147,6 +162,67 @@ func (i inventory) Objects(ctx context.Context, source, bucket string, fn func(k
 		}
 		return fn(strings.TrimPrefix(r.Key, prefix), r.VersionID)
 	})
+}
+
+// connectorMembers are the configured connectors delivering events to the
+// pipeline, the first start's backfills and the reconciliations.
+func (d *Daemon) connectorMembers(p *parts) []member {
+	var members []member
+	for _, s := range p.sources {
+		members = append(members, member{"connector " + s.name, func(ctx context.Context) error { return s.src.Run(ctx, p.events) }})
+	}
+	for _, b := range p.buckets {
+		if b.cfg.Backfill {
+			members = append(members, member{"backfill " + b.source, func(ctx context.Context) error {
+				if err := backfillOnce(ctx, p.nc, b, p.events, p.log); err != nil && ctx.Err() == nil {
+					p.log.Error("backfill failed; run `simdex backfill` once the cause is fixed", "connector", b.source, "err", err)
+				}
+				return nil
+			}})
+		}
+	}
+	return append(members, member{"reconcile", func(ctx context.Context) error { return d.reconcileEvery(ctx, p) }})
+}
+
+// reconcileEvery reconciles each bucket on its schedule until ctx is done,
+// then waits for a run under way.
+func (d *Daemon) reconcileEvery(ctx context.Context, p *parts) error {
+	sched := cron.New(cron.WithParser(cronParser), cron.WithLogger(cronLogger{p.log}))
+	for _, b := range p.buckets {
+		if b.cfg.Reconcile == "" {
+			continue
+		}
+		if _, err := sched.AddFunc(b.cfg.Reconcile, func() { d.reconcile(ctx, p, b) }); err != nil {
+			return fmt.Errorf("%w: connectors.s3 %s reconcile: %w", ErrConfig, b.cfg.Name, err)
+		}
+	}
+	sched.Start()
+	<-ctx.Done()
+	<-sched.Stop().Done()
+	return nil
+}
+
+// reconcile compares one bucket with the index and queues what was missed.
+// Runs are serialised: a slow run is not overlapped by the next.
+func (d *Daemon) reconcile(ctx context.Context, p *parts, b *bucket) {
+	d.reconMu.Lock()
+	defer d.reconMu.Unlock()
+	log := d.logger.With("component", "reconcile", "connector", b.source)
+	start := time.Now()
+	counts, err := b.client.Reconcile(ctx, inventory{p.eng.Store}, p.events)
+	if err != nil {
+		log.Error("reconciliation failed", "err", err, "elapsed", time.Since(start))
+		return
+	}
+	log.Info("reconciliation done", "counts", fmt.Sprintf("%+v", counts), "elapsed", time.Since(start))
+}
+
+// cronLogger routes robfig/cron's logs to slog.
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug(msg, kv...) }
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error(msg, append(kv, "err", err)...)
 }
 
 // stateBucket is the JetStream key-value bucket for state shared by every

@@ -2,26 +2,29 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/robfig/cron/v3"
-	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
-	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
 	"github.com/simdex/simdex/notifier"
@@ -34,101 +37,203 @@ import (
 // Daemon is `simdex serve`: connectors feeding the ingest pipeline, the
 // index, and the HTTP endpoints.
 type Daemon struct {
-	cfg    Config
-	logger *slog.Logger
-	reg    *prometheus.Registry
-
-	buckets []*bucket
-	events  chan<- connectors.Event
-	reconMu sync.Mutex
-
-	ready    atomic.Bool
-	addr     atomic.Value // net.Addr of the HTTP listener once bound
-	natsURL  atomic.Value // string
-	notifier atomic.Pointer[notifier.Notifier]
-	policy   atomic.Pointer[policy.Engine]
-	// ui serves the review UI at / and /ui/.
-	ui http.Handler
+	cfg      Config
+	logger   *slog.Logger
+	reg      *prometheus.Registry
+	natsAuth []nats.Option         // credentials for an external NATS server
+	tls      *tls.Config           // nil: plain HTTP
+	certs    *auth.CertMap         // client certificates' identities, nil: none
+	ui       http.Handler          // the review UI at / and /ui/
+	reconMu  sync.Mutex            // reconciliation runs one at a time
+	ready    atomic.Bool           // every part has started
+	parts    atomic.Pointer[parts] // what Run opened, nil before
 }
 
-// Policy returns the policy engine once Run has started it, or nil.
-func (d *Daemon) Policy() *policy.Engine { return d.policy.Load() }
-
-// Notifier returns the notifier once Run has started it, or nil.
-func (d *Daemon) Notifier() *notifier.Notifier { return d.notifier.Load() }
-
-// New validates cfg and returns a daemon; it starts nothing.
+// New validates cfg, reads the credentials and certificates it names and
+// returns a daemon; it opens no store and starts nothing.
 func New(cfg Config, logger *slog.Logger) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Daemon{cfg: cfg, logger: logger, reg: reg, ui: webui.Handler()}, nil
-}
-
-// Addr returns the HTTP listener's address once Run has bound it, or nil.
-func (d *Daemon) Addr() net.Addr {
-	a, _ := d.addr.Load().(net.Addr)
-	return a
-}
-
-// NATSURL returns the NATS URL in use once Run has connected, or "".
-func (d *Daemon) NATSURL() string {
-	u, _ := d.natsURL.Load().(string)
-	return u
-}
-
-// Registry returns the daemon's metrics registry.
-func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
-
-// Run starts everything and blocks until ctx is done or a component fails;
-// then it shuts down in order: connectors stop, the pipeline finishes the
-// events under way, HTTP stops, the index closes, the embedded NATS stops.
-func (d *Daemon) Run(ctx context.Context) error {
-	cfg := d.cfg
-	log := d.logger.With("component", "daemon")
-	if err := datadir.Make(cfg.DataDir); err != nil {
-		return fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
+	d := &Daemon{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), ui: webui.Handler()}
+	var err error
+	if d.natsAuth, err = cfg.NATS.clientOptions(os.Getenv, os.ReadFile); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if w, err := datadir.Check(cfg.DataDir); err != nil {
+	if d.certs, err = cfg.HTTP.TLS.certMap(); err != nil {
+		return nil, fmt.Errorf("%w: http.tls.client_certs: %w", ErrConfig, err)
+	}
+	if d.tls, err = cfg.HTTP.TLS.serverTLS(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if d.tls == nil || len(cfg.HTTP.TLS.ClientCerts) == 0 {
+		d.certs = nil
+	}
+	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return d, nil
+}
+
+// Run opens the stores and runs every part until ctx is done, a stop
+// signal arrives or a part fails. Then the parts stop together: connectors
+// stop, the pipeline finishes the events under way, HTTP drains (both
+// within pipeline.shutdown_timeout), the notifier leaves what it has not
+// sent in its outbox; the connectors, stores, index and embedded NATS
+// close last, in reverse order of opening.
+func (d *Daemon) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p, err := d.open(ctx) // data directory, NATS, index, notifier, connectors, policy, pipeline, HTTP
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	d.parts.Store(p)
+	members := append(d.connectorMembers(p), // sources, first-start backfills, reconciliations
+		member{"pipeline", func(ctx context.Context) error { p.pipeline.Run(ctx, p.events); return nil }},
+		member{"purge", func(ctx context.Context) error { p.pipeline.PurgeEvery(ctx, d.cfg.Pipeline.PurgeInterval); return nil }},
+		member{"policy schedules", p.schedules.Run},
+		member{"notifier", p.notifier.Run},
+		member{"serve http", func(ctx context.Context) error { return d.serveHTTP(ctx, p) }},
+	)
+	err = runGroup(ctx, members, func() {
+		d.ready.Store(true)
+		p.log.Info("simdex is serving", "http", p.addr.String(), "sources", len(p.sources), "index", d.cfg.IndexPath())
+	}, func() {
+		d.ready.Store(false)
+		p.log.Info("shutting down")
+	})
+	p.log.Info("stopped")
+	return err
+}
+
+// member is one long-running part of the daemon: run blocks until ctx is
+// done or the part fails.
+type member struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// runGroup runs every member until ctx is done or one fails, then cancels
+// the others and waits for them; it returns the first failure, named by
+// its member. started is called once all are running, stopping once they
+// are told to stop.
+func runGroup(ctx context.Context, members []member, started, stopping func()) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for _, m := range members {
+		g.Go(func() error {
+			if err := m.run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			return nil
+		})
+	}
+	started()
+	<-ctx.Done()
+	stopping()
+	return g.Wait()
+}
+
+// parts are what Run opens, step by step; close releases them in reverse.
+type parts struct {
+	log       *slog.Logger
+	undo      []func()
+	natsURL   string
+	nc        *nats.Conn
+	eng       *Engine
+	notifier  *notifier.Notifier
+	sources   []namedSource
+	buckets   []*bucket
+	events    chan connectors.Event
+	records   *policysqlite.Store
+	policy    *policy.Engine
+	schedules *policy.Scheduler
+	pipeline  *ingest.Pipeline
+	ln        net.Listener
+	addr      net.Addr
+	srv       *http.Server
+}
+
+// open opens and builds every part in order; on failure it closes what it
+// had opened.
+func (d *Daemon) open(ctx context.Context) (*parts, error) {
+	p := &parts{log: d.logger.With("component", "daemon"), events: make(chan connectors.Event, 4*d.cfg.Pipeline.Workers)}
+	for _, step := range []func(context.Context, *parts) error{
+		d.lockDataDir, d.openNATS, d.openEngine, d.openNotifier, d.openBuckets, d.openConnectors, d.openPolicy, d.buildPipeline, d.openHTTP,
+	} {
+		if err := step(ctx, p); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// onClose adds f to what close runs.
+func (p *parts) onClose(f func()) { p.undo = append(p.undo, f) }
+
+// close releases the parts in reverse order of opening.
+func (p *parts) close() {
+	for i := len(p.undo) - 1; i >= 0; i-- {
+		p.undo[i]()
+	}
+}
+
+// lockDataDir makes the data directory and locks it: before anything opens
+// a store, so that a second daemon in the same directory touches neither
+// the embedded JetStream store nor the index.
+func (d *Daemon) lockDataDir(_ context.Context, p *parts) error {
+	dir := d.cfg.DataDir
+	if err := datadir.Make(dir); err != nil {
+		return fmt.Errorf("create data directory %s: %w", dir, err)
+	}
+	if w, err := datadir.Check(dir); err != nil {
 		return err
 	} else if w != "" {
-		log.Warn("data directory open to other local users; starting anyway", "dir", cfg.DataDir, "warning", w)
+		p.log.Warn("data directory open to other local users; starting anyway", "dir", dir, "warning", w)
 	}
-	// Before anything opens a store: a second daemon in the same
-	// directory must not touch the embedded JetStream store or the index.
-	lock, err := dirlock.Acquire(cfg.DataDir)
+	lock, err := dirlock.Acquire(dir)
 	if err != nil {
 		return err
 	}
-	defer lock.Release()
-	natsURL := cfg.NATS.URL
-	natsAuth, err := cfg.NATS.clientOptions(os.Getenv, os.ReadFile)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if natsURL == "" {
-		password, err := embeddedNATSPassword(cfg.NATSPasswordPath())
-		if err != nil {
-			return err
-		}
-		natsAuth = []nats.Option{nats.UserInfo(EmbeddedNATSUser, password)}
-		ns, err := startEmbeddedNATS(cfg.DataDir, password, d.logger)
-		if err != nil {
-			return err
-		}
-		defer ns.Shutdown()
-		natsURL = ns.URL()
-		log.Info("embedded NATS with JetStream started", "url", natsURL, "store", filepath.Join(cfg.DataDir, "nats"))
-	}
-	d.natsURL.Store(natsURL)
+	p.onClose(func() { lock.Release() })
+	return nil
+}
 
-	eng, err := OpenEngine(ctx, &cfg, "", d.logger)
+// openNATS starts the embedded NATS server unless one is configured, and
+// connects to it.
+func (d *Daemon) openNATS(_ context.Context, p *parts) error {
+	url, auth := d.cfg.NATS.URL, d.natsAuth
+	if url == "" {
+		password, err := embeddedNATSPassword(d.cfg.NATSPasswordPath())
+		if err != nil {
+			return err
+		}
+		auth = []nats.Option{nats.UserInfo(EmbeddedNATSUser, password)}
+		ns, err := startEmbeddedNATS(d.cfg.DataDir, password, d.logger)
+		if err != nil {
+			return err
+		}
+		p.onClose(func() { ns.Shutdown(); ns.WaitForShutdown() })
+		url = ns.ClientURL()
+		p.log.Info("embedded NATS with JetStream started", "url", url, "store", filepath.Join(d.cfg.DataDir, "nats"))
+	}
+	nc, err := connectNATS(url, auth, p.log)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
+	p.onClose(nc.Close)
+	p.natsURL, p.nc = url, nc
+	return nil
+}
+
+// openEngine opens the index with its store and extraction.
+func (d *Daemon) openEngine(ctx context.Context, p *parts) error {
+	eng, err := OpenEngine(ctx, &d.cfg, "", d.logger)
+	if err != nil {
+		return err
+	}
+	p.eng = eng
+	p.onClose(func() { eng.Close() })
 	anchors := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "simdex_index_anchor_lists_in_memory",
 		Help: "Whether queries read the anchor posting lists from memory (index.anchors_in_memory, once loaded): 1, or 0 while they load or when they are read from disk.",
@@ -141,37 +246,36 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.reg.Register(anchors); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
-	defer d.reg.Unregister(anchors)
+	p.onClose(func() { d.reg.Unregister(anchors) })
+	return nil
+}
 
-	nc, err := connectNATS(natsURL, natsAuth, log)
+// openNotifier opens the outbox and the notifier sending from it.
+func (d *Daemon) openNotifier(ctx context.Context, p *parts) error {
+	outbox, err := notifiersqlite.Open(ctx, d.cfg.OutboxPath())
 	if err != nil {
-		return err
+		return fmt.Errorf("open notifier outbox %s: %w", d.cfg.OutboxPath(), err)
 	}
-	defer nc.Close()
-	outbox, err := notifiersqlite.Open(ctx, cfg.OutboxPath())
-	if err != nil {
-		return fmt.Errorf("open notifier outbox %s: %w", cfg.OutboxPath(), err)
-	}
-	defer outbox.Close()
-	ntf, err := notifier.New(notifier.Options{Config: cfg.Notifier, Outbox: outbox, Publisher: nc, Logger: d.logger})
-	if err != nil {
+	p.onClose(func() { outbox.Close() })
+	if p.notifier, err = notifier.New(notifier.Options{Config: d.cfg.Notifier, Outbox: outbox, Publisher: p.nc, Logger: d.logger}); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	d.notifier.Store(ntf)
-	sources, buckets, err := buildSources(&cfg, nc, d.reg, d.logger)
+	return nil
+}
+
+// openPolicy opens the policy store and puts the configured rules and holds
+// in force, before the first event.
+func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
+	pst, err := policysqlite.Open(ctx, d.cfg.PolicyPath())
 	if err != nil {
-		return err
+		return fmt.Errorf("open policy store %s: %w", d.cfg.PolicyPath(), err)
 	}
-	d.buckets = buckets
-	pst, err := policysqlite.Open(ctx, cfg.PolicyPath())
-	if err != nil {
-		return fmt.Errorf("open policy store %s: %w", cfg.PolicyPath(), err)
-	}
-	defer pst.Close()
-	pol, err := policy.New(policy.Options{
-		Config: cfg.Policy, Store: pst, Index: policy.IndexOf(eng.Index), Publisher: ntf, Logger: d.logger,
-		Enforcer: &policy.S3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
-			for _, b := range buckets {
+	p.onClose(func() { pst.Close() })
+	p.records = pst
+	p.policy, err = policy.New(policy.Options{
+		Config: d.cfg.Policy, Store: pst, Index: policy.IndexOf(p.eng.Index), Publisher: p.notifier, Logger: d.logger,
+		Enforcer: &s3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
+			for _, b := range p.buckets {
 				if b.source == source && b.cfg.Bucket == bucketName {
 					return b.client, true
 				}
@@ -182,57 +286,58 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	// Configured rules and holds are in force before the first event.
-	if err := pol.Sync(ctx); err != nil {
+	if err := p.policy.Sync(ctx); err != nil {
 		return fmt.Errorf("start policy: %w", err)
 	}
-	d.policy.Store(pol)
-	polSched, err := policy.NewScheduler(pol, cfg.Policy.Schedules)
-	if err != nil {
+	if p.schedules, err = policy.NewScheduler(p.policy, d.cfg.Policy.Schedules); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	tokens, tokenStores, err := openTokens(ctx, &cfg, pst)
+	return nil
+}
+
+// buildPipeline builds the pipeline from the connectors' events to the
+// index, the legal holds and the policy's checks.
+func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
+	cfg := d.cfg.Pipeline
+	p.pipeline = ingest.NewPipeline(ingest.PipelineOptions{
+		Ingester: p.eng.Ingester, Ledger: p.eng.Store, Remover: p.eng.Index, Holds: p.policy, Marker: p.eng.Store,
+		Observers: []ingest.Observer{p.policy}, Workers: cfg.Workers, InFlightBytes: cfg.InFlightBytes,
+		ShutdownTimeout: cfg.ShutdownTimeout, Registerer: d.reg, Logger: d.logger.With("component", "pipeline"),
+	})
+	return nil
+}
+
+// openHTTP opens the token stores and binds the HTTP listener.
+func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
+	cfg := &d.cfg
+	tokens, tokenStores, err := openTokens(ctx, cfg, p.records)
 	if err != nil {
 		return err
 	}
-	defer tokenStores.Close()
+	p.onClose(func() { tokenStores.Close() })
 	if cfg.HTTP.InitialAdminToken {
-		if err := bootstrapToken(ctx, &cfg, tokens, log); err != nil {
+		if err := bootstrapToken(ctx, cfg, tokens, p.log); err != nil {
 			return err
 		}
-	}
-	certs, err := cfg.HTTP.TLS.certMap()
-	if err != nil {
-		return fmt.Errorf("%w: http.tls.client_certs: %w", ErrConfig, err)
-	}
-	tlsCfg, err := cfg.HTTP.TLS.serverTLS()
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
 	}
-	d.addr.Store(ln.Addr())
+	p.onClose(func() { ln.Close() })
+	p.ln, p.addr = ln, ln.Addr()
 	searches, err := newSearchGate(cfg.HTTP.Searches(), d.reg)
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
-	defer searches.unregister(d.reg)
+	p.onClose(func() { searches.unregister(d.reg) })
 	a := &api{
-		ix: eng.Index, ex: eng.Extractor, th: cfg.IndexOptions().Thresholds, gather: d.reg,
+		ix: p.eng.Index, ex: p.eng.Extractor, th: cfg.Index.Thresholds, gather: d.reg,
 		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
-		backfill: d.Backfill,
-		outbox:   ntf,
-		policy:   pol,
-		ingester: eng.Ingester,
-		authn:    tokens,
-		tokens:   tokens,
-		records:  pst,
-		ui:       d.ui,
-		searches: searches,
+		backfill: d.Backfill, outbox: p.notifier, policy: p.policy, ingester: p.eng.Ingester,
+		authn: tokens, tokens: tokens, records: p.records, ui: d.ui, searches: searches, certs: d.certs,
 		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
-			return listDeadLetters(ctx, nc, limit)
+			return listDeadLetters(ctx, p.nc, limit)
 		},
 		ready: func() error {
 			if !d.ready.Load() {
@@ -241,155 +346,75 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return nil
 		},
 	}
-	if tlsCfg == nil || len(cfg.HTTP.TLS.ClientCerts) == 0 {
-		certs = nil
-	}
-	a.certs = certs
-	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg}
+	p.srv = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: d.tls}
+	return nil
+}
 
-	runCtx, cancel := context.WithCancel(ctx)
+// serveHTTP serves until ctx is done, then shuts the server down: requests
+// under way may finish within pipeline.shutdown_timeout.
+func (d *Daemon) serveHTTP(ctx context.Context, p *parts) error {
+	served := make(chan error, 1)
+	go func() {
+		if p.srv.TLSConfig != nil {
+			served <- p.srv.ServeTLS(p.ln, "", "")
+		} else {
+			served <- p.srv.Serve(p.ln)
+		}
+	}()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), d.cfg.Pipeline.ShutdownTimeout)
 	defer cancel()
-	events := make(chan connectors.Event, 4*cfg.Pipeline.Workers)
-	p := &pipeline{
-		ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: cfg.Pipeline.Workers,
-		budget: semaphore.NewWeighted(cfg.Pipeline.InFlightBytes), capacity: cfg.Pipeline.InFlightBytes, unknown: max(1, cfg.Pipeline.InFlightBytes/int64(cfg.Pipeline.Workers)),
-		shutdown: cfg.Pipeline.ShutdownTimeout, logger: d.logger.With("component", "pipeline"),
-		m: newPipelineMetrics(d.reg), obs: []Observer{pol}, holds: pol, marker: eng.Store,
-		progress: newProgressLog(d.logger.With("component", "pipeline"), time.Now),
+	if err := p.srv.Shutdown(shutCtx); err != nil {
+		p.log.Warn("http shutdown", "err", err)
 	}
-	var (
-		wg       sync.WaitGroup
-		errMu    sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		errMu.Unlock()
-		cancel()
-	}
-	srcCtx, stopSources := context.WithCancel(runCtx)
-	defer stopSources()
-	var srcWG sync.WaitGroup
-	d.events = events
-	sched := cron.New(cron.WithParser(cronParser), cron.WithLogger(cronLogger{log}))
-	for _, b := range buckets {
-		if b.cfg.Backfill {
-			srcWG.Add(1)
-			go func() {
-				defer srcWG.Done()
-				if err := backfillOnce(srcCtx, nc, b, events, log); err != nil && srcCtx.Err() == nil {
-					log.Error("backfill failed; run `simdex backfill` once the cause is fixed", "connector", b.source, "err", err)
-				}
-			}()
-		}
-		if b.cfg.Reconcile != "" {
-			if _, err := sched.AddFunc(b.cfg.Reconcile, func() { d.reconcile(srcCtx, b, eng.Store) }); err != nil {
-				return fmt.Errorf("%w: connectors.s3 %s reconcile: %w", ErrConfig, b.cfg.Name, err)
-			}
-		}
-	}
-	sched.Start()
-	defer func() { <-sched.Stop().Done() }()
-	for _, s := range sources {
-		srcWG.Add(1)
-		go func() {
-			defer srcWG.Done()
-			if err := s.src.Run(srcCtx, events); err != nil && !errors.Is(err, context.Canceled) {
-				fail(fmt.Errorf("connector %s: %w", s.name, err))
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		p.run(runCtx, events)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		polSched.Run(runCtx)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		p.purgeEvery(runCtx, cfg.Pipeline.PurgeInterval)
-	}()
-	// The dispatcher stops with the rest; deliveries it has not sent stay
-	// in the outbox for the next start.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := ntf.Run(runCtx); err != nil {
-			fail(fmt.Errorf("notifier: %w", err))
-		}
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		serve := func() error { return srv.Serve(ln) }
-		if tlsCfg != nil {
-			serve = func() error { return srv.ServeTLS(ln, "", "") }
-		}
-		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fail(fmt.Errorf("serve http: %w", err))
-		}
-	}()
-	d.ready.Store(true)
-	log.Info("simdex is serving", "http", ln.Addr().String(), "sources", len(sources), "index", cfg.IndexPath())
-
-	<-runCtx.Done()
-	d.ready.Store(false)
-	log.Info("shutting down")
-	stopSources()
-	srcWG.Wait()
-	shutCtx, shutCancel := context.WithTimeout(context.Background(), cfg.Pipeline.ShutdownTimeout)
-	defer shutCancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		log.Warn("http shutdown", "err", err)
-	}
-	wg.Wait()
-	for _, s := range sources {
-		if c, ok := s.src.(interface{ Close() error }); ok {
-			if err := c.Close(); err != nil {
-				log.Warn("close connector", "connector", s.name, "err", err)
-			}
-		}
-	}
-	log.Info("stopped")
-	return firstErr
+	<-served
+	return nil
 }
 
-// reconcile compares one bucket with the index and queues what was missed.
-// Runs are serialised: a slow run is not overlapped by the next.
-func (d *Daemon) reconcile(ctx context.Context, b *bucket, st index.Reader) {
-	d.reconMu.Lock()
-	defer d.reconMu.Unlock()
-	log := d.logger.With("component", "reconcile", "connector", b.source)
-	start := time.Now()
-	counts, err := b.client.Reconcile(ctx, inventory{st}, d.events)
-	if err != nil {
-		log.Error("reconciliation failed", "err", err, "elapsed", time.Since(start))
-		return
+// running returns what Run opened, or an empty set before.
+func (d *Daemon) running() *parts {
+	if p := d.parts.Load(); p != nil {
+		return p
 	}
-	log.Info("reconciliation done", "counts", fmt.Sprintf("%+v", counts), "elapsed", time.Since(start))
+	return &parts{}
 }
+
+// Addr returns the HTTP listener's address once Run has bound it, or nil.
+func (d *Daemon) Addr() net.Addr { return d.running().addr }
+
+// NATSURL returns the NATS URL in use once Run has connected, or "".
+func (d *Daemon) NATSURL() string { return d.running().natsURL }
+
+// Policy returns the policy engine once Run has started it, or nil.
+func (d *Daemon) Policy() *policy.Engine { return d.running().policy }
+
+// Notifier returns the notifier once Run has started it, or nil.
+func (d *Daemon) Notifier() *notifier.Notifier { return d.running().notifier }
+
+// Registry returns the daemon's metrics registry.
+func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
+
+// Config returns the daemon's configuration.
+func (d *Daemon) Config() Config { return d.cfg }
 
 // Backfill queues every object version of the named S3 connector (or all
 // when name is empty). It is `simdex backfill` over the API.
 func (d *Daemon) Backfill(ctx context.Context, name string) error {
-	if d.events == nil {
+	p := d.parts.Load()
+	if p == nil {
 		return errors.New("daemon not running")
 	}
 	found := false
-	for _, b := range d.buckets {
+	for _, b := range p.buckets {
 		if name != "" && b.cfg.Name != name && b.source != name {
 			continue
 		}
 		found = true
-		if _, err := b.client.Backfill(ctx, d.events); err != nil {
+		if _, err := b.client.Backfill(ctx, p.events); err != nil {
 			return fmt.Errorf("backfill %s: %w", b.source, err)
 		}
 	}
@@ -401,14 +426,3 @@ func (d *Daemon) Backfill(ctx context.Context, name string) error {
 
 // ErrNotFound reports an unknown connector or document.
 var ErrNotFound = errors.New("not found")
-
-// cronLogger routes robfig/cron's logs to slog.
-type cronLogger struct{ l *slog.Logger }
-
-func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug(msg, kv...) }
-func (c cronLogger) Error(err error, msg string, kv ...any) {
-	c.l.Error(msg, append(kv, "err", err)...)
-}
-
-// Config returns the daemon's configuration.
-func (d *Daemon) Config() Config { return d.cfg }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -23,13 +24,11 @@ type Engine struct {
 // OpenEngine opens the embedded store at cfg.IndexPath() and the index
 // over it. durability, when not empty, overrides cfg.Index.Durability.
 func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slog.Logger) (*Engine, error) {
-	opts := cfg.IndexOptions()
+	opts := cfg.Index.Options
 	opts.Logger = logger
-	if durability == "" {
-		durability = cfg.Index.Durability
-	}
+	dur := cmp.Or(sqlite.Durability(durability), cfg.Index.Durability)
 	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
-		Scheme: opts.Scheme(), Durability: sqlite.Durability(durability), Logger: logger,
+		Scheme: opts.Scheme(), Durability: dur, Logger: logger,
 		AnchorsInMemory: cfg.Index.AnchorsInMemory,
 	})
 	if err != nil {
@@ -40,7 +39,9 @@ func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slo
 		st.Close()
 		return nil, fmt.Errorf("open index %s: %w", cfg.IndexPath(), err)
 	}
-	ex, err := extract.New(cfg.ExtractOptions())
+	xo := cfg.Extract
+	xo.SpoolDir = cfg.SpoolDir()
+	ex, err := extract.New(xo)
 	if err != nil {
 		ix.Close()
 		st.Close()

@@ -12,18 +12,14 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// embeddedNATS runs the in-process NATS server of the embedded default:
+// startEmbeddedNATS runs the in-process NATS server of the embedded default:
 // JetStream on, storage under the data directory, and every write fsynced
 // before it is acknowledged (sync_interval: always), because JetStream's
 // default of syncing every two minutes loses acknowledged messages on power
 // failure. It listens on loopback only, and accepts only the user
 // EmbeddedNATSUser with password: any other process of the machine that
 // finds the port is refused.
-type embeddedNATS struct {
-	srv *server.Server
-}
-
-func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*embeddedNATS, error) {
+func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*server.Server, error) {
 	// nats-server picks the modes of its files; a private directory keeps
 	// them to the daemon's user.
 	if err := datadir.Make(filepath.Join(dataDir, "nats")); err != nil {
@@ -56,16 +52,7 @@ func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*embedded
 		srv.Shutdown()
 		return nil, fmt.Errorf("start embedded NATS: not ready after 30s")
 	}
-	return &embeddedNATS{srv: srv}, nil
-}
-
-// URL is the client URL of the embedded server.
-func (e *embeddedNATS) URL() string { return e.srv.ClientURL() }
-
-// Shutdown stops the server and waits for it.
-func (e *embeddedNATS) Shutdown() {
-	e.srv.Shutdown()
-	e.srv.WaitForShutdown()
+	return srv, nil
 }
 
 // natsLogger routes the server's logs to slog.

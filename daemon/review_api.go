@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -282,11 +281,7 @@ func (a *api) diff(w http.ResponseWriter, r *http.Request) {
 }
 
 // FamilyEdge is a scored near-copy pair inside a family.
-type FamilyEdge struct {
-	A index.DocID `json:"a"`
-	B index.DocID `json:"b"`
-	index.Scores
-}
+type FamilyEdge = index.FamilyEdge
 
 // FamilyResponse is the answer of GET /api/v1/documents/{id}/family.
 type FamilyResponse struct {
@@ -321,66 +316,16 @@ func (a *api) family(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	fam, err := Family(r.Context(), a.ix, root, th, limit, func(rec *index.Record) bool { return keyVisible(p, rec.Key) })
+	fam, err := a.ix.Family(r.Context(), root, th, limit, func(rec *index.Record) bool { return keyVisible(p, rec.Key) })
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, fam)
-}
-
-// Family walks the near-copies of root breadth first up to limit members
-// and scores every pair found on the way, leaving out the documents
-// visible rejects.
-func Family(ctx context.Context, ix *index.Index, root *index.Record, th index.Thresholds, limit int, visible func(*index.Record) bool) (FamilyResponse, error) {
-	members := map[index.DocID]*index.Record{root.ID: root}
-	order := []index.DocID{root.ID}
-	type pair struct{ a, b index.DocID }
-	edges := map[pair]FamilyEdge{}
-	out := FamilyResponse{Pivot: root.ID}
-	for next := 0; next < len(order); next++ {
-		id := order[next]
-		ms, err := ix.Similar(ctx, id, th)
-		if err != nil {
-			return out, fmt.Errorf("family of document %d: %w", root.ID, err)
-		}
-		for _, m := range ms {
-			if !visible(m.Record) {
-				continue
-			}
-			if _, in := members[m.Record.ID]; !in {
-				if len(members) >= limit {
-					out.Truncated = true
-					continue
-				}
-				members[m.Record.ID] = m.Record
-				order = append(order, m.Record.ID)
-			}
-			e := FamilyEdge{A: id, B: m.Record.ID, Scores: rounded(m.Scores)}
-			if e.A > e.B {
-				e.A, e.B, e.ContainmentAB, e.ContainmentBA = e.B, e.A, e.ContainmentBA, e.ContainmentAB
-			}
-			edges[pair{e.A, e.B}] = e
-		}
+	out := FamilyResponse{Pivot: fam.Pivot, Edges: fam.Edges, Truncated: fam.Truncated}
+	for _, r := range fam.Members {
+		out.Members = append(out.Members, NewDocument(r))
 	}
-	weight := map[index.DocID]float64{}
-	for _, e := range edges {
-		out.Edges = append(out.Edges, e)
-		weight[e.A] += e.Resemblance
-		weight[e.B] += e.Resemblance
-	}
-	slices.SortFunc(out.Edges, func(x, y FamilyEdge) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
-	slices.Sort(order)
-	for _, id := range order {
-		out.Members = append(out.Members, NewDocument(members[id]))
-		if index.BetterPivot(weight[id], weight[out.Pivot], members[id].TextSize, members[out.Pivot].TextSize, id, out.Pivot) {
-			out.Pivot = id
-		}
-	}
-	if out.Edges == nil {
-		out.Edges = []FamilyEdge{}
-	}
-	return out, nil
+	writeJSON(w, http.StatusOK, out)
 }
 
 // BulkRequest is the body of POST /api/v1/flags/bulk.

@@ -12,7 +12,7 @@ import (
 // loose reports every candidate the index finds: any score passes, so the
 // thresholds can be applied afterwards, and the candidate set (which does
 // not depend on thresholds) is the engine's own.
-var loose = index.Thresholds{Resemblance: 1e-12, Containment: 1e-12, Hamming: 64}
+var loose = index.Thresholds{Scope: index.Scope{Resemblance: 1e-12, Containment: 1e-12}, Hamming: 64}
 
 // RunEngine adds texts to a fresh index with opts, in a SQLite store under
 // dir, then asks the index for the versions of every document (Similar),

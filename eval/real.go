@@ -107,7 +107,7 @@ func engineGrid() []index.Thresholds {
 	var out []index.Thresholds
 	for _, c := range []float64{0.6, 0.7, 0.8, 0.9} {
 		for _, r := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8} {
-			out = append(out, index.Thresholds{Resemblance: r, Containment: c, Hamming: -1})
+			out = append(out, index.Thresholds{Scope: index.Scope{Resemblance: r, Containment: c}, Hamming: -1})
 		}
 	}
 	return out

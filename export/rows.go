@@ -344,7 +344,7 @@ func nearDupFields(ctx context.Context, eng Engine, an *index.Analysis, th index
 }
 
 // everything reports every scored candidate of a Similar query.
-var everything = index.Thresholds{Resemblance: math.SmallestNonzeroFloat64, Containment: math.SmallestNonzeroFloat64, Hamming: 64}
+var everything = index.Thresholds{Scope: index.Scope{Resemblance: math.SmallestNonzeroFloat64, Containment: math.SmallestNonzeroFloat64}, Hamming: 64}
 
 // scoreMissing scores the contents in missing against the pivot's content:
 // one Similar query from the pivot, then the stored sketches for the

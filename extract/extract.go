@@ -64,15 +64,16 @@ type Metadata struct {
 	Extra map[string]string
 }
 
-// Options configures an Extractor.
+// Options configures an Extractor; it is the extract section of a
+// configuration file, Limits' keys at its top level.
 type Options struct {
 	// Limits bounds the work done per object; every field must be set
 	// (start from DefaultLimits).
-	Limits Limits
+	Limits `mapstructure:",squash"`
 	// SpoolDir is where a mailbox (PST, OST) that arrives as a stream is
 	// written to be read by random access, each in a private directory
 	// removed when its extraction ends; empty means os.TempDir().
-	SpoolDir string
+	SpoolDir string `mapstructure:"spool_dir"`
 }
 
 // Extractor extracts text, metadata and children from objects. It is safe

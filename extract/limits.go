@@ -13,30 +13,31 @@ import (
 
 // Limits bounds the work and memory spent on one top-level object and all
 // of its descendants. Every field must be positive, except MaxSpoolSize,
-// which may be zero.
+// which may be zero. The mapstructure tags name the fields in a
+// configuration file.
 type Limits struct {
 	// MaxObjectSize is the number of raw bytes read from Object.Reader.
-	MaxObjectSize int64
+	MaxObjectSize int64 `mapstructure:"max_object_size"`
 	// MaxDecompressedSize is the total number of bytes decompressed across
 	// the whole tree (a DOCX inside a ZIP inside an e-mail counts both the
 	// ZIP member and the DOCX parts).
-	MaxDecompressedSize int64
+	MaxDecompressedSize int64 `mapstructure:"max_decompressed_size"`
 	// MaxCompressionRatio is the largest decompressed/compressed ratio
 	// allowed for one compressed member or stream, measured on the bytes
 	// actually produced (the first ratioSlack bytes are always allowed).
-	MaxCompressionRatio float64
+	MaxCompressionRatio float64 `mapstructure:"max_compression_ratio"`
 	// MaxDepth is how deep children may nest below the top object.
-	MaxDepth int
+	MaxDepth int `mapstructure:"max_depth"`
 	// MaxChildren is the number of children in the whole tree.
-	MaxChildren int
+	MaxChildren int `mapstructure:"max_children"`
 	// MaxTextSize is the extracted text kept per document, in bytes.
-	MaxTextSize int64
+	MaxTextSize int64 `mapstructure:"max_text_size"`
 	// Timeout bounds the extraction of one top-level object.
-	Timeout time.Duration
+	Timeout time.Duration `mapstructure:"timeout"`
 	// MaxSpoolSize is the largest mailbox (PST, OST) read: mailboxes are
 	// read in place or from a spool file, never into memory, so they may
 	// exceed MaxObjectSize. Zero means MaxObjectSize.
-	MaxSpoolSize int64
+	MaxSpoolSize int64 `mapstructure:"max_spool_size"`
 }
 
 // DefaultLimits returns the default limits: 256 MiB objects, 1 GiB
@@ -54,6 +55,10 @@ func DefaultLimits() Limits {
 		MaxSpoolSize:        64 << 30,
 	}
 }
+
+// MaxFetchSize is the largest object worth fetching for extraction: the
+// larger of MaxObjectSize and MaxSpoolSize.
+func (l Limits) MaxFetchSize() int64 { return max(l.MaxObjectSize, l.MaxSpoolSize) }
 
 // Validate reports every field that is not positive (or not finite).
 func (l Limits) Validate() error {

@@ -11,20 +11,27 @@ import (
 	"github.com/simdex/simdex/index/sketch"
 )
 
-// Thresholds decide which pairs are reported as near-copies. A pair is
-// reported when its texts are identical, or its resemblance reaches
-// Resemblance, or either containment reaches Containment, or (when
-// Hamming is not negative) its SimHashes differ in at most Hamming bits.
+// Scope is how alike two texts must be to be near-copies by their
+// scores: identical, or with a resemblance reaching Resemblance, or
+// either containment reaching Containment. Policy's near-copy scopes are
+// Scopes.
+type Scope struct {
+	Resemblance float64 `mapstructure:"resemblance" yaml:"resemblance" json:"resemblance"`
+	Containment float64 `mapstructure:"containment" yaml:"containment" json:"containment"`
+}
+
+// Thresholds decide which pairs are reported as near-copies: those in
+// Scope, and (when Hamming is not negative) those whose SimHashes differ
+// in at most Hamming bits.
 type Thresholds struct {
-	Resemblance float64 `mapstructure:"resemblance"`
-	Containment float64 `mapstructure:"containment"`
-	Hamming     int     `mapstructure:"hamming"`
+	Scope   `mapstructure:",squash" yaml:",inline"`
+	Hamming int `mapstructure:"hamming" yaml:"hamming"`
 }
 
 // DefaultThresholds are the thresholds chosen by the evaluation in
 // docs/EVALUATION.md.
 func DefaultThresholds() Thresholds {
-	return Thresholds{Resemblance: 0.5, Containment: 0.8, Hamming: -1}
+	return Thresholds{Scope: Scope{Resemblance: 0.5, Containment: 0.8}, Hamming: -1}
 }
 
 // Validate reports every out-of-range threshold.
@@ -69,8 +76,9 @@ type Options struct {
 	// AnchorCandidates caps the contents one query takes through anchors,
 	// best share first. Default 200.
 	AnchorCandidates int `mapstructure:"anchor_candidates"`
-	// MaxBatch bounds how many documents one group commit writes. Default 256.
-	MaxBatch int `mapstructure:"max_batch"`
+	// MaxBatch bounds how many documents one group commit writes. Default
+	// 256. Set by bulk commands, not by configuration.
+	MaxBatch int `mapstructure:"-"`
 	// KeepText stores each distinct extracted text, compressed, so that
 	// reviewers can see what differs between near-copies. It costs up to a
 	// third of the text's size on disk, much less among near-copies, whose

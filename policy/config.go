@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/simdex/simdex/index"
 )
 
 // Errors callers branch on with errors.Is. Configuration errors wrap
@@ -74,7 +76,7 @@ type Config struct {
 	// NearCopies is the scope in which a document due for disposition
 	// brings its near-copies into the evaluation, unless a rule sets its
 	// own.
-	NearCopies Scope `mapstructure:"near_copies" yaml:"near_copies"`
+	NearCopies index.Scope `mapstructure:"near_copies" yaml:"near_copies"`
 	// Duplicates configures duplicate-upload flags at ingest.
 	Duplicates DuplicateConfig `mapstructure:"duplicates" yaml:"duplicates"`
 	// ReleaseGrace is how long after a hold's release nothing it covered
@@ -108,7 +110,7 @@ type RetentionRule struct {
 	// executed) or report (flags only).
 	Mode string `mapstructure:"mode" yaml:"mode" json:"mode"`
 	// NearCopies overrides Config.NearCopies for this rule.
-	NearCopies *Scope `mapstructure:"near_copies" yaml:"near_copies,omitempty" json:"near_copies,omitempty"`
+	NearCopies *index.Scope `mapstructure:"near_copies" yaml:"near_copies,omitempty" json:"near_copies,omitempty"`
 }
 
 // KeepRule is a minimum-retention rule.
@@ -141,14 +143,6 @@ type Selector struct {
 	ContentType string `mapstructure:"content_type" yaml:"content_type,omitempty" json:"content_type,omitempty"`
 }
 
-// Scope is how alike a document must be to count as a near-copy: the pair
-// is in scope when its texts are identical, or its resemblance reaches
-// Resemblance, or either containment reaches Containment.
-type Scope struct {
-	Resemblance float64 `mapstructure:"resemblance" yaml:"resemblance" json:"resemblance"`
-	Containment float64 `mapstructure:"containment" yaml:"containment" json:"containment"`
-}
-
 // DuplicateConfig scopes duplicate-upload flags.
 type DuplicateConfig struct {
 	// Enabled turns duplicate-upload flags on.
@@ -156,7 +150,7 @@ type DuplicateConfig struct {
 	// ExactOnly flags only identical texts; otherwise Scope applies.
 	ExactOnly bool `mapstructure:"exact_only" yaml:"exact_only"`
 	// Scope is the near-copy scope when ExactOnly is false.
-	Scope Scope `mapstructure:"scope" yaml:"scope"`
+	Scope index.Scope `mapstructure:"scope" yaml:"scope"`
 	// Selector limits which new documents are checked (empty: all).
 	Selector Selector `mapstructure:"selector" yaml:"selector"`
 	// Children also checks documents inside archives and messages.
@@ -172,17 +166,17 @@ type HoldConfig struct {
 	Owner  string `mapstructure:"owner" yaml:"owner"`
 	// Seeds are document ids; SeedKeys index keys (every current version
 	// is a seed); Selectors choose seeds among stored documents.
-	Seeds     []int64    `mapstructure:"seeds" yaml:"seeds"`
-	SeedKeys  []string   `mapstructure:"seed_keys" yaml:"seed_keys"`
-	Selectors []Selector `mapstructure:"selectors" yaml:"selectors"`
-	Scope     Scope      `mapstructure:"scope" yaml:"scope"`
+	Seeds     []int64     `mapstructure:"seeds" yaml:"seeds"`
+	SeedKeys  []string    `mapstructure:"seed_keys" yaml:"seed_keys"`
+	Selectors []Selector  `mapstructure:"selectors" yaml:"selectors"`
+	Scope     index.Scope `mapstructure:"scope" yaml:"scope"`
 	// Mode is report (flags only) or hold (default: flags and S3 legal
 	// holds).
 	Mode string `mapstructure:"mode" yaml:"mode"`
 }
 
 // DefaultScope is the near-copy scope used when none is configured.
-func DefaultScope() Scope { return Scope{Resemblance: 0.5, Containment: 0.8} }
+func DefaultScope() index.Scope { return index.Scope{Resemblance: 0.5, Containment: 0.8} }
 
 // DefaultConfig returns the defaults: no rules, no holds, near-copies at
 // the index's default thresholds, duplicate-upload flags for copies of at
@@ -194,7 +188,7 @@ func DefaultConfig() Config {
 		KeepAtLeast:  []KeepRule{},
 		Holds:        []HoldConfig{},
 		NearCopies:   DefaultScope(),
-		Duplicates:   DuplicateConfig{Enabled: true, Scope: Scope{Resemblance: 0.9, Containment: 0.95}},
+		Duplicates:   DuplicateConfig{Enabled: true, Scope: index.Scope{Resemblance: 0.9, Containment: 0.95}},
 		ReleaseGrace: 72 * time.Hour,
 		Schedules:    Schedules{Evaluate: "0 2 * * *", Republish: "@every 1h"},
 	}
@@ -303,10 +297,22 @@ func checkPeriod(errs *configErrors, key, p string) {
 	}
 }
 
-func checkScope(errs *configErrors, key string, s Scope) {
-	if err := s.Validate(); err != nil {
+func checkScope(errs *configErrors, key string, s index.Scope) {
+	if err := validScope(s); err != nil {
 		errs.add(key, ErrBadThreshold, "%v", err)
 	}
+}
+
+// validScope reports a threshold of near-copy scope s outside (0, 1].
+func validScope(s index.Scope) error {
+	var errs []error
+	if s.Resemblance <= 0 || s.Resemblance > 1 {
+		errs = append(errs, fmt.Errorf("resemblance %v is not in (0, 1]", s.Resemblance))
+	}
+	if s.Containment <= 0 || s.Containment > 1 {
+		errs = append(errs, fmt.Errorf("containment %v is not in (0, 1]", s.Containment))
+	}
+	return errors.Join(errs...)
 }
 
 func checkSchedule(errs *configErrors, key, spec string) {
@@ -316,18 +322,6 @@ func checkSchedule(errs *configErrors, key, spec string) {
 	if _, err := cron.ParseStandard(spec); err != nil {
 		errs.add(key, ErrBadSchedule, "%q: %v", spec, err)
 	}
-}
-
-// Validate reports a threshold outside (0, 1].
-func (s Scope) Validate() error {
-	var errs []error
-	if s.Resemblance <= 0 || s.Resemblance > 1 {
-		errs = append(errs, fmt.Errorf("resemblance %v is not in (0, 1]", s.Resemblance))
-	}
-	if s.Containment <= 0 || s.Containment > 1 {
-		errs = append(errs, fmt.Errorf("containment %v is not in (0, 1]", s.Containment))
-	}
-	return errors.Join(errs...)
 }
 
 // Validate reports a malformed glob.

@@ -66,7 +66,7 @@ func TestConfigValidate(t *testing.T) {
 		{"delete everything", func(c *policy.Config) { c.Retention[0].Selector = policy.Selector{} }, "policy.retention[0].selector", policy.ErrBadSelector},
 		{"duplicate name", func(c *policy.Config) { c.KeepAtLeast[0].Name = "hr" }, "policy.keep_at_least[0].name", policy.ErrInvalidConfig},
 		{"resemblance over 1", func(c *policy.Config) { c.NearCopies.Resemblance = 1.5 }, "policy.near_copies", policy.ErrBadThreshold},
-		{"containment zero", func(c *policy.Config) { c.Retention[0].NearCopies = &policy.Scope{Resemblance: 0.5} }, "policy.retention[0].near_copies", policy.ErrBadThreshold},
+		{"containment zero", func(c *policy.Config) { c.Retention[0].NearCopies = &index.Scope{Resemblance: 0.5} }, "policy.retention[0].near_copies", policy.ErrBadThreshold},
 		{"hold scope", func(c *policy.Config) { c.Holds[0].Scope.Containment = -0.1 }, "policy.holds[0].scope", policy.ErrBadThreshold},
 		{"hold without seeds", func(c *policy.Config) { c.Holds[0].Seeds = nil }, "policy.holds[0].seeds", policy.ErrInvalidHold},
 		{"hold mode", func(c *policy.Config) { c.Holds[0].Mode = "delete" }, "policy.holds[0].mode", policy.ErrInvalidHold},

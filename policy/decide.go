@@ -78,7 +78,7 @@ type rule struct {
 	period    Period
 	keep      bool
 	deletable bool
-	scope     Scope
+	scope     index.Scope
 }
 
 func compileRules(c *Config) ([]rule, error) {

@@ -60,34 +60,13 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 	if err != nil {
 		return Flag{}, fmt.Errorf("execute flag %d: %w", id, err)
 	}
-	switch {
-	case f.Kind != KindDispositionDue:
-		return f, fmt.Errorf("execute flag %d: %w: a %s flag is settled by approving or dismissing it (%s); only a disposition-due flag of a delete rule is executed",
-			id, ErrNotDeletable, f.Kind, f.Kind.Approving())
-	case !f.Evidence.Deletable:
-		return f, fmt.Errorf("execute flag %d: %w: rule %s asks for review, not deletion", id, ErrNotDeletable, cmp.Or(f.Rule, "(unnamed)"))
-	case f.Object.IndexKey != f.Document.Key:
-		return f, fmt.Errorf("execute flag %d: %w: %s is inside another object", id, ErrNotDeletable, f.Document.Name)
-	case e.enf == nil:
-		return f, fmt.Errorf("execute flag %d: %w: no enforcer configured", id, ErrNotDeletable)
-	case f.Status != StatusApproved && f.Status != StatusExecuting:
-		return f, fmt.Errorf("execute flag %d: %w: status is %s, not approved", id, ErrFlagState, f.Status)
+	if err := e.executable(f); err != nil {
+		return f, fmt.Errorf("execute flag %d: %w", id, err)
 	}
 	now := e.now()
-	cutoff := now
-	runs, err := e.st.Runs(ctx, 20)
+	cutoff, err := e.lastEvaluation(ctx, now)
 	if err != nil {
-		return f, fmt.Errorf("execute flag %d: load runs: %w", id, err)
-	}
-	fresh := time.Time{}
-	for _, r := range runs {
-		if !r.DryRun && !r.Ended.IsZero() {
-			fresh = r.Started
-			break
-		}
-	}
-	if fresh.Before(cutoff) {
-		cutoff = fresh
+		return f, fmt.Errorf("execute flag %d: %w", id, err)
 	}
 	obj, before := f.Object, f
 	claim := Transition{ID: id, From: []FlagStatus{StatusApproved, StatusExecuting}, To: StatusExecuting, Actor: actor,
@@ -100,18 +79,7 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 		}
 		return f, fmt.Errorf("execute flag %d: %w", id, err)
 	}
-	held, err := e.enf.Held(ctx, obj)
-	switch {
-	case err != nil:
-		err = fmt.Errorf("%w: %s: %w", ErrHoldUnknown, obj, err)
-	case held:
-		err = fmt.Errorf("%w: S3 legal hold is on for %s", ErrLegalHold, obj)
-	default:
-		if derr := e.enf.Delete(ctx, obj); derr != nil {
-			err = fmt.Errorf("delete %s: %w", obj, derr)
-		}
-	}
-	if err != nil {
+	if err := e.deleteUnheld(ctx, obj); err != nil {
 		e.refused(ctx, id, actor, obj, err)
 		// The flag goes back to what it was (approver, reason, time): it
 		// is seen by reviewers of every matter, and the refusal may name
@@ -136,6 +104,62 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 		return f, fmt.Errorf("execute flag %d: deleted %s, but recording it: %w", id, obj, err)
 	}
 	return f, nil
+}
+
+// executable refuses a flag Execute must not carry out: not a
+// disposition-due flag of a delete rule on a top-level object, no
+// Enforcer, or not approved.
+func (e *Engine) executable(f Flag) error {
+	switch {
+	case f.Kind != KindDispositionDue:
+		return fmt.Errorf("%w: a %s flag is settled by approving or dismissing it (%s); only a disposition-due flag of a delete rule is executed",
+			ErrNotDeletable, f.Kind, f.Kind.Approving())
+	case !f.Evidence.Deletable:
+		return fmt.Errorf("%w: rule %s asks for review, not deletion", ErrNotDeletable, cmp.Or(f.Rule, "(unnamed)"))
+	case f.Object.IndexKey != f.Document.Key:
+		return fmt.Errorf("%w: %s is inside another object", ErrNotDeletable, f.Document.Name)
+	case e.enf == nil:
+		return fmt.Errorf("%w: no enforcer configured", ErrNotDeletable)
+	case f.Status != StatusApproved && f.Status != StatusExecuting:
+		return fmt.Errorf("%w: status is %s, not approved", ErrFlagState, f.Status)
+	}
+	return nil
+}
+
+// lastEvaluation returns when the latest finished evaluation started, or
+// now when that is later (the zero time when none finished).
+func (e *Engine) lastEvaluation(ctx context.Context, now time.Time) (time.Time, error) {
+	runs, err := e.st.Runs(ctx, 20)
+	if err != nil {
+		return now, fmt.Errorf("load runs: %w", err)
+	}
+	fresh := time.Time{}
+	for _, r := range runs {
+		if !r.DryRun && !r.Ended.IsZero() {
+			fresh = r.Started
+			break
+		}
+	}
+	if fresh.Before(now) {
+		return fresh, nil
+	}
+	return now, nil
+}
+
+// deleteUnheld deletes obj at its origin unless its legal hold is on
+// (ErrLegalHold) or cannot be read (ErrHoldUnknown).
+func (e *Engine) deleteUnheld(ctx context.Context, obj Object) error {
+	held, err := e.enf.Held(ctx, obj)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %s: %w", ErrHoldUnknown, obj, err)
+	case held:
+		return fmt.Errorf("%w: S3 legal hold is on for %s", ErrLegalHold, obj)
+	}
+	if err := e.enf.Delete(ctx, obj); err != nil {
+		return fmt.Errorf("delete %s: %w", obj, err)
+	}
+	return nil
 }
 
 func (e *Engine) refused(ctx context.Context, id int64, actor string, obj Object, cause error) {

@@ -18,7 +18,9 @@ import (
 // documents and the documents themselves. *index.Index and its Store
 // satisfy it together (see IndexOf).
 type Index interface {
+	// Similar returns the near-copies of a stored document within th.
 	Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error)
+	// Get returns a stored document, or index.ErrNotFound.
 	Get(ctx context.Context, id index.DocID) (*index.Record, error)
 	// Lookup returns the current versions of an index key.
 	Lookup(ctx context.Context, key string) ([]*index.Record, error)
@@ -258,12 +260,14 @@ func (e *Engine) bounded(ctx context.Context, search func() ([]index.Match, erro
 	return search()
 }
 
-func thresholds(s Scope) index.Thresholds {
-	return index.Thresholds{Resemblance: s.Resemblance, Containment: s.Containment, Hamming: -1}
+// thresholds are the index thresholds of near-copy scope s: policy never
+// counts a pair by SimHash distance.
+func thresholds(s index.Scope) index.Thresholds {
+	return index.Thresholds{Scope: s, Hamming: -1}
 }
 
 // inScope reports whether sc passes s (Hamming is not used for policy).
-func inScope(sc index.Scores, s Scope) bool {
+func inScope(sc index.Scores, s index.Scope) bool {
 	return sc.Exact || sc.Resemblance >= s.Resemblance ||
 		sc.ContainmentAB >= s.Containment || sc.ContainmentBA >= s.Containment
 }

@@ -200,7 +200,7 @@ func TestHoldPlacementAndIngest(t *testing.T) {
 	tx := texts(t)
 	apache := tx["Apache-2.0"]
 	c := policy.DefaultConfig()
-	c.Duplicates = policy.DuplicateConfig{Enabled: true, Scope: policy.Scope{Resemblance: 0.9, Containment: 0.95}}
+	c.Duplicates = policy.DuplicateConfig{Enabled: true, Scope: index.Scope{Resemblance: 0.9, Containment: 0.95}}
 	en := newEnv(t, c)
 	ids := en.add(
 		doc{key: "seed.txt", text: apache},
@@ -284,7 +284,7 @@ func TestHoldPlacementAndIngest(t *testing.T) {
 	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Seeds: []index.DocID{9999}, Scope: policy.DefaultScope()}, "bob"); !errors.Is(err, index.ErrNotFound) {
 		t.Errorf("unknown seed: %v", err)
 	}
-	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Seeds: []index.DocID{ids[0]}, Scope: policy.Scope{Resemblance: 2, Containment: 0.8}}, "bob"); !errors.Is(err, policy.ErrBadThreshold) {
+	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Seeds: []index.DocID{ids[0]}, Scope: index.Scope{Resemblance: 2, Containment: 0.8}}, "bob"); !errors.Is(err, policy.ErrBadThreshold) {
 		t.Errorf("resemblance 2: %v", err)
 	}
 	if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Selectors: []policy.Selector{{Glob: "[x"}}, Scope: policy.DefaultScope()}, "bob"); !errors.Is(err, policy.ErrBadSelector) {

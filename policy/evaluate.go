@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/simdex/simdex/index"
 )
@@ -69,6 +71,9 @@ func (e *Engine) Evaluate(ctx context.Context, dryRun bool) (Run, error) {
 	return run, err
 }
 
+// evaluate decides every document selected by a rule, or a near-copy of
+// one due under it, into run, and raises the disposition-due flags of a
+// real run.
 func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 	rules, keeps, err := e.st.Rules(ctx)
 	if err != nil {
@@ -80,9 +85,35 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 	if err != nil {
 		return fmt.Errorf("compile rules: %w", err)
 	}
-	now := run.Started
+	facts, err := e.gather(ctx, compiled, run)
+	if err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	if err := e.propagate(ctx, compiled, facts, run.Started); err != nil {
+		run.Errors++
+		return err
+	}
+	flags, err := e.decideAll(ctx, facts, run)
+	if err != nil {
+		run.Errors++
+		return err
+	}
+	if run.DryRun {
+		return nil
+	}
+	added, err := e.raise(ctx, flags, "scheduler")
+	run.Flagged = len(added)
+	if err != nil {
+		run.Errors++
+	}
+	return err
+}
+
+// gather returns the explicit candidates and keeps of every top-level
+// document a rule selects, counting the documents read in run.
+func (e *Engine) gather(ctx context.Context, compiled []rule, run *Run) (map[index.DocID]*docFacts, error) {
 	facts := map[index.DocID]*docFacts{}
-	err = e.ix.Documents(ctx, func(r *index.Record) error {
+	err := e.ix.Documents(ctx, func(r *index.Record) error {
 		if r.Parent != 0 || isSeedFile(r) {
 			return nil // children follow their object, or come in as near-copies; seed files are evidence
 		}
@@ -110,17 +141,19 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("read documents: %w", err)
-	}
-	// Sources: documents due under their own rules (holds aside). Their
-	// near-copies inherit the rule as implicit candidates.
+	return facts, err
+}
+
+// propagate adds to facts the near-copies of every document due under
+// its own rules at now (holds aside), each an implicit candidate of that
+// rule within the rule's scope, with its evidence.
+func (e *Engine) propagate(ctx context.Context, compiled []rule, facts map[index.DocID]*docFacts, now time.Time) error {
 	type source struct {
 		f *docFacts
 		w Candidate
 	}
 	var sources []source
-	scopes := map[string]Scope{}
+	scopes := map[string]index.Scope{}
 	for i := range compiled {
 		scopes[compiled[i].Name] = compiled[i].scope
 	}
@@ -132,7 +165,7 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 	}
 	slices.SortFunc(sources, func(a, b source) int { return int(a.f.rec.ID - b.f.rec.ID) })
 	var mu sync.Mutex
-	err = forEach(ctx, e.work, sources, func(ctx context.Context, s source) error {
+	return forEach(ctx, e.work, sources, func(ctx context.Context, s source) error {
 		ms, err := e.similar(ctx, s.f.rec.ID, thresholds(scopes[s.w.Rule]))
 		if err != nil {
 			return fmt.Errorf("near-copies of %d: %w", s.f.rec.ID, err)
@@ -155,51 +188,34 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		}
 		return nil
 	})
-	if err != nil {
-		run.Errors++
-		return err
-	}
-	ids := make([]index.DocID, 0, len(facts))
-	for id := range facts {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	grace := now.Add(-e.cfg.ReleaseGrace)
+}
+
+// decideAll decides every document of facts in id order into run, and
+// returns the disposition-due flags to raise.
+func (e *Engine) decideAll(ctx context.Context, facts map[index.DocID]*docFacts, run *Run) ([]Flag, error) {
+	ids := slices.Sorted(maps.Keys(facts))
 	var flags []Flag
 	for _, id := range ids {
 		f := facts[id]
-		v := Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps})
+		v, err := e.decideHeld(ctx, f, run.Started)
+		if err != nil {
+			return nil, err
+		}
 		if v.Outcome == "" {
 			continue
 		}
-		if v.Outcome == OutcomeFlag {
-			hs, err := e.st.HoldsOn(ctx, ObjectOf(f.rec))
-			if err != nil {
-				run.Errors++
-				return fmt.Errorf("holds on %d: %w", id, err)
-			}
-			var matters []string
-			for _, h := range hs {
-				if h.Status == HoldActive || h.Released.After(grace) {
-					matters = append(matters, h.Matter)
-				}
-			}
-			v = Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps, Holds: matters})
-		}
 		w := v.Winner
 		ev := Evidence{Scores: w.Scores, Role: "selected", Due: w.Due, Action: w.Action,
-			Deletable: w.Deletable && f.rec.Parent == 0}
+			Deletable: w.Deletable && f.rec.Parent == 0, Note: v.Reason}
 		if !w.Explicit {
 			ev.Role = "near-copy"
 		}
-		ev.Note = v.Reason
 		d := Decision{Document: RefOf(f.rec), Source: w.Source, Rule: w.Rule, Outcome: v.Outcome, Reason: v.Reason, Evidence: ev}
 		switch v.Outcome {
 		case OutcomeFlag:
 			run.Due++
 			if d.Flag, err = e.raisedBefore(ctx, id, w.Rule); err != nil {
-				run.Errors++
-				return err
+				return nil, err
 			}
 			if d.Flag == 0 {
 				run.Flagged++ // what a dry run would flag; a real run counts what it added
@@ -211,15 +227,28 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		}
 		run.Decisions = append(run.Decisions, d)
 	}
-	if run.DryRun {
-		return nil
+	return flags, nil
+}
+
+// decideHeld decides f at now, with the holds on its object version when
+// it is due: active ones, and those released within the grace period.
+func (e *Engine) decideHeld(ctx context.Context, f *docFacts, now time.Time) (Verdict, error) {
+	v := Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps})
+	if v.Outcome != OutcomeFlag {
+		return v, nil
 	}
-	added, err := e.raise(ctx, flags, "scheduler")
-	run.Flagged = len(added)
+	hs, err := e.st.HoldsOn(ctx, ObjectOf(f.rec))
 	if err != nil {
-		run.Errors++
+		return v, fmt.Errorf("holds on %d: %w", f.rec.ID, err)
 	}
-	return err
+	grace := now.Add(-e.cfg.ReleaseGrace)
+	var matters []string
+	for _, h := range hs {
+		if h.Status == HoldActive || h.Released.After(grace) {
+			matters = append(matters, h.Matter)
+		}
+	}
+	return Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps, Holds: matters}), nil
 }
 
 // raisedBefore returns the id of the disposition flag already raised for

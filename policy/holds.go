@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -137,6 +139,45 @@ func (e *Engine) resolveSeeds(ctx context.Context, spec HoldSpec) ([]*index.Reco
 // the hold on every held object. Seeds themselves are recorded already.
 func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor string) (Placement, error) {
 	p := Placement{Matter: h.Matter, Seeds: len(seeds)}
+	hs, fs, err := e.nearCopiesOf(ctx, h, seeds)
+	if err != nil {
+		return p, err
+	}
+	if p.Held, err = e.st.AddHeld(ctx, hs); err != nil {
+		return p, fmt.Errorf("record held documents: %w", err)
+	}
+	added, err := e.raise(ctx, fs, actor)
+	p.Flagged = len(added)
+	if err != nil || h.Mode != ModeHold {
+		return p, err
+	}
+	objs := make([]Object, 0, len(seeds)+len(hs))
+	for _, s := range seeds {
+		objs = append(objs, ObjectOf(s))
+	}
+	for _, d := range hs {
+		objs = append(objs, d.Object)
+	}
+	never := e.enforce(ctx, h.Matter, objs, actor, &p)
+	fs = nil
+	for _, s := range seeds {
+		if note, ok := never[objectKey(ObjectOf(s))]; ok {
+			fs = append(fs, unenforcedFlag(h.Matter, RefOf(s), ObjectOf(s), "seed", note))
+		}
+	}
+	for _, d := range hs {
+		if note, ok := never[objectKey(d.Object)]; ok {
+			fs = append(fs, unenforcedFlag(h.Matter, d.Document, d.Object, "near-copy", note))
+		}
+	}
+	_, err = e.raise(ctx, fs, actor)
+	return p, err
+}
+
+// nearCopiesOf returns the held records and hold-match flags of the
+// near-copies of seeds within h.Scope (seeds and other matters' seed
+// files aside), one each per document.
+func (e *Engine) nearCopiesOf(ctx context.Context, h Hold, seeds []*index.Record) ([]HeldDoc, []Flag, error) {
 	th := thresholds(h.Scope)
 	isSeed := make(map[index.DocID]bool, len(seeds))
 	for _, s := range seeds {
@@ -158,62 +199,19 @@ func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor
 		defer mu.Unlock()
 		for _, m := range ms {
 			r := m.Record
-			if isSeed[r.ID] || foreignSeed(r, h.Matter) {
-				continue
-			}
-			if _, ok := held[r.ID]; ok {
+			if _, ok := held[r.ID]; ok || isSeed[r.ID] || foreignSeed(r, h.Matter) {
 				continue
 			}
 			held[r.ID] = HeldDoc{Matter: h.Matter, Document: RefOf(r), Object: ObjectOf(r), Content: r.Content, Placed: now}
 			sc := m.Scores
-			flags[r.ID] = e.holdFlag(h, r, &src, &sc, "near-copy")
+			flags[r.ID] = holdFlag(h, r, &src, &sc, "near-copy")
 		}
 		return nil
 	})
 	if err != nil {
-		return p, err
+		return nil, nil, err
 	}
-	hs := make([]HeldDoc, 0, len(held))
-	for _, d := range held {
-		hs = append(hs, d)
-	}
-	fs := make([]Flag, 0, len(flags))
-	for _, f := range flags {
-		fs = append(fs, f)
-	}
-	if p.Held, err = e.st.AddHeld(ctx, hs); err != nil {
-		return p, fmt.Errorf("record held documents: %w", err)
-	}
-	added, err := e.raise(ctx, fs, actor)
-	p.Flagged = len(added)
-	if err != nil {
-		return p, err
-	}
-	if h.Mode == ModeHold {
-		objs := make([]Object, 0, len(seeds)+len(hs))
-		for _, s := range seeds {
-			objs = append(objs, ObjectOf(s))
-		}
-		for _, d := range hs {
-			objs = append(objs, d.Object)
-		}
-		never := e.enforce(ctx, h.Matter, objs, actor, &p)
-		var fs []Flag
-		for _, s := range seeds {
-			if note, ok := never[objectKey(ObjectOf(s))]; ok {
-				fs = append(fs, unenforcedFlag(h.Matter, RefOf(s), ObjectOf(s), "seed", note))
-			}
-		}
-		for _, d := range hs {
-			if note, ok := never[objectKey(d.Object)]; ok {
-				fs = append(fs, unenforcedFlag(h.Matter, d.Document, d.Object, "near-copy", note))
-			}
-		}
-		if _, err := e.raise(ctx, fs, actor); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
+	return slices.Collect(maps.Values(held)), slices.Collect(maps.Values(flags)), nil
 }
 
 // unenforcedFlag is the flag of a held document its origin cannot hold.
@@ -224,7 +222,7 @@ func unenforcedFlag(matter string, doc DocRef, obj Object, role, note string) Fl
 // objectKey identifies an object, all versions together.
 func objectKey(o Object) string { return o.Source + "\x00" + o.Bucket + "\x00" + o.Key }
 
-func (e *Engine) holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores, role string) Flag {
+func holdFlag(h Hold, r *index.Record, src *DocRef, sc *index.Scores, role string) Flag {
 	return Flag{Kind: KindHoldMatch, Document: RefOf(r), Object: ObjectOf(r), Source: src, Matter: h.Matter,
 		Evidence: Evidence{Scores: sc, Role: role, Note: "found for matter " + h.Matter}}
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
-	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
 )
 
@@ -26,24 +24,14 @@ type holdCache struct {
 	// widest is the loosest scope over every hold and the duplicate
 	// check: without a watchlist, one Similar call at that scope serves
 	// them all.
-	widest Scope
+	widest index.Scope
 	// watch holds the seeds of every hold in memory, when the index can
 	// (see watcher): a document is then compared with the seeds alone,
 	// at a cost that does not grow with the index, and searched with
 	// Similar only for duplicate detection. holdScope is the loosest
 	// scope over the holds.
 	watch     *index.Watchlist
-	holdScope Scope
-}
-
-// heldFlagger is a Store that records held documents, raises flags and
-// appends audit entries in one transaction (policy/sqlite's is): a
-// document that matches a hold is then committed, and waits for the disk,
-// once instead of three times before its event may be settled. It returns
-// the holds version it moved to when it added seeds (else 0) and the flags
-// inserted.
-type heldFlagger interface {
-	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, audit []AuditEntry, actor string, at time.Time) (int64, []Flag, error)
+	holdScope index.Scope
 }
 
 // watcher is an Index that can compare a document with a fixed set of
@@ -94,7 +82,7 @@ func (e *Engine) holds(ctx context.Context) (*holdCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load holds: %w", err)
 	}
-	c = &holdCache{version: v, widest: Scope{Resemblance: 1, Containment: 1}, holdScope: Scope{Resemblance: 1, Containment: 1}}
+	c = &holdCache{version: v, widest: index.Scope{Resemblance: 1, Containment: 1}, holdScope: index.Scope{Resemblance: 1, Containment: 1}}
 	if d := e.cfg.Duplicates; d.Enabled && !d.ExactOnly {
 		c.widest = d.Scope
 	}
@@ -172,200 +160,111 @@ func (e *Engine) CheckIngested(ctx context.Context, ids []index.DocID) ([]Check,
 	return out, errors.Join(errs...)
 }
 
+// checkOne checks one document: it finds its near-copies, matches them
+// with the holds and the duplicate rule (matchHolds, outcome: no I/O), and
+// commits what they found (commitIngest).
 func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Check, error) {
-	ch := Check{Document: id}
-	var (
-		r   *index.Record
-		fp  *index.Fingerprint
-		err error
-	)
+	r, ws, ms, err := e.candidates(ctx, c, id)
+	if err != nil {
+		return Check{Document: id}, err
+	}
+	c.mu.RLock()
+	hits := matchHolds(r, c.holds, ws, ms, c.watch != nil)
+	c.mu.RUnlock()
+	for i := range hits {
+		if sid := hits[i].sourceID; sid != 0 {
+			if sr, err := e.ix.Get(ctx, sid); err == nil {
+				hits[i].source = sr
+			}
+		}
+	}
+	return e.commitIngest(ctx, r, e.outcome(r, hits, ms, e.now()))
+}
+
+// candidates loads document id and finds its near-copies among the seeds
+// of the holds (ws, when c has a watchlist) and in the whole index (ms,
+// when duplicates are looked for, or without a watchlist).
+func (e *Engine) candidates(ctx context.Context, c *holdCache, id index.DocID) (r *index.Record, ws []index.WatchMatch, ms []index.Match, err error) {
+	var fp *index.Fingerprint
 	w, watching := e.ix.(watcher)
-	watching = watching && c.watch != nil
-	if watching {
+	if watching && c.watch != nil {
 		r, fp, err = w.FingerprintOf(ctx, id)
 	} else {
 		r, err = e.ix.Get(ctx, id)
 	}
 	if err != nil {
-		return ch, err
+		return nil, nil, nil, fmt.Errorf("load document: %w", err)
 	}
-	// Near-copies among the seeds (watch), and in the whole index (ms)
-	// when duplicates are looked for, or without a watchlist.
-	var (
-		ws []index.WatchMatch
-		ms []index.Match
-	)
 	if fp != nil {
 		c.mu.RLock()
 		ws, err = c.watch.Match(ctx, fp, thresholds(c.holdScope))
 		c.mu.RUnlock()
 		if err != nil {
-			return ch, err
+			return nil, nil, nil, fmt.Errorf("compare with hold seeds: %w", err)
 		}
 	}
-	if r.Content != 0 {
-		scope := c.widest
-		if c.watch != nil {
-			scope = e.duplicateScope(r)
-		}
-		switch {
-		case scope == (Scope{}):
-		case fp != nil: // loaded already: search with it
-			ms, err = e.bounded(ctx, func() ([]index.Match, error) { return w.SimilarTo(ctx, fp, thresholds(scope), id) })
-		default:
-			ms, err = e.similar(ctx, id, thresholds(scope))
-		}
-		if err != nil {
-			return ch, err
-		}
+	if r.Content == 0 {
+		return r, ws, nil, nil
 	}
-	now := e.now()
-	self := RefOf(r)
-	obj := ObjectOf(r)
-	var (
-		held    []HeldDoc
-		flags   []Flag
-		enforce []Hold
-	)
-	c.mu.RLock()
-	for i := range c.holds {
-		h := &c.holds[i]
-		if foreignSeed(r, h.Matter) {
-			continue
-		}
-		var hit *index.Match
-		seed := h.seeds[id]
-		if !seed {
-			for _, sel := range h.Selectors {
-				if sel.Match(r) {
-					seed = true
-					break
-				}
-			}
-		}
-		if !seed {
-			if _, ok := h.contents[r.Content]; ok && r.Content != 0 {
-				hit = &index.Match{Scores: index.Scores{Exact: true, Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1}}
-				if sid := h.contents[r.Content]; sid != id {
-					if sr, err := e.ix.Get(ctx, sid); err == nil {
-						hit.Record = sr
-					}
-				}
-			}
-			for j := range ws {
-				if hit != nil {
-					break
-				}
-				if sid, ok := h.contents[ws[j].Content]; ok && inScope(ws[j].Scores, h.Scope) {
-					hit = &index.Match{Scores: ws[j].Scores}
-					if sr, err := e.ix.Get(ctx, sid); err == nil {
-						hit.Record = sr
-					}
-				}
-			}
-			for j := range ms {
-				if hit != nil || c.watch != nil {
-					break
-				}
-				m := &ms[j]
-				if _, ok := h.contents[m.Record.Content]; (ok || h.seeds[m.Record.ID]) && inScope(m.Scores, h.Scope) {
-					hit = m
-				}
-			}
-			if hit == nil {
-				continue
-			}
-		}
-		ch.Matters = append(ch.Matters, h.Matter)
-		hd := HeldDoc{Matter: h.Matter, Document: self, Object: obj, Content: r.Content, Seed: seed, Placed: now}
-		held = append(held, hd)
-		if seed {
-			flags = append(flags, e.holdFlag(h.Hold, r, nil, nil, "seed"))
-		} else {
-			var src *DocRef
-			if hit.Record != nil {
-				s := RefOf(hit.Record)
-				src = &s
-			}
-			sc := hit.Scores
-			flags = append(flags, e.holdFlag(h.Hold, r, src, &sc, "near-copy"))
-		}
-		if h.Mode == ModeHold {
-			enforce = append(enforce, h.Hold)
-		}
+	scope := c.widest
+	if c.watch != nil {
+		scope = e.duplicateScope(r)
 	}
-	c.mu.RUnlock()
-	if f, ok := e.duplicate(r, ms); ok {
-		flags = append(flags, f)
+	switch {
+	case scope == (index.Scope{}):
+	case fp != nil: // loaded already: search with it
+		ms, err = e.bounded(ctx, func() ([]index.Match, error) { return w.SimilarTo(ctx, fp, thresholds(scope), id) })
+	default:
+		ms, err = e.similar(ctx, id, thresholds(scope))
 	}
-	if hf, ok := e.st.(heldFlagger); ok && len(held) > 0 {
-		// Legal holds first, so that their audit entries join the one
-		// commit of the held records and the flags. A crash before that
-		// commit leaves the event unsettled: it is checked again, and the
-		// holds, already on, are turned on again (S3 accepts that).
-		var (
-			audit    []AuditEntry
-			failures []string
-		)
-		for _, h := range enforce {
-			var p Placement
-			a, ok, never := e.turnOn(ctx, h.Matter, []Object{obj}, "ingest", &p)
-			if ok {
-				audit = append(audit, a)
-			}
-			if note, ok := never[objectKey(obj)]; ok {
-				flags = append(flags, unenforcedFlag(h.Matter, self, obj, heldRole(held, h.Matter), note))
-			}
-			for _, f := range p.EnforceErrors {
-				failures = append(failures, fmt.Sprintf("hold %s: turn legal hold on: %s", h.Matter, f))
-			}
-		}
-		v, added, err := hf.AddHeldAndFlags(ctx, held, flags, audit, "ingest", e.now())
-		if err != nil {
-			return ch, fmt.Errorf("record held and flags: %w", err)
-		}
-		ch.Flags = added
-		e.publish(ctx, ch.Flags)
-		if v != 0 {
-			e.addSeeds(ctx, held, v)
-		}
-		if len(failures) > 0 {
-			// Recorded held, so nothing deletes it meanwhile; the event
-			// is redelivered and the legal hold tried again.
-			return ch, errors.New(failures[0])
-		}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("search near-copies: %w", err)
+	}
+	return r, ws, ms, nil
+}
+
+// commitIngest turns on the legal holds res calls for, then records the
+// held documents, the flags and the audit entries of the legal holds in
+// one transaction, so that the check waits for the disk once, and
+// publishes the new flags. A crash before the commit leaves the event
+// unsettled: it is checked again, and the legal holds, already on, are
+// turned on again (S3 accepts that). A legal hold that could not be
+// turned on fails the check after the commit: the document is recorded
+// held, so nothing deletes it meanwhile, and the redelivered event tries
+// again.
+func (e *Engine) commitIngest(ctx context.Context, r *index.Record, res ingestResult) (Check, error) {
+	ch := Check{Document: r.ID, Matters: res.matters}
+	if len(res.held) == 0 && len(res.flags) == 0 {
 		return ch, nil
 	}
-	n := 0
-	if len(held) > 0 {
-		if n, err = e.st.AddHeld(ctx, held); err != nil {
-			return ch, fmt.Errorf("record held: %w", err)
-		}
-	}
-	if ch.Flags, err = e.raise(ctx, flags, "ingest"); err != nil {
-		return ch, err
-	}
-	if len(held) > 0 && n == 0 {
-		// Held before (a redelivery): it was enforced then, and the sweep
-		// retries what failed.
-		enforce = nil
-	}
-	if n > 0 && held[0].Seed {
-		e.invalidate()
-	}
-	for _, h := range enforce {
+	self, obj := RefOf(r), ObjectOf(r)
+	var (
+		audit   []AuditEntry
+		failure error
+	)
+	for _, h := range res.enforce {
 		var p Placement
-		never := e.enforce(ctx, h.Matter, []Object{obj}, "ingest", &p)
-		if note, ok := never[objectKey(obj)]; ok {
-			if _, err := e.raise(ctx, []Flag{unenforcedFlag(h.Matter, self, obj, heldRole(held, h.Matter), note)}, "ingest"); err != nil {
-				return ch, err
-			}
+		a, ok, never := e.turnOn(ctx, h.Matter, []Object{obj}, "ingest", &p)
+		if ok {
+			audit = append(audit, a)
 		}
-		if len(p.EnforceErrors) > 0 {
-			return ch, fmt.Errorf("hold %s: turn legal hold on: %s", h.Matter, p.EnforceErrors[0])
+		if note, ok := never[objectKey(obj)]; ok {
+			res.flags = append(res.flags, unenforcedFlag(h.Matter, self, obj, heldRole(res.held, h.Matter), note))
+		}
+		if len(p.EnforceErrors) > 0 && failure == nil {
+			failure = fmt.Errorf("hold %s: turn legal hold on: %s", h.Matter, p.EnforceErrors[0])
 		}
 	}
-	return ch, nil
+	v, added, err := e.st.AddHeldAndFlags(ctx, res.held, res.flags, audit, "ingest", e.now())
+	if err != nil {
+		return ch, fmt.Errorf("record held and flags: %w", err)
+	}
+	ch.Flags = added
+	e.publish(ctx, ch.Flags)
+	if v != 0 {
+		e.addSeeds(ctx, res.held, v)
+	}
+	return ch, failure
 }
 
 // heldRole is "seed" when matter holds the document as a seed, else
@@ -425,14 +324,14 @@ func (e *Engine) addSeeds(ctx context.Context, held []HeldDoc, v int64) {
 }
 
 // duplicateScope is the scope duplicates of r are looked for in, or the
-// zero Scope when r is not checked for duplicates.
-func (e *Engine) duplicateScope(r *index.Record) Scope {
+// zero scope when r is not checked for duplicates.
+func (e *Engine) duplicateScope(r *index.Record) index.Scope {
 	d := e.cfg.Duplicates
 	switch {
 	case !d.Enabled || (r.Parent != 0 && !d.Children) || !d.Selector.Match(r):
-		return Scope{}
+		return index.Scope{}
 	case d.ExactOnly:
-		return Scope{Resemblance: 1, Containment: 1}
+		return index.Scope{Resemblance: 1, Containment: 1}
 	}
 	return d.Scope
 }
@@ -441,7 +340,7 @@ func (e *Engine) duplicateScope(r *index.Record) Scope {
 // older document of another object within the configured scope.
 func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
 	d := e.cfg.Duplicates
-	if e.duplicateScope(r) == (Scope{}) {
+	if e.duplicateScope(r) == (index.Scope{}) {
 		return Flag{}, false
 	}
 	if isSeedFile(r) {
@@ -465,24 +364,25 @@ func (e *Engine) duplicate(r *index.Record, ms []index.Match) (Flag, bool) {
 	return Flag{}, false
 }
 
-// Indexed is the daemon pipeline's Observer hook: it runs CheckIngested
+// Indexed is the ingest pipeline's observer hook: it runs CheckIngested
 // over the documents an event committed, before the event is settled. It
 // is idempotent (a flag is never raised twice), so a redelivered event is
-// simply checked again; an error leaves the event to be redelivered.
-func (e *Engine) Indexed(ctx context.Context, ev connectors.Event, ids []index.DocID) error {
+// simply checked again; an error leaves the event to be redelivered (the
+// pipeline names the event in it).
+func (e *Engine) Indexed(ctx context.Context, ids []index.DocID) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	if _, err := e.CheckIngested(ctx, ids); err != nil {
-		return fmt.Errorf("check %s %s against holds and duplicates: %w", ev.Source, ev.Key, err)
+		return fmt.Errorf("check against holds and duplicates: %w", err)
 	}
 	return nil
 }
 
-// Removed is the daemon pipeline's Observer hook for removals. Flags and
+// Removed is the ingest pipeline's observer hook for removals. Flags and
 // held records of removed documents are kept for the record.
-func (e *Engine) Removed(_ context.Context, ev connectors.Event, ids []index.DocID) {
+func (e *Engine) Removed(_ context.Context, ids []index.DocID) {
 	if len(ids) > 0 {
-		e.logger.Debug("documents removed from the index; their flags and holds are kept", "source", ev.Source, "key", ev.Key, "documents", len(ids))
+		e.logger.Debug("documents removed from the index; their flags and holds are kept", "documents", len(ids))
 	}
 }

@@ -128,3 +128,20 @@ func TestRaceDeletionAgainstHold(t *testing.T) {
 	}
 	t.Logf("%d iterations: %d deleted before their hold, %d held, %d wrong deletions", n, deleted, n-deleted, wrong)
 }
+
+// auditOrder maps objects to the sequence number of their hold.create or
+// delete.claim entry (the last claim wins).
+func auditOrder(t testing.TB, en *env) map[string]int64 {
+	out := map[string]int64{}
+	err := en.st.Audit(ctx, 1, func(a policy.AuditEntry) error {
+		switch a.Action {
+		case policy.AuditHoldCreate, policy.AuditDeleteClaim:
+			out[a.Object] = a.Seq
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -17,6 +17,7 @@ type Store interface {
 	RuleStore
 	HoldStore
 	FlagStore
+	IngestStore
 	RunStore
 	AuditLog
 	Close() error
@@ -80,6 +81,16 @@ type FlagStore interface {
 	MarkPublished(ctx context.Context, ids []int64) error
 }
 
+// IngestStore commits what the ingest check found for one document.
+type IngestStore interface {
+	// AddHeldAndFlags records held documents (as AddHeld), inserts flags
+	// (as AddFlags) and appends audit (as Append) in one transaction, so
+	// that the check waits for the disk once. It returns the holds
+	// version the transaction moved to when it added seeds (else 0) and
+	// the flags inserted.
+	AddHeldAndFlags(ctx context.Context, held []HeldDoc, flags []Flag, audit []AuditEntry, actor string, at time.Time) (int64, []Flag, error)
+}
+
 // Transition is a flag status change.
 type Transition struct {
 	ID     int64
@@ -115,7 +126,7 @@ type AuditLog interface {
 }
 
 // Enforcer acts on objects at their origin (S3 Object Lock). Policy
-// declares it; S3Enforcer implements it over connectors/s3. Methods are
+// declares it; the daemon implements it over connectors/s3. Methods are
 // safe for concurrent use and return ErrNotEnforceable for objects they
 // cannot act on.
 type Enforcer interface {

@@ -99,6 +99,7 @@ type Object struct {
 	IndexKey string `json:"index_key"`
 }
 
+// String is source/bucket/key@version (source/key@version outside S3).
 func (o Object) String() string {
 	if o.Bucket != "" {
 		return fmt.Sprintf("%s/%s/%s@%s", o.Source, o.Bucket, o.Key, o.VersionID)
@@ -284,7 +285,7 @@ type HoldSpec struct {
 	Seeds     []index.DocID
 	SeedKeys  []string
 	Selectors []Selector
-	Scope     Scope
+	Scope     index.Scope
 	Mode      string // report or hold (default hold)
 }
 
@@ -314,7 +315,7 @@ func (s HoldSpec) validate() error {
 			errs = append(errs, fmt.Errorf(".selectors[%d]: %w: empty selector would hold every document", i, ErrBadSelector))
 		}
 	}
-	if err := s.Scope.Validate(); err != nil {
+	if err := validScope(s.Scope); err != nil {
 		errs = append(errs, fmt.Errorf(".scope: %w: %w", ErrBadThreshold, err))
 	}
 	switch s.Mode {
@@ -333,7 +334,7 @@ type Hold struct {
 	Owner     string        `json:"owner"`
 	Seeds     []index.DocID `json:"seeds"`
 	Selectors []Selector    `json:"selectors,omitempty"`
-	Scope     Scope         `json:"scope"`
+	Scope     index.Scope   `json:"scope"`
 	Mode      string        `json:"mode"`
 	Status    HoldStatus    `json:"status"`
 	Created   time.Time     `json:"created"`

@@ -75,7 +75,7 @@ func TestOnePivotEverywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fam, err := daemon.Family(ctx, eng.Index, rec, th, 50, func(*index.Record) bool { return true })
+		fam, err := eng.Index.Family(ctx, rec, th, 50, func(*index.Record) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -88,9 +88,11 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	logger := g.logger(cfg)
 	start := time.Now()
 	var bar *progressbar.ProgressBar
+	xo := cfg.Extract
+	xo.SpoolDir = cfg.SpoolDir()
 	res, err := ingest.Scan(ctx, ingest.ScanOptions{Dirs: dirs, IndexPath: cfg.IndexPath(),
-		Durability: sqlite.Durability(cmp.Or(f.durability, cfg.Index.Durability)), Index: cfg.IndexOptions(),
-		Extract: cfg.ExtractOptions(), Thresholds: th, Workers: f.workers, InFlightBytes: f.inFlight,
+		Durability: cmp.Or(sqlite.Durability(f.durability), cfg.Index.Durability), Index: cfg.Index.Options,
+		Extract: xo, Thresholds: th, Workers: f.workers, InFlightBytes: f.inFlight,
 		Logger: logger, Progress: progress(stderr, &bar)})
 	if bar != nil && !bar.IsFinished() { // interrupted
 		bar.Finish()
@@ -138,7 +140,7 @@ func progress(stderr io.Writer, bar **progressbar.ProgressBar) func(done, total 
 }
 
 func thresholds(cfg *daemon.Config, resemblance, containment float64) (index.Thresholds, error) {
-	th := cfg.IndexOptions().Thresholds
+	th := cfg.Index.Thresholds
 	if resemblance != 0 {
 		th.Resemblance = resemblance
 	}

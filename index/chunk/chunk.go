@@ -11,16 +11,17 @@ import (
 // MaxLen is the largest allowed Max: a chunk length must fit in a Chunk.Len.
 const MaxLen = 1 << 30
 
-// Params are the chunk size parameters, in bytes.
+// Params are the chunk size parameters, in bytes; their mapstructure
+// tags name them in a configuration file.
 type Params struct {
 	// Min is the smallest chunk length; only the last chunk of a text may
 	// be shorter.
-	Min int
+	Min int `mapstructure:"min"`
 	// Avg is the target average chunk length, a power of two. It sets the
 	// boundary masks.
-	Avg int
+	Avg int `mapstructure:"avg"`
 	// Max is the largest chunk length.
-	Max int
+	Max int `mapstructure:"max"`
 }
 
 // DefaultParams returns Min 256, Avg 1024, Max 8192, the parameters the

@@ -90,12 +90,6 @@ type Store struct {
 
 var _ policy.Store = (*Store)(nil)
 
-// The ingest check commits a matching document once through this method
-// when the store has it (policy's heldFlagger).
-var _ interface {
-	AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error)
-} = (*Store)(nil)
-
 // Open opens or creates the store at path and migrates its schema.
 func Open(ctx context.Context, path string) (*Store, error) {
 	db, err := sqlitedb.Open(ctx, path, sqlitedb.Policy, migrations)
@@ -445,31 +439,19 @@ func (s *Store) HoldsVersion(ctx context.Context) (int64, error) {
 
 // AddFlags implements policy.FlagStore.
 func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string, at time.Time) ([]policy.Flag, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
-	var added []policy.Flag
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		added, err = addFlags(ctx, tx, flags, actor, at)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return added, nil
+	_, added, err := s.AddHeldAndFlags(ctx, nil, flags, nil, actor, at)
+	return added, err
 }
 
-// AddHeldAndFlags records held documents (as AddHeld), inserts flags (as
-// AddFlags) and appends audit entries (as Append) in one transaction: the
-// ingest check of a document that matches a hold then commits, and waits
-// for the disk, once. It returns the holds version the transaction moved
-// to when it added seeds (else 0) and the flags inserted.
+// AddHeldAndFlags implements policy.IngestStore.
 func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error) {
 	var (
 		v     int64
 		added []policy.Flag
 	)
+	if len(held)+len(flags)+len(audit) == 0 {
+		return 0, nil, nil
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if len(held) > 0 {

@@ -222,11 +222,14 @@ func daemonEnvNames(typ reflect.Type, prefix string) map[string]bool {
 	out := map[string]bool{}
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		if tag == "" || tag == "-" {
+		tag, opt, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if (tag == "" && opt != "squash") || tag == "-" {
 			continue
 		}
 		name := prefix + "_" + strings.ToUpper(tag)
+		if opt == "squash" { // an embedded section's keys are its parent's
+			name = prefix
+		}
 		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
 			for k := range daemonEnvNames(f.Type, name) {
 				out[k] = true

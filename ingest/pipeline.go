@@ -1,4 +1,4 @@
-package daemon
+package ingest
 
 import (
 	"cmp"
@@ -15,39 +15,31 @@ import (
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
-	"github.com/simdex/simdex/ingest"
 )
 
-// ledger is what the pipeline needs to skip events already indexed, and
+// Ledger is what the pipeline needs to skip events already indexed, and
 // to find what they committed.
-type ledger interface {
+type Ledger interface {
 	Seen(ctx context.Context, idempotencyKey string) (bool, error)
 	Lookup(ctx context.Context, key string) ([]*index.Record, error)
 	Children(ctx context.Context, id index.DocID) ([]*index.Record, error)
 }
 
-// remover is what the pipeline needs to apply deletions.
-type remover interface {
+// Remover is what the pipeline needs to apply deletions.
+type Remover interface {
 	Remove(ctx context.Context, key, versionID string) ([]index.DocID, error)
 }
 
-// holdKeeper tells which object versions a legal hold keeps in the index
-// when their source deletes them, and marks them so.
-type holdKeeper interface {
+// HoldKeeper tells which object versions a legal hold keeps in the index
+// when their source deletes them.
+type HoldKeeper interface {
 	HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error)
 }
 
-// sourceDeletionMarker records held documents deleted at their source.
-type sourceDeletionMarker interface {
+// DeletionMarker records held documents deleted at their source.
+type DeletionMarker interface {
 	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
 	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
-}
-
-// ingester is what the pipeline needs to index objects: ingestion in its
-// two halves, so that an object read only in part is not committed.
-type ingester interface {
-	Prepare(ctx context.Context, obj ingest.Object) (*ingest.Prepared, error)
-	Commit(ctx context.Context, p *ingest.Prepared) (*ingest.Outcome, error)
 }
 
 // Observer is told about every committed object before its event is
@@ -57,31 +49,53 @@ type ingester interface {
 // the check), so it must be idempotent; an error leaves the event
 // unsettled, to be delivered and checked again.
 type Observer interface {
-	Indexed(ctx context.Context, ev connectors.Event, ids []index.DocID) error
-	Removed(ctx context.Context, ev connectors.Event, ids []index.DocID)
+	Indexed(ctx context.Context, ids []index.DocID) error
+	Removed(ctx context.Context, ids []index.DocID)
 }
 
-// pipeline turns connector events into index changes with a bounded pool
+// PipelineOptions configure a Pipeline. Ingester, Ledger, Remover,
+// Registerer and Logger are required.
+type PipelineOptions struct {
+	Ingester  *Ingester
+	Ledger    Ledger
+	Remover   Remover
+	Holds     HoldKeeper     // nil: nothing is kept
+	Marker    DeletionMarker // required with Holds
+	Observers []Observer
+	Workers   int
+	// InFlightBytes bounds the bytes of the objects in flight (0: no
+	// bound); an object of unknown size counts as a worker's share.
+	InFlightBytes int64
+	// ShutdownTimeout bounds how long in-flight work may take after stop.
+	ShutdownTimeout time.Duration
+	Registerer      prometheus.Registerer
+	Logger          *slog.Logger
+}
+
+// Pipeline turns connector events into index changes with a bounded pool
 // of workers. An event is settled only after its effect is committed, so a
 // crash at any point leaves it unsettled and it is delivered again; the
 // idempotency key makes the redelivery a no-op if the commit had landed.
-type pipeline struct {
-	ing      ingester
-	led      ledger
-	rm       remover
-	holds    holdKeeper           // nil: nothing is kept
-	marker   sourceDeletionMarker // with holds
-	obs      []Observer
-	workers  int
-	budget   *semaphore.Weighted // bytes of objects in flight (PipelineConfig.InFlightBytes)
-	capacity int64               // the budget's size
+// Indexed objects are logged, at most ten lines a second.
+type Pipeline struct {
+	o        PipelineOptions
+	budget   *semaphore.Weighted // bytes of objects in flight, nil: unbounded
 	unknown  int64               // the weight of an object of unknown size: a worker's share
-	running  context.Context     // run's: done once stopping (nil outside run)
-	shutdown time.Duration       // how long in-flight work may take after stop
-	logger   *slog.Logger
+	running  context.Context     // Run's: done once stopping (nil outside Run)
 	m        *pipelineMetrics
-	keys     keyLocks     // one event of a key commits at a time
-	progress *progressLog // nil: nothing logged per object
+	keys     keyLocks // one event of a key commits at a time
+	progress *progressLog
+}
+
+// NewPipeline returns a pipeline with its metrics registered; it starts
+// nothing.
+func NewPipeline(o PipelineOptions) *Pipeline {
+	p := &Pipeline{o: o, m: newPipelineMetrics(o.Registerer), progress: newProgressLog(o.Logger, time.Now),
+		unknown: max(1, o.InFlightBytes/int64(max(1, o.Workers)))}
+	if o.InFlightBytes > 0 {
+		p.budget = semaphore.NewWeighted(o.InFlightBytes)
+	}
+	return p
 }
 
 // keyLocks serialises the commits of events of one key: striped mutexes,
@@ -111,50 +125,37 @@ type pipelineMetrics struct {
 }
 
 func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
 	m := &pipelineMetrics{
-		received: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_received_total", Help: "Connector events received by the pipeline.",
-		}, []string{"source", "kind"}),
-		indexed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_indexed_total", Help: "Created events whose object was committed to the index.",
-		}, []string{"source"}),
-		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_duplicate_total", Help: "Events for object versions already indexed (redeliveries, duplicate events).",
-		}, []string{"source"}),
-		removed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_removed_total", Help: "Removed events applied to the index.",
-		}, []string{"source"}),
-		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_failed_total", Help: "Events that failed, by error kind (transient ones are retried).",
-		}, []string{"source", "kind"}),
-		extractErr: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_documents_extract_errors_total", Help: "Objects indexed with an extraction error recorded for manual review.",
-		}, []string{"source"}),
-		stale: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "simdex_events_stale_total", Help: "Created events not indexed because their object version was deleted, hidden or overwritten before the commit.",
-		}, []string{"source"}),
+		received:   counter("simdex_events_received_total", "Connector events received by the pipeline.", "source", "kind"),
+		indexed:    counter("simdex_events_indexed_total", "Created events whose object was committed to the index.", "source"),
+		duplicates: counter("simdex_events_duplicate_total", "Events for object versions already indexed (redeliveries, duplicate events).", "source"),
+		removed:    counter("simdex_events_removed_total", "Removed events applied to the index.", "source"),
+		failed:     counter("simdex_events_failed_total", "Events that failed, by error kind (transient ones are retried).", "source", "kind"),
+		extractErr: counter("simdex_documents_extract_errors_total", "Objects indexed with an extraction error recorded for manual review.", "source"),
+		stale: counter("simdex_events_stale_total",
+			"Created events not indexed because their object version was deleted, hidden or overwritten before the commit.", "source"),
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "simdex_stage_duration_seconds", Help: "Time spent per pipeline stage.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"stage"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "simdex_events_in_flight", Help: "Events being processed.",
-		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_events_in_flight", Help: "Events being processed."}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_pipeline_bytes_in_flight",
+			Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes)."}),
 	}
-	m.bytes = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "simdex_pipeline_bytes_in_flight", Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes).",
-	})
 	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stale, m.stage, m.inFlight, m.bytes)
 	return m
 }
 
-// run processes events until ctx is done, then lets the events already
-// started finish (bounded by p.shutdown) and returns. Events still queued
-// in the channel are left unsettled, so their origin redelivers them.
-func (p *pipeline) run(ctx context.Context, events <-chan connectors.Event) {
+// Run processes events until ctx is done, then lets the events already
+// started finish (bounded by the shutdown timeout) and returns. Events still
+// queued in the channel are left unsettled, so their origin redelivers them.
+func (p *Pipeline) Run(ctx context.Context, events <-chan connectors.Event) {
 	p.running = ctx
 	var wg sync.WaitGroup
-	for w := 0; w < p.workers; w++ {
+	for w := 0; w < p.o.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -177,9 +178,9 @@ func (p *pipeline) run(ctx context.Context, events <-chan connectors.Event) {
 
 // shutdownOrRun bounds one event: generous while running, the shutdown
 // grace period once stopping.
-func (p *pipeline) shutdownOrRun(ctx context.Context) time.Duration {
+func (p *Pipeline) shutdownOrRun(ctx context.Context) time.Duration {
 	if ctx.Err() != nil {
-		return p.shutdown
+		return p.o.ShutdownTimeout
 	}
 	return 10 * time.Minute
 }
@@ -192,12 +193,12 @@ func docKey(ev connectors.Event) string {
 	return ev.Source + "/" + ev.Key
 }
 
-func (p *pipeline) handle(ctx context.Context, ev connectors.Event) {
+func (p *Pipeline) handle(ctx context.Context, ev connectors.Event) {
 	start := time.Now()
 	p.m.inFlight.Inc()
 	defer p.m.inFlight.Dec()
 	p.m.received.WithLabelValues(ev.Source, ev.Kind.String()).Inc()
-	log := p.logger.With("source", ev.Source, "bucket", ev.Bucket, "key", ev.Key, "version", ev.VersionID)
+	log := p.o.Logger.With("source", ev.Source, "bucket", ev.Bucket, "key", ev.Key, "version", ev.VersionID)
 	var err error
 	switch ev.Kind {
 	case connectors.Created:
@@ -225,9 +226,9 @@ func (p *pipeline) handle(ctx context.Context, ev connectors.Event) {
 	p.m.stage.WithLabelValues("total").Observe(time.Since(start).Seconds())
 }
 
-func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
+func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
 	idem := ev.IdempotencyKey()
-	if seen, err := p.led.Seen(ctx, idem); err != nil {
+	if seen, err := p.o.Ledger.Seen(ctx, idem); err != nil {
 		return &connectors.Error{Op: "check ledger", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 	} else if seen {
 		p.m.duplicates.WithLabelValues(ev.Source).Inc()
@@ -258,8 +259,8 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	}
 	defer body.Close()
 	t = time.Now()
-	var out *ingest.Outcome
-	prep, err := p.ing.Prepare(ctx, ingest.Object{
+	var out *Outcome
+	prep, err := p.o.Ingester.Prepare(ctx, Object{
 		Key:          docKey(ev),
 		VersionID:    ev.VersionID,
 		Name:         ev.Key,
@@ -317,9 +318,7 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 			ids = append(ids, r.ID)
 		}
 	}
-	if p.progress != nil {
-		p.progress.indexed(ev.Source, ev.Key, ev.Size, len(ids))
-	}
+	p.progress.indexed(ev.Source, ev.Key, ev.Size, len(ids))
 	return p.observe(ctx, ev, ids)
 }
 
@@ -329,7 +328,7 @@ func (p *pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 // redelivered after a crash) must not be undone by it. Removals take the
 // same lock, so a delete handled after the check waits for the commit and
 // then removes what it committed.
-func (p *pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep *ingest.Prepared) (stale bool, out *ingest.Outcome, err error) {
+func (p *Pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep *Prepared) (stale bool, out *Outcome, err error) {
 	unlock := p.keys.lock(docKey(ev))
 	defer unlock()
 	if ev.Current != nil {
@@ -345,13 +344,13 @@ func (p *pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep 
 			return true, nil, nil
 		}
 	}
-	out, err = p.ing.Commit(ctx, prep)
+	out, err = p.o.Ingester.Commit(ctx, prep)
 	return false, out, err
 }
 
 // reserve takes an object's share of the in-flight budget, waiting until
 // it fits; a pipeline without a budget reserves nothing.
-func (p *pipeline) reserve(ctx context.Context, size int64) (release func(), err error) {
+func (p *Pipeline) reserve(ctx context.Context, size int64) (release func(), err error) {
 	if p.budget == nil {
 		return func() {}, nil
 	}
@@ -359,7 +358,7 @@ func (p *pipeline) reserve(ctx context.Context, size int64) (release func(), err
 	if w < 0 {
 		w = p.unknown
 	}
-	w = min(max(w, 1), p.capacity) // a larger object runs alone
+	w = min(max(w, 1), p.o.InFlightBytes) // a larger object runs alone
 	// An event still waiting when the pipeline stops has not started: it
 	// is left to be delivered again rather than started then.
 	if p.running != nil {
@@ -380,9 +379,9 @@ func (p *pipeline) reserve(ctx context.Context, size int64) (release func(), err
 
 // observe tells the observers about committed documents; a failure leaves
 // the event to be delivered again.
-func (p *pipeline) observe(ctx context.Context, ev connectors.Event, ids []index.DocID) error {
-	for _, o := range p.obs {
-		if err := o.Indexed(ctx, ev, ids); err != nil {
+func (p *Pipeline) observe(ctx context.Context, ev connectors.Event, ids []index.DocID) error {
+	for _, o := range p.o.Observers {
+		if err := o.Indexed(ctx, ids); err != nil {
 			return &connectors.Error{Op: "check indexed documents", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 		}
 	}
@@ -391,11 +390,11 @@ func (p *pipeline) observe(ctx context.Context, ev connectors.Event, ids []index
 
 // committed returns the documents an event committed: the object stored
 // under its idempotency key and everything inside it.
-func (p *pipeline) committed(ctx context.Context, idem string) ([]index.DocID, error) {
-	if len(p.obs) == 0 {
+func (p *Pipeline) committed(ctx context.Context, idem string) ([]index.DocID, error) {
+	if len(p.o.Observers) == 0 {
 		return nil, nil
 	}
-	recs, err := p.led.Lookup(ctx, idem)
+	recs, err := p.o.Ledger.Lookup(ctx, idem)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +408,7 @@ func (p *pipeline) committed(ctx context.Context, idem string) ([]index.DocID, e
 			id := frontier[0]
 			frontier = frontier[1:]
 			ids = append(ids, id)
-			kids, err := p.led.Children(ctx, id)
+			kids, err := p.o.Ledger.Children(ctx, id)
 			if err != nil {
 				return nil, err
 			}
@@ -421,7 +420,7 @@ func (p *pipeline) committed(ctx context.Context, idem string) ([]index.DocID, e
 	return ids, nil
 }
 
-func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
+func (p *Pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.Logger) error {
 	key, vid := docKey(ev), ev.VersionID
 	if ev.DeleteMarker {
 		vid = "" // the marker hides every version of the key
@@ -438,8 +437,8 @@ func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.L
 	} else {
 		log.Debug("removed from index", "documents", len(ids))
 	}
-	for _, o := range p.obs {
-		o.Removed(ctx, ev, ids)
+	for _, o := range p.o.Observers {
+		o.Removed(ctx, ids)
 	}
 	return nil
 }
@@ -450,12 +449,12 @@ func (p *pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.L
 // with when and by which event, until the holds are released (see
 // purgeReleased). It returns the documents removed and how many versions
 // were newly kept (a version marked already keeps its first mark).
-func (p *pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, vid string) (removed []index.DocID, kept int, err error) {
-	if p.holds == nil {
-		removed, err = p.rm.Remove(ctx, key, vid)
+func (p *Pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, vid string) (removed []index.DocID, kept int, err error) {
+	if p.o.Holds == nil {
+		removed, err = p.o.Remover.Remove(ctx, key, vid)
 		return removed, 0, err
 	}
-	recs, err := p.led.Lookup(ctx, key)
+	recs, err := p.o.Ledger.Lookup(ctx, key)
 	if errors.Is(err, index.ErrNotFound) {
 		// Nothing stored under the key (its create is not committed yet,
 		// or never will be): nothing is held either.
@@ -470,7 +469,7 @@ func (p *pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, v
 		if r.Key != key || r.Parent != 0 || (vid != "" && r.VersionID != vid) {
 			continue
 		}
-		matters, err := p.holds.HoldingMatters(ctx, key, r.VersionID)
+		matters, err := p.o.Holds.HoldingMatters(ctx, key, r.VersionID)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -481,15 +480,15 @@ func (p *pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, v
 		}
 	}
 	if len(held) == 0 {
-		removed, err = p.rm.Remove(ctx, key, vid)
+		removed, err = p.o.Remover.Remove(ctx, key, vid)
 		return removed, 0, err
 	}
-	newly, err := p.marker.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
+	newly, err := p.o.Marker.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
 	if err != nil {
 		return nil, 0, err
 	}
 	for _, r := range free {
-		ids, err := p.rm.Remove(ctx, key, r.VersionID)
+		ids, err := p.o.Remover.Remove(ctx, key, r.VersionID)
 		if err != nil {
 			return removed, newly, err
 		}
@@ -515,13 +514,13 @@ func describeRemoval(ev connectors.Event) string {
 // source deleted them once no active hold covers them any more. It runs
 // periodically: a release is thus followed by the deletion the hold had
 // held back, at the latest one interval later.
-func (p *pipeline) purgeReleased(ctx context.Context) error {
-	if p.holds == nil {
+func (p *Pipeline) purgeReleased(ctx context.Context) error {
+	if p.o.Holds == nil {
 		return nil
 	}
 	var free []*index.Record
-	err := p.marker.DeletedAtSource(ctx, func(r *index.Record) error {
-		matters, err := p.holds.HoldingMatters(ctx, r.Key, r.VersionID)
+	err := p.o.Marker.DeletedAtSource(ctx, func(r *index.Record) error {
+		matters, err := p.o.Holds.HoldingMatters(ctx, r.Key, r.VersionID)
 		if err == nil && len(matters) == 0 {
 			free = append(free, r)
 		}
@@ -532,20 +531,20 @@ func (p *pipeline) purgeReleased(ctx context.Context) error {
 	}
 	for _, r := range free {
 		unlock := p.keys.lock(r.Key)
-		ids, err := p.rm.Remove(ctx, r.Key, r.VersionID)
+		ids, err := p.o.Remover.Remove(ctx, r.Key, r.VersionID)
 		unlock()
 		if err != nil {
 			return fmt.Errorf("purge document %d released from holds: %w", r.ID, err)
 		}
-		p.logger.Info("removed a document deleted at source now that no hold keeps it", "key", r.Key, "version", r.VersionID,
+		p.o.Logger.Info("removed a document deleted at source now that no hold keeps it", "key", r.Key, "version", r.VersionID,
 			"deleted_at_source", r.Meta[index.MetaDeletedAtSource], "by", r.Meta[index.MetaDeletedAtSourceEvent], "documents", len(ids))
 	}
 	return nil
 }
 
-// purgeEvery runs purgeReleased every interval until ctx is done, and
+// PurgeEvery runs purgeReleased every interval until ctx is done, and
 // logs the progress summary every 10 seconds.
-func (p *pipeline) purgeEvery(ctx context.Context, interval time.Duration) {
+func (p *Pipeline) PurgeEvery(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	summary := time.NewTicker(10 * time.Second)
@@ -555,12 +554,10 @@ func (p *pipeline) purgeEvery(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-summary.C:
-			if p.progress != nil {
-				p.progress.flush()
-			}
+			p.progress.flush()
 		case <-t.C:
 			if err := p.purgeReleased(ctx); err != nil && ctx.Err() == nil {
-				p.logger.Error("purge documents released from holds; trying again later", "err", err)
+				p.o.Logger.Error("purge documents released from holds; trying again later", "err", err)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package ingest_test
 
 import (
 	"archive/zip"
@@ -16,10 +16,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/simdex/simdex/connectors"
+	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 )
 
 // flakyObserver fails its first Indexed call, as a policy check would
@@ -29,7 +30,7 @@ type flakyObserver struct {
 	calls [][]index.DocID
 }
 
-func (o *flakyObserver) Indexed(_ context.Context, _ connectors.Event, ids []index.DocID) error {
+func (o *flakyObserver) Indexed(_ context.Context, ids []index.DocID) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.calls = append(o.calls, slices.Clone(ids))
@@ -39,7 +40,7 @@ func (o *flakyObserver) Indexed(_ context.Context, _ connectors.Event, ids []ind
 	return nil
 }
 
-func (o *flakyObserver) Removed(context.Context, connectors.Event, []index.DocID) {}
+func (o *flakyObserver) Removed(context.Context, []index.DocID) {}
 
 // TestFailedCheckIsRedeliveredAndCheckedAgain: the hold check runs before
 // an event is settled; when it fails the event is left for redelivery, and
@@ -48,10 +49,10 @@ func (o *flakyObserver) Removed(context.Context, connectors.Event, []index.DocID
 // crash between the commit and the check.
 func TestFailedCheckIsRedeliveredAndCheckedAgain(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := OpenEngine(ctx, &cfg, "", logger)
+	eng, err := daemon.OpenEngine(ctx, &cfg, "", logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +65,16 @@ func TestFailedCheckIsRedeliveredAndCheckedAgain(t *testing.T) {
 	}
 	zw.Close()
 	obs := &flakyObserver{}
-	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 1, logger: logger,
-		m: newPipelineMetrics(prometheus.NewRegistry()), obs: []Observer{obs}}
+	p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 1, Logger: logger,
+		Registerer: prometheus.NewRegistry(), Observers: []ingest.Observer{obs}})
 	var settled []error
 	ev := connectors.Event{Kind: connectors.Created, Source: "test", Key: "box.zip", VersionID: "v1",
 		Open: func(context.Context) (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(zipped.Bytes())), nil
 		},
 		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
-	p.handle(ctx, ev)
-	p.handle(ctx, ev)
+	p.Handle(ctx, ev)
+	p.Handle(ctx, ev)
 	if len(settled) != 2 || !connectors.IsTransient(settled[0]) || settled[1] != nil {
 		t.Fatalf("settled with %v, want a transient error then success", settled)
 	}
@@ -90,22 +91,22 @@ func TestFailedCheckIsRedeliveredAndCheckedAgain(t *testing.T) {
 // error for reviewers, the event settles, and the log says so.
 func TestEmptyObjectIsRecordedAndLogged(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	var logged bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logged, nil))
-	eng, err := OpenEngine(ctx, &cfg, "", logger)
+	eng, err := daemon.OpenEngine(ctx, &cfg, "", logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 1, logger: logger,
-		m: newPipelineMetrics(prometheus.NewRegistry())}
+	p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 1, Logger: logger,
+		Registerer: prometheus.NewRegistry()})
 	var settled []error
 	ev := connectors.Event{Kind: connectors.Created, Source: "test", Key: "empty.txt", VersionID: "v1",
 		Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(nil)), nil },
 		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
-	p.handle(ctx, ev)
+	p.Handle(ctx, ev)
 	if len(settled) != 1 || settled[0] != nil {
 		t.Fatalf("settled with %v, want success", settled)
 	}
@@ -129,11 +130,11 @@ func (b countingBody) Close() error { b.open.Add(-1); return nil }
 
 // openTestEngine opens an engine with the default configuration in a
 // temporary data directory, closed when the test ends.
-func openTestEngine(t *testing.T) *Engine {
+func openTestEngine(t *testing.T) *daemon.Engine {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	eng, err := OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
+	eng, err := daemon.OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,15 +155,15 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 	}{{60, 1}, {40, 2}, {-1, 1}} {
 		t.Run(fmt.Sprint(tc.size), func(t *testing.T) {
 			const capacity = 100
-			p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 4, logger: slog.New(slog.DiscardHandler),
-				budget: semaphore.NewWeighted(capacity), capacity: capacity, unknown: 1 << 20,
-				shutdown: time.Second, m: newPipelineMetrics(prometheus.NewRegistry())}
+			p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 4, Logger: slog.New(slog.DiscardHandler),
+				InFlightBytes: capacity, ShutdownTimeout: time.Second, Registerer: prometheus.NewRegistry()})
+			ingest.SetUnknownWeight(p, 1<<20)
 			var open, most atomic.Int32
 			var settled sync.WaitGroup
 			events := make(chan connectors.Event)
 			runCtx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
-			go func() { p.run(runCtx, events); close(done) }()
+			go func() { p.Run(runCtx, events); close(done) }()
 			for i := range 8 {
 				settled.Add(1)
 				text := fmt.Sprintf("Object %d of size %d, with words enough to be fingerprinted and compared.", i, tc.size)
@@ -198,13 +199,13 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 func TestPipelineStopsEventsWaitingForMemory(t *testing.T) {
 	ctx := context.Background()
 	eng := openTestEngine(t)
-	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 2, logger: slog.New(slog.DiscardHandler),
-		budget: semaphore.NewWeighted(100), capacity: 100, unknown: 100,
-		shutdown: 10 * time.Second, m: newPipelineMetrics(prometheus.NewRegistry())}
+	p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 2, Logger: slog.New(slog.DiscardHandler),
+		InFlightBytes: 100, ShutdownTimeout: 10 * time.Second, Registerer: prometheus.NewRegistry()})
+	ingest.SetUnknownWeight(p, 100)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	events := make(chan connectors.Event)
-	go func() { p.run(runCtx, events); close(done) }()
+	go func() { p.Run(runCtx, events); close(done) }()
 	opened, release := make(chan struct{}), make(chan struct{})
 	settled := make(chan error, 2)
 	ev := func(key string, open func(context.Context) (io.ReadCloser, error)) connectors.Event {
@@ -242,8 +243,8 @@ func TestTransientReadIsRedelivered(t *testing.T) {
 	ctx := context.Background()
 	eng := openTestEngine(t)
 	logger := slog.New(slog.DiscardHandler)
-	p := &pipeline{ing: eng.Ingester, led: eng.Store, rm: eng.Index, workers: 1, logger: logger,
-		m: newPipelineMetrics(prometheus.NewRegistry())}
+	p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 1, Logger: logger,
+		Registerer: prometheus.NewRegistry()})
 	text := strings.Repeat("A record kept for seven years and then destroyed. ", 100)
 	reset := &connectors.Error{Op: "read", Source: "test", Key: "doc.txt", Kind: connectors.Transient, Err: errors.New("connection reset by peer")}
 	opens := 0
@@ -257,14 +258,14 @@ func TestTransientReadIsRedelivered(t *testing.T) {
 			return io.NopCloser(strings.NewReader(text)), nil
 		},
 		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
-	p.handle(ctx, ev)
+	p.Handle(ctx, ev)
 	if len(settled) != 1 || !connectors.IsTransient(settled[0]) {
 		t.Fatalf("settled with %v, want a transient error", settled)
 	}
 	if st, _ := eng.Store.Stats(ctx); st.Documents != 0 {
 		t.Fatalf("%d documents stored after a transient read failure, want none", st.Documents)
 	}
-	p.handle(ctx, ev)
+	p.Handle(ctx, ev)
 	if len(settled) != 2 || settled[1] != nil {
 		t.Fatalf("redelivery settled with %v, want success", settled[1:])
 	}
@@ -279,7 +280,7 @@ func TestTransientReadIsRedelivered(t *testing.T) {
 			return io.NopCloser(io.MultiReader(strings.NewReader(text[:1000]), &errReader{broken})), nil
 		},
 		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
-	p.handle(ctx, ev)
+	p.Handle(ctx, ev)
 	if len(settled) != 3 || settled[2] != nil {
 		t.Fatalf("permanent read failure settled with %v, want success (recorded)", settled[2:])
 	}
@@ -295,7 +296,7 @@ func TestTransientReadIsRedelivered(t *testing.T) {
 			return io.NopCloser(io.MultiReader(strings.NewReader(text[:1000]), stopReader{stop}, strings.NewReader(text[1000:]))), nil
 		},
 		Done: func(_ context.Context, err error) { settled = append(settled, err) }}
-	p.handle(stopping, ev)
+	p.Handle(stopping, ev)
 	if len(settled) != 4 || !connectors.IsTransient(settled[3]) {
 		t.Fatalf("read interrupted by the daemon stopping settled with %v, want a transient error", settled[3:])
 	}

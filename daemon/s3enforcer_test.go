@@ -1,9 +1,13 @@
-package policy_test
+package daemon
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,12 +16,175 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
+	idxsqlite "github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/internal/miniotest"
 	"github.com/simdex/simdex/policy"
+	"github.com/simdex/simdex/policy/sqlite"
 )
+
+// These tests run the policy engine with the daemon's s3Enforcer against
+// a real MinIO with Object Lock. policyEnv is a real index over a real
+// SQLite store, a policy store, and an engine with a fake clock.
+type policyEnv struct {
+	t     testing.TB
+	ix    *index.Index
+	st    *sqlite.Store
+	clock *fakeClock
+	e     *policy.Engine
+	cfg   policy.Config
+}
+
+var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newPolicyEnv(t testing.TB, cfg policy.Config) *policyEnv {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := index.DefaultOptions()
+	ist, err := idxsqlite.Open(ctx, filepath.Join(dir, "index.db"), idxsqlite.Options{Scheme: opts.Scheme(), Durability: idxsqlite.Normal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.New(ctx, ist, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "policy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Close()
+		ix.Close()
+		ist.Close()
+	})
+	en := &policyEnv{t: t, ix: ix, st: st, clock: &fakeClock{t: epoch}, cfg: cfg}
+	if en.e, err = policy.New(policy.Options{Config: cfg, Store: st, Index: policy.IndexOf(ix), Now: en.clock.Now, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := en.e.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return en
+}
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// s3Doc describes a test object in an S3 bucket.
+type s3Doc struct {
+	bucket, key, version, text string
+	mod                        time.Time
+}
+
+// add indexes docs as S3 objects of connector "s3:main" and returns their ids.
+func (en *policyEnv) add(docs ...s3Doc) []index.DocID {
+	en.t.Helper()
+	ins := make([]index.Input, len(docs))
+	for i, d := range docs {
+		if d.bucket == "" {
+			d.bucket = "records"
+		}
+		ins[i] = index.Input{
+			Doc: index.Doc{Key: "s3:main/" + d.bucket + "/" + d.key, VersionID: d.version, Name: d.key, Source: "s3:main",
+				ModTime: d.mod, MediaType: "text/plain", KeepVersions: true},
+			RawSHA256: sha256.Sum256([]byte(d.text)), RawSize: int64(len(d.text)), Text: []byte(d.text), Parent: -1,
+		}
+	}
+	res, err := en.ix.Add(context.Background(), ins)
+	if err != nil {
+		en.t.Fatal(err)
+	}
+	ids := make([]index.DocID, len(res))
+	for i, r := range res {
+		if r.Err != nil {
+			en.t.Fatalf("add %s: %v", docs[i].key, r.Err)
+		}
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+func (en *policyEnv) flags(f policy.FlagFilter) []policy.Flag {
+	en.t.Helper()
+	f.Limit = 10000
+	fs, err := en.e.Flags(context.Background(), f)
+	if err != nil {
+		en.t.Fatal(err)
+	}
+	return fs
+}
+
+// byName maps flags by document name.
+func byName(fs []policy.Flag) map[string]policy.Flag {
+	out := map[string]policy.Flag{}
+	for _, f := range fs {
+		out[f.Document.Name] = f
+	}
+	return out
+}
+
+// retentionConfig is policy's test configuration: records kept seven
+// years and deleted, archive thirty and reviewed, tax ten at least.
+func retentionConfig() policy.Config {
+	c := policy.DefaultConfig()
+	c.Retention = []policy.RetentionRule{
+		{Name: "records-7y", Selector: policy.Selector{Bucket: "records"}, Period: "7y", Action: policy.ActionDelete},
+		{Name: "archive-30y", Selector: policy.Selector{Bucket: "archive"}, Period: "30y", Action: policy.ActionReview},
+	}
+	c.KeepAtLeast = []policy.KeepRule{{Name: "tax-10y", Selector: policy.Selector{Prefix: "tax/"}, Period: "10y"}}
+	c.ReleaseGrace = 72 * time.Hour
+	return c
+}
+
+// licences reads SPDX licence texts from the shared corpora beside the
+// checkout.
+func licences(t testing.TB) map[string]string {
+	out := map[string]string{}
+	for _, n := range []string{"Apache-2.0", "GPL-3.0-only", "MPL-2.0", "EPL-2.0"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", n+".txt"))
+		if err != nil {
+			t.Fatalf("read corpus file (the shared/ folder must sit beside the checkout): %v", err)
+		}
+		out[n] = string(b)
+	}
+	return out
+}
+
+// edit inserts a word at n random places.
+func edit(text string, n int, seed uint64) string {
+	r := rand.New(rand.NewPCG(seed, seed))
+	words := strings.Fields(text)
+	for range n {
+		p := r.IntN(len(words) + 1)
+		words = append(words[:p], append([]string{"inserted"}, words[p:]...)...)
+	}
+	return strings.Join(words, " ")
+}
+
+// randomText is n random words.
+func randomText(seed uint64, n int) string {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "w%x", r.Uint32()%200000)
+	}
+	return b.String()
+}
 
 // lockedBucket is a real MinIO with an Object Lock bucket "records" and a
 // connector client for it named s3:main, as the daemon names them.
@@ -39,27 +206,27 @@ func startLocked(t *testing.T) *lockedBucket {
 	return &lockedBucket{ms: ms, mc: ms.Client(t), client: c}
 }
 
-func (b *lockedBucket) enforcer() *policy.S3Enforcer {
-	return &policy.S3Enforcer{Client: func(source, bucket string) (*s3.Client, bool) {
+func (b *lockedBucket) enforcer() *s3Enforcer {
+	return &s3Enforcer{Client: func(source, bucket string) (*s3.Client, bool) {
 		return b.client, source == "s3:main" && bucket == "records"
 	}}
 }
 
 // put stores an object version and returns the doc to index for it.
-func (b *lockedBucket) put(t *testing.T, key, text string) doc {
+func (b *lockedBucket) put(t *testing.T, key, text string) s3Doc {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	info, err := b.mc.PutObject(c, "records", key, strings.NewReader(text), int64(len(text)), minio.PutObjectOptions{ContentType: "text/plain"})
 	if err != nil {
 		t.Fatalf("put %s: %v", key, err)
 	}
-	return doc{key: key, version: info.VersionID, text: text, mod: epoch.AddDate(-8, 0, 0)}
+	return s3Doc{key: key, version: info.VersionID, text: text, mod: epoch.AddDate(-8, 0, 0)}
 }
 
 func (b *lockedBucket) held(t *testing.T, key, version string) bool {
 	t.Helper()
-	on, err := b.client.LegalHold(ctx, key, version)
+	on, err := b.client.LegalHold(t.Context(), key, version)
 	if err != nil {
 		t.Fatalf("legal hold of %s@%s: %v", key, version, err)
 	}
@@ -68,7 +235,7 @@ func (b *lockedBucket) held(t *testing.T, key, version string) bool {
 
 func (b *lockedBucket) exists(t *testing.T, key, version string) bool {
 	t.Helper()
-	_, err := b.mc.StatObject(ctx, "records", key, minio.StatObjectOptions{VersionID: version})
+	_, err := b.mc.StatObject(t.Context(), "records", key, minio.StatObjectOptions{VersionID: version})
 	if err == nil {
 		return true
 	}
@@ -81,12 +248,11 @@ func (b *lockedBucket) exists(t *testing.T, key, version string) bool {
 }
 
 func TestMinIOHoldEveryVersionOfEveryNearCopy(t *testing.T) {
-	tx := texts(t)
+	ctx := t.Context()
+	tx := licences(t)
 	apache := tx["Apache-2.0"]
 	b := startLocked(t)
-	en := newEnv(t, retentionConfig())
-	en.enf = nil
-	en.e = nil
+	en := newPolicyEnv(t, retentionConfig())
 	e, err := policy.New(policy.Options{Config: en.cfg, Store: en.st, Index: policy.IndexOf(en.ix), Enforcer: b.enforcer(), Now: en.clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +272,7 @@ func TestMinIOHoldEveryVersionOfEveryNearCopy(t *testing.T) {
 	if len(p.EnforceErrors) > 0 {
 		t.Fatalf("enforcement errors: %v", p.EnforceErrors)
 	}
-	for _, d := range []doc{seed, copyV1, copyV2} {
+	for _, d := range []s3Doc{seed, copyV1, copyV2} {
 		if !b.held(t, d.key, d.version) {
 			t.Errorf("%s@%s: legal hold off", d.key, d.version)
 		}
@@ -167,7 +333,7 @@ func TestMinIOHoldEveryVersionOfEveryNearCopy(t *testing.T) {
 		t.Error("another version of the key was deleted")
 	}
 	// Nothing held was deleted along the way.
-	for _, d := range []doc{seed, copyV1, copyV2, later} {
+	for _, d := range []s3Doc{seed, copyV1, copyV2, later} {
 		if !b.exists(t, d.key, d.version) {
 			t.Errorf("%s@%s deleted", d.key, d.version)
 		}
@@ -177,14 +343,15 @@ func TestMinIOHoldEveryVersionOfEveryNearCopy(t *testing.T) {
 // TestMinIORaceDeletionAgainstHold: deletions and hold placements of the
 // same versions at the same time, against real Object Lock.
 func TestMinIORaceDeletionAgainstHold(t *testing.T) {
+	ctx := t.Context()
 	b := startLocked(t)
-	en := newEnv(t, retentionConfig())
+	en := newPolicyEnv(t, retentionConfig())
 	e, err := policy.New(policy.Options{Config: en.cfg, Store: en.st, Index: policy.IndexOf(en.ix), Enforcer: b.enforcer(), Now: en.clock.Now, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 24
-	var docs []doc
+	var docs []s3Doc
 	for i := range n {
 		docs = append(docs, b.put(t, fmt.Sprintf("records/r%03d.txt", i), randomText(uint64(i+1000), 300)))
 	}
@@ -234,9 +401,9 @@ func TestMinIORaceDeletionAgainstHold(t *testing.T) {
 
 // auditOrder maps objects to the sequence number of their hold.create or
 // delete.claim entry (the last claim wins).
-func auditOrder(t testing.TB, en *env) map[string]int64 {
+func auditOrder(t testing.TB, en *policyEnv) map[string]int64 {
 	out := map[string]int64{}
-	err := en.st.Audit(ctx, 1, func(a policy.AuditEntry) error {
+	err := en.st.Audit(t.Context(), 1, func(a policy.AuditEntry) error {
 		switch a.Action {
 		case policy.AuditHoldCreate, policy.AuditDeleteClaim:
 			out[a.Object] = a.Seq
@@ -257,7 +424,8 @@ func auditOrder(t testing.TB, en *env) map[string]int64 {
 // five times and dead-lettered), and neither redeliveries nor hold sweeps
 // add audit entries or flags.
 func TestMinIOHoldOnBucketWithoutObjectLock(t *testing.T) {
-	tx := texts(t)
+	ctx := t.Context()
+	tx := licences(t)
 	apache := tx["Apache-2.0"]
 	ms := miniotest.Start(t, miniotest.Options{}) // fails, never skips, without MinIO
 	ms.MakeBucket(t, "records", true, false)      // versioned, no Object Lock
@@ -267,7 +435,7 @@ func TestMinIOHoldOnBucketWithoutObjectLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &lockedBucket{ms: ms, mc: ms.Client(t), client: client}
-	en := newEnv(t, retentionConfig())
+	en := newPolicyEnv(t, retentionConfig())
 	e, err := policy.New(policy.Options{Config: en.cfg, Store: en.st, Index: policy.IndexOf(en.ix), Enforcer: b.enforcer(), Now: en.clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +481,7 @@ func TestMinIOHoldOnBucketWithoutObjectLock(t *testing.T) {
 	later := b.put(t, "uploads/later.txt", edit(apache, 6, 5))
 	lid := en.add(later)
 	for i := range 5 {
-		if err := e.Indexed(ctx, connectors.Event{Source: "s3:main", Key: later.key}, lid); err != nil {
+		if err := e.Indexed(ctx, lid); err != nil {
 			t.Fatalf("delivery %d: %v, want the event settled", i+1, err)
 		}
 	}
