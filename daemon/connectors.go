@@ -14,6 +14,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/robfig/cron/v3"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/connectors"
 	fsconn "github.com/simdex/simdex/connectors/fs"
 	jsconn "github.com/simdex/simdex/connectors/jetstream"
@@ -295,18 +296,18 @@ func sanitiseKey(s string) string {
 }
 
 // listDeadLetters reads the DEADLETTER stream for the API.
-func listDeadLetters(ctx context.Context, nc *nats.Conn, limit int) ([]DeadLetter, error) {
+func listDeadLetters(ctx context.Context, nc *nats.Conn, limit int) ([]api.DeadLetter, error) {
 	dls, err := jsconn.ListDeadLetters(ctx, nc, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list dead letters: %w", err)
 	}
-	out := make([]DeadLetter, len(dls))
+	out := make([]api.DeadLetter, len(dls))
 	for i, d := range dls {
 		data := d.Data
 		if len(data) > 64<<10 {
 			data = data[:64<<10]
 		}
-		out[i] = DeadLetter{Source: d.Source, Subject: d.Subject, Stream: d.Stream, Sequence: d.Sequence,
+		out[i] = api.DeadLetter{Source: d.Source, Subject: d.Subject, Stream: d.Stream, Sequence: d.Sequence,
 			Delivered: d.Delivered, Error: d.Error, Time: d.Time, Published: d.Published,
 			Headers: d.Header, Size: len(d.Data), Data: strings.ToValidUTF8(string(data), "\uFFFD")}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
@@ -326,27 +327,25 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	}
 	p.onClose(func() { ln.Close() })
 	p.ln, p.addr = ln, ln.Addr()
-	searches, err := newSearchGate(cfg.HTTP.Searches(), d.reg)
-	if err != nil {
-		return fmt.Errorf("register metrics: %w", err)
-	}
-	p.onClose(func() { searches.unregister(d.reg) })
-	a := &api{
-		ix: p.eng.Index, ex: p.eng.Extractor, th: cfg.Index.Thresholds, gather: d.reg,
-		maxBody: cfg.Extract.MaxObjectSize, logger: d.logger.With("component", "http"),
-		backfill: d.Backfill, outbox: p.notifier, policy: p.policy, ingester: p.eng.Ingester,
-		authn: tokens, tokens: tokens, records: p.records, ui: d.ui, searches: searches, certs: d.certs,
-		deadLetters: func(ctx context.Context, limit int) ([]DeadLetter, error) {
+	a, err := api.New(api.Deps{Index: p.eng.Index, Extractor: p.eng.Extractor, Thresholds: cfg.Index.Thresholds,
+		MaxBody: cfg.Extract.MaxObjectSize, MaxSearches: cfg.HTTP.Searches(), Registry: d.reg, Logger: d.logger.With("component", "http"),
+		Backfill: d.Backfill, Outbox: p.notifier, Policy: p.policy, Ingester: p.eng.Ingester, Authn: tokens, Certs: d.certs,
+		Tokens: tokens, Records: p.records, UI: d.ui,
+		DeadLetters: func(ctx context.Context, limit int) ([]api.DeadLetter, error) {
 			return listDeadLetters(ctx, p.nc, limit)
 		},
-		ready: func() error {
+		Ready: func() error {
 			if !d.ready.Load() {
 				return errors.New("starting")
 			}
 			return nil
 		},
+	})
+	if err != nil {
+		return err
 	}
-	p.srv = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: d.tls}
+	p.onClose(a.Unregister)
+	p.srv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: d.tls}
 	return nil
 }
 
@@ -419,10 +418,7 @@ func (d *Daemon) Backfill(ctx context.Context, name string) error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("%w: no S3 connector named %q", ErrNotFound, name)
+		return fmt.Errorf("%w: no S3 connector named %q", api.ErrNotFound, name)
 	}
 	return nil
 }
-
-// ErrNotFound reports an unknown connector or document.
-var ErrNotFound = errors.New("not found")

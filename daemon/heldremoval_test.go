@@ -12,6 +12,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/index"
 )
 
@@ -59,7 +60,7 @@ func TestHeldDocumentDeletedAtSourceStaysInItsMatter(t *testing.T) {
 	held := r.put(t, "contracts/supply.txt", "SUPPLY AGREEMENT. "+strings.Repeat("The supplier shall deliver the goods described in schedule one to the buyer's warehouse. ", 12))
 	waitFor(t, 30*time.Second, "first version indexed", func() bool { return len(versionsOf(t, addr, key)) == 1 })
 	seed := versionsOf(t, addr, key)[0]
-	if code := postJSON(t, addr, "/api/v1/holds", HoldRequest{Matter: "M-31", Reason: "litigation", Seeds: []index.DocID{seed.ID}}, nil); code != http.StatusCreated {
+	if code := postJSON(t, addr, "/api/v1/holds", api.HoldRequest{Matter: "M-31", Reason: "litigation", Seeds: []index.DocID{seed.ID}}, nil); code != http.StatusCreated {
 		t.Fatalf("place hold: %d", code)
 	}
 	free := r.put(t, "contracts/supply.txt", "MEETING NOTES. "+strings.Repeat("Lunch is at noon on Friday and the parking lot will be repainted next week. ", 12))

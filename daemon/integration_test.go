@@ -22,6 +22,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/internal/miniotest"
 	"github.com/simdex/simdex/internal/natstest"
 )
@@ -190,9 +191,9 @@ func getJSON(t testing.TB, addr, path string, out any) int {
 	return resp.StatusCode
 }
 
-func versionsOf(t testing.TB, addr, key string) []Document {
+func versionsOf(t testing.TB, addr, key string) []api.Document {
 	var out struct {
-		Documents []Document `json:"documents"`
+		Documents []api.Document `json:"documents"`
 	}
 	getJSON(t, addr, "/api/v1/documents?key="+url.QueryEscape(key), &out)
 	return out.Documents
@@ -214,7 +215,7 @@ func TestUploadsAreIndexedAndDeletesReflected(t *testing.T) {
 	// The two are near-copies of each other.
 	docs := versionsOf(t, addr, "s3:records/records/"+keys[0])
 	var sim struct {
-		Matches []Match `json:"matches"`
+		Matches []api.Match `json:"matches"`
 	}
 	getJSON(t, addr, fmt.Sprintf("/api/v1/documents/%d/similar", docs[0].ID), &sim)
 	if len(sim.Matches) != 1 || sim.Matches[0].Name != keys[1] {
@@ -426,7 +427,7 @@ func TestBadEventsAreDeadLetteredNotLost(t *testing.T) {
 		return len(versionsOf(t, addr, "s3:records/records/good.txt")) == 1
 	})
 	var out struct {
-		DeadLetters []DeadLetter `json:"deadletters"`
+		DeadLetters []api.DeadLetter `json:"deadletters"`
 	}
 	waitFor(t, 30*time.Second, "two dead letters", func() bool {
 		getJSON(t, addr, "/api/v1/deadletters?limit=0", &out)

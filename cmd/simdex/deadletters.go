@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/api"
 )
 
 func newDeadLettersCmd(g *globals) *cobra.Command {
@@ -32,7 +31,7 @@ DEADLETTER stream for review; nothing is dropped silently.`,
 				return err
 			}
 			var out struct {
-				DeadLetters []daemon.DeadLetter `json:"deadletters"`
+				DeadLetters []api.DeadLetter `json:"deadletters"`
 			}
 			c := g.daemonClient(cfg, addr)
 			if err := c.do(cmd.Context(), "GET", "/api/v1/deadletters?limit="+strconv.Itoa(limit), nil, &out); err != nil {
@@ -40,9 +39,7 @@ DEADLETTER stream for review; nothing is dropped silently.`,
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out.DeadLetters)
+				return printJSON(w, out.DeadLetters)
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tSOURCE\tSUBJECT\tSEQ\tDELIVERED\tERROR")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/export"
 )
 
@@ -53,10 +53,10 @@ The exit status is 1 when the export was cut short.`,
 			if _, err := io.Copy(cmd.OutOrStdout(), resp.Body); err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("export cut short: %w", err)}
 			}
-			if msg := resp.Trailer.Get(daemon.TrailerExportError); msg != "" {
+			if msg := resp.Trailer.Get(api.TrailerExportError); msg != "" {
 				return &exitError{code: 1, err: fmt.Errorf("export cut short: %s", msg)}
 			}
-			if resp.Trailer.Get(daemon.TrailerExportRows) == "" {
+			if resp.Trailer.Get(api.TrailerExportRows) == "" {
 				return &exitError{code: 1, err: fmt.Errorf("export cut short: the daemon did not confirm the end of the stream")}
 			}
 			return nil

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/policy"
 )
@@ -46,17 +45,13 @@ func (f *remoteFlags) client(g *globals) (*policyClient, error) {
 	}
 	actor := f.actor
 	if actor == "" {
-		if u, err := user.Current(); err == nil {
-			actor = "cli:" + u.Username
-		} else {
-			actor = "cli"
-		}
+		actor = localActor()
 	}
 	return &policyClient{daemonClient: g.daemonClient(cfg, f.addr), actor: actor}, nil
 }
 
 func (c *policyClient) call(ctx context.Context, method, path string, body, out any) error {
-	if err := c.doWith(ctx, method, path, body, out, map[string]string{daemon.HeaderActor: c.actor}); err != nil {
+	if err := c.doWith(ctx, method, path, body, out, map[string]string{api.HeaderActor: c.actor}); err != nil {
 		return &exitError{code: 1, err: err}
 	}
 	return nil
@@ -98,7 +93,7 @@ hold is turned on for every version of every near-copy.`,
 			if err != nil {
 				return err
 			}
-			req := daemon.HoldRequest{Matter: matter, Name: name, Reason: reason, Owner: owner, SeedKeys: seedKeys, Mode: mode}
+			req := api.HoldRequest{Matter: matter, Name: name, Reason: reason, Owner: owner, SeedKeys: seedKeys, Mode: mode}
 			if cmd.Flags().Changed("resemblance") {
 				req.Resemblance = &resemblance
 			}
@@ -117,9 +112,9 @@ hold is turned on for every version of every near-copy.`,
 				if err != nil {
 					return &exitError{code: 2, err: fmt.Errorf("seed %s: not a document id and not a readable file: %w", s, err)}
 				}
-				req.SeedFiles = append(req.SeedFiles, daemon.SeedFile{Name: filepath.Base(s), Data: data})
+				req.SeedFiles = append(req.SeedFiles, api.SeedFile{Name: filepath.Base(s), Data: data})
 			}
-			var out daemon.HoldResponse
+			var out api.HoldResponse
 			if err := c.call(cmd.Context(), "POST", "/api/v1/holds", req, &out); err != nil {
 				return err
 			}
@@ -415,8 +410,8 @@ new head. The exit status is 0 only when the log is intact.`,
 					}
 				}
 			}
-			var out daemon.AuditVerifyResponse
-			err = c.doWith(cmd.Context(), "POST", "/api/v1/audit/verify", cp, &out, map[string]string{daemon.HeaderActor: c.actor})
+			var out api.AuditVerifyResponse
+			err = c.doWith(cmd.Context(), "POST", "/api/v1/audit/verify", cp, &out, map[string]string{api.HeaderActor: c.actor})
 			if err != nil && out.Error == "" {
 				return &exitError{code: 2, err: err}
 			}

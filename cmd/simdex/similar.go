@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,9 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 )
 
 type similarFlags struct {
@@ -66,7 +66,7 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	}
 	defer eng.Close()
 
-	var matches []daemon.Match
+	var matches []api.Match
 	if _, statErr := os.Stat(arg); statErr == nil {
 		matches, err = similarToFile(ctx, eng, arg, th)
 	} else if id, convErr := strconv.ParseInt(arg, 10, 64); convErr == nil {
@@ -78,12 +78,7 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 		return &exitError{code: 2, err: err}
 	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if matches == nil {
-			matches = []daemon.Match{}
-		}
-		return enc.Encode(map[string]any{"matches": matches})
+		return printJSON(stdout, map[string]any{"matches": matches}) // never nil: [] for none
 	}
 	if len(matches) == 0 {
 		fmt.Fprintln(stdout, "no copies or near-copies found")
@@ -101,21 +96,22 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	return nil
 }
 
-func similarToID(ctx context.Context, eng *daemon.Engine, id index.DocID, th index.Thresholds) ([]daemon.Match, error) {
+func similarToID(ctx context.Context, eng *daemon.Engine, id index.DocID, th index.Thresholds) ([]api.Match, error) {
 	ms, err := eng.Index.Similar(ctx, id, th)
 	if err != nil {
 		return nil, err
 	}
-	return daemon.Matches(ms, ""), nil
+	return api.Matches(ms, ""), nil
 }
 
 // similarToFile extracts path and looks up the file and each of its
 // children, without storing anything.
-func similarToFile(ctx context.Context, eng *daemon.Engine, path string, th index.Thresholds) ([]daemon.Match, error) {
+func similarToFile(ctx context.Context, eng *daemon.Engine, path string, th index.Thresholds) ([]api.Match, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
-	return daemon.SimilarToObject(ctx, eng.Index, eng.Extractor, extract.Object{Name: path, Reader: file}, th)
+	parts, err := ingest.SimilarToObject(ctx, eng.Index, eng.Extractor, extract.Object{Name: path, Reader: file}, th)
+	return api.ObjectMatches(parts), err
 }

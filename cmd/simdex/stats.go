@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -33,9 +32,7 @@ Run it on a copy or while nothing writes, for exact figures.`,
 				return &exitError{code: 2, err: err}
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(fp)
+				return printJSON(cmd.OutOrStdout(), fp)
 			}
 			writeFootprint(cmd.OutOrStdout(), fp)
 			return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/daemon"
 )
@@ -97,9 +98,9 @@ name the matters it may see; a legal-admin or admin token with no
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			views := make([]daemon.TokenView, 0, len(ts))
+			views := make([]api.TokenView, 0, len(ts))
 			for _, t := range ts {
-				views = append(views, daemon.NewTokenView(t))
+				views = append(views, api.NewTokenView(t))
 			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), views)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -22,9 +21,7 @@ footer show the same.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := buildinfo.Read()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(in)
+				return printJSON(cmd.OutOrStdout(), in)
 			}
 			_, err := fmt.Fprint(cmd.OutOrStdout(), in)
 			return err

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 large=${SIMDEX_BENCH_LARGE:-}
-cmd="SIMDEX_BENCH_LARGE=$large go test -run '^\$' -bench '^(BenchmarkAPISimilar|BenchmarkAPIReviewQueue)\$' -benchtime 2000x -count 3 -timeout 120m ./daemon/"
+cmd="SIMDEX_BENCH_LARGE=$large go test -run '^\$' -bench '^(BenchmarkAPISimilar|BenchmarkAPIReviewQueue)\$' -benchtime 2000x -count 3 -timeout 120m ./api/"
 out=$(eval "$cmd" 2>/dev/null)
 val() { echo "$out" | awk -v n="Benchmark$1" -v m="$2" '$1 ~ "^"n {for (i=1;i<=NF;i++) if ($i==m) print $(i-1)}' | median; }
 docs=$(echo "$out" | grep -o 'BenchmarkAPISimilar/docs=[0-9]*' | head -1 | cut -d= -f2)

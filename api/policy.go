@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 	"github.com/simdex/simdex/policy"
 )
 
-// policyEngine is what the API needs of the policy engine.
-type policyEngine interface {
+// PolicyEngine is what the API needs of the policy engine.
+type PolicyEngine interface {
 	CreateHold(ctx context.Context, spec policy.HoldSpec, actor string) (policy.Hold, policy.Placement, error)
 	ReleaseHold(ctx context.Context, matter, reason, actor string) (policy.Hold, error)
 	Hold(ctx context.Context, matter string) (policy.Hold, error)
@@ -39,8 +39,8 @@ type policyEngine interface {
 	Held(ctx context.Context, matter string) ([]policy.HeldDoc, error)
 }
 
-// objectIngester indexes an uploaded object (a hold's seed file).
-type objectIngester interface {
+// ObjectIngester indexes an uploaded object (a hold's seed file).
+type ObjectIngester interface {
 	Ingest(ctx context.Context, obj ingest.Object) (*ingest.Outcome, error)
 }
 
@@ -101,16 +101,16 @@ func policyStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
-func (a *api) policyError(w http.ResponseWriter, op string, err error) {
+func (a *Server) policyError(w http.ResponseWriter, op string, err error) {
 	code := policyStatus(err)
 	if code >= 500 {
-		a.logger.Error(op, "err", err)
+		a.Logger.Error(op, "err", err)
 	}
 	writeError(w, code, err)
 }
 
-func (a *api) needPolicy(w http.ResponseWriter) bool {
-	if a.policy == nil {
+func (a *Server) needPolicy(w http.ResponseWriter) bool {
+	if a.Policy == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the policy engine is not running"))
 		return false
 	}
@@ -128,7 +128,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 	return true
 }
 
-func (a *api) listHolds(w http.ResponseWriter, r *http.Request) {
+func (a *Server) listHolds(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
@@ -139,7 +139,7 @@ func (a *api) listHolds(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("status %q: want active or released", status))
 		return
 	}
-	hs, err := a.policy.Holds(r.Context(), status)
+	hs, err := a.Policy.Holds(r.Context(), status)
 	if err != nil {
 		a.policyError(w, "list holds", err)
 		return
@@ -154,14 +154,14 @@ func (a *api) listHolds(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"holds": visible})
 }
 
-func (a *api) getHold(w http.ResponseWriter, r *http.Request) {
+func (a *Server) getHold(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
 	if !a.matterVisible(w, r, r.PathValue("matter")) {
 		return
 	}
-	h, err := a.policy.Hold(r.Context(), r.PathValue("matter"))
+	h, err := a.Policy.Hold(r.Context(), r.PathValue("matter"))
 	if err != nil {
 		a.policyError(w, "get hold", err)
 		return
@@ -171,11 +171,11 @@ func (a *api) getHold(w http.ResponseWriter, r *http.Request) {
 
 // createHold answers POST /api/v1/holds: the hold is placed at once and
 // every near-copy of its seeds flagged (and, in mode hold, locked).
-func (a *api) createHold(w http.ResponseWriter, r *http.Request) {
+func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	limit := a.maxBody
+	limit := a.MaxBody
 	if limit <= 0 {
 		limit = 64 << 20
 	}
@@ -210,7 +210,7 @@ func (a *api) createHold(w http.ResponseWriter, r *http.Request) {
 		}
 		spec.Seeds = append(spec.Seeds, id)
 	}
-	h, pl, err := a.policy.CreateHold(r.Context(), spec, actor(r))
+	h, pl, err := a.Policy.CreateHold(r.Context(), spec, actor(r))
 	if err != nil {
 		a.policyError(w, "create hold", err)
 		return
@@ -222,16 +222,16 @@ func (a *api) createHold(w http.ResponseWriter, r *http.Request) {
 // seed file) as a seed that does not exist: a document id with 404, as
 // the engine answers an unknown one, a key by dropping it, as a key
 // nothing is stored under matches nothing.
-func (a *api) seedsVisible(w http.ResponseWriter, r *http.Request, spec *policy.HoldSpec) bool {
+func (a *Server) seedsVisible(w http.ResponseWriter, r *http.Request, spec *policy.HoldSpec) bool {
 	p := principal(r)
 	if p.AllMatters() {
 		return true
 	}
 	for _, id := range spec.Seeds {
-		if a.ix == nil {
+		if a.Index == nil {
 			break
 		}
-		rec, err := a.ix.Get(r.Context(), id)
+		rec, err := a.Index.Get(r.Context(), id)
 		if errors.Is(err, index.ErrNotFound) || (err == nil && !keyVisible(p, rec.Key)) {
 			writeError(w, http.StatusNotFound, fmt.Errorf("create hold %s: seed %d: %w", spec.Matter, id, index.ErrNotFound))
 			return false
@@ -247,8 +247,8 @@ func (a *api) seedsVisible(w http.ResponseWriter, r *http.Request, spec *policy.
 
 // ingestSeed indexes a seed file sent with a hold, once per content and
 // matter, and returns its document id.
-func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.DocID, error) {
-	if a.ingester == nil {
+func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.DocID, error) {
+	if a.Ingester == nil {
 		return 0, errors.New("seed files cannot be indexed here: give document ids or keys")
 	}
 	name := strings.TrimSpace(f.Name)
@@ -257,7 +257,7 @@ func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.
 	}
 	// A seed with no text could match nothing: refuse it before anything
 	// is stored, rather than leave a failed document in the index.
-	doc, err := a.ex.Extract(ctx, extract.Object{Name: name, Reader: bytes.NewReader(f.Data)})
+	doc, err := a.Extractor.Extract(ctx, extract.Object{Name: name, Reader: bytes.NewReader(f.Data)})
 	if doc == nil || !hasText(doc) {
 		if err == nil {
 			err = index.ErrEmpty
@@ -265,8 +265,8 @@ func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.
 		return 0, fmt.Errorf("seed file %s has no text to compare: %w", name, err)
 	}
 	sum := sha256.Sum256(f.Data)
-	key := holdSeedPrefix + matter + "/" + name
-	out, err := a.ingester.Ingest(ctx, ingest.Object{
+	key := policy.SeedFilePrefix + matter + "/" + name
+	out, err := a.Ingester.Ingest(ctx, ingest.Object{
 		Key: key, VersionID: hex.EncodeToString(sum[:8]), Name: name, Source: "hold-seed",
 		Idempotency: key + "\x00" + hex.EncodeToString(sum[:]), KeepVersions: true,
 		Body: bytes.NewReader(f.Data),
@@ -285,17 +285,15 @@ func (a *api) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.
 	return out.Results[0].ID, nil
 }
 
-func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
+func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	var req struct {
-		Reason string `json:"reason"`
-	}
+	var req reasonBody
 	if !a.matterVisible(w, r, r.PathValue("matter")) || !decodeBody(w, r, 1<<20, &req) {
 		return
 	}
-	h, err := a.policy.ReleaseHold(r.Context(), r.PathValue("matter"), req.Reason, actor(r))
+	h, err := a.Policy.ReleaseHold(r.Context(), r.PathValue("matter"), req.Reason, actor(r))
 	if err != nil {
 		a.policyError(w, "release hold", err)
 		return
@@ -305,7 +303,7 @@ func (a *api) releaseHold(w http.ResponseWriter, r *http.Request) {
 
 // listFlags answers GET /api/v1/flags with filters kind, status, matter,
 // rule, document, and pagination by after (the last id seen) and limit.
-func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
+func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
@@ -344,7 +342,7 @@ func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
 			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced))
 		return
 	}
-	flags, err := a.policy.Flags(r.Context(), f)
+	flags, err := a.Policy.Flags(r.Context(), f)
 	if err != nil {
 		a.policyError(w, "list flags", err)
 		return
@@ -368,20 +366,11 @@ func (a *api) listFlags(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"flags": views, "next_after": next})
 }
 
-func flagID(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("flag id %q: not a number", r.PathValue("id")))
-		return 0, false
-	}
-	return id, true
-}
-
-func (a *api) getFlag(w http.ResponseWriter, r *http.Request) {
+func (a *Server) getFlag(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	id, ok := flagID(w, r)
+	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
 	}
@@ -395,17 +384,15 @@ func (a *api) getFlag(w http.ResponseWriter, r *http.Request) {
 // actOnFlag answers POST /api/v1/flags/{id}/approve, /dismiss (both with
 // {"reason": ...}) and /execute (an approved deletion, carried out after
 // the holds are checked again).
-func (a *api) actOnFlag(w http.ResponseWriter, r *http.Request) {
+func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	id, ok := flagID(w, r)
+	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
 	}
-	var req struct {
-		Reason string `json:"reason"`
-	}
+	var req reasonBody
 	if r.ContentLength != 0 && !decodeBody(w, r, 1<<20, &req) {
 		return
 	}
@@ -426,11 +413,11 @@ func (a *api) actOnFlag(w http.ResponseWriter, r *http.Request) {
 	)
 	switch action {
 	case "approve":
-		f, err = a.policy.Approve(r.Context(), id, actor(r), req.Reason)
+		f, err = a.Policy.Approve(r.Context(), id, actor(r), req.Reason)
 	case "dismiss":
-		f, err = a.policy.Dismiss(r.Context(), id, actor(r), req.Reason)
+		f, err = a.Policy.Dismiss(r.Context(), id, actor(r), req.Reason)
 	case "execute":
-		f, err = a.policy.Execute(r.Context(), id, actor(r))
+		f, err = a.Policy.Execute(r.Context(), id, actor(r))
 	default:
 		writeError(w, http.StatusNotFound, fmt.Errorf("flag action %q: want approve, dismiss or execute", action))
 		return
@@ -444,7 +431,7 @@ func (a *api) actOnFlag(w http.ResponseWriter, r *http.Request) {
 
 // evaluate answers POST /api/v1/policy/evaluate[?dry_run=true]: the run
 // with its decisions (what is flagged, held or kept, and why).
-func (a *api) evaluate(w http.ResponseWriter, r *http.Request) {
+func (a *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
@@ -460,7 +447,7 @@ func (a *api) evaluate(w http.ResponseWriter, r *http.Request) {
 		}
 		dry = b
 	}
-	run, err := a.policy.Evaluate(r.Context(), dry)
+	run, err := a.Policy.Evaluate(r.Context(), dry)
 	if err != nil {
 		a.policyError(w, "evaluate", err)
 		return
@@ -468,7 +455,7 @@ func (a *api) evaluate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, run)
 }
 
-func (a *api) listRuns(w http.ResponseWriter, r *http.Request) {
+func (a *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
@@ -481,7 +468,7 @@ func (a *api) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	runs, err := a.policy.Runs(r.Context(), limit)
+	runs, err := a.Policy.Runs(r.Context(), limit)
 	if err != nil {
 		a.policyError(w, "list runs", err)
 		return
@@ -529,7 +516,7 @@ var (
 )
 
 // everyMatter answers 403 with refusal unless the caller sees every matter.
-func (a *api) everyMatter(w http.ResponseWriter, r *http.Request, refusal error) bool {
+func (a *Server) everyMatter(w http.ResponseWriter, r *http.Request, refusal error) bool {
 	if principal(r).AllMatters() {
 		return true
 	}
@@ -540,7 +527,7 @@ func (a *api) everyMatter(w http.ResponseWriter, r *http.Request, refusal error)
 // verifyAudit answers POST /api/v1/audit/verify with the caller's saved
 // checkpoint ({"seq": 0} for none): 200 and the new head when the log is
 // intact, 409 when it was edited, reordered or truncated.
-func (a *api) verifyAudit(w http.ResponseWriter, r *http.Request) {
+func (a *Server) verifyAudit(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
@@ -551,11 +538,11 @@ func (a *api) verifyAudit(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decodeBody(w, r, 1<<20, &cp) {
 		return
 	}
-	head, err := a.policy.VerifyAudit(r.Context(), cp)
+	head, err := a.Policy.VerifyAudit(r.Context(), cp)
 	if err != nil {
 		code := policyStatus(err)
 		if code >= 500 {
-			a.logger.Error("verify audit", "err", err)
+			a.Logger.Error("verify audit", "err", err)
 		}
 		writeJSON(w, code, AuditVerifyResponse{Intact: false, Checkpoint: head, Error: err.Error()})
 		return
@@ -565,7 +552,7 @@ func (a *api) verifyAudit(w http.ResponseWriter, r *http.Request) {
 
 // matterVisible answers 404, as for a matter that does not exist, unless
 // the caller may see matter: a reviewer learns nothing of other matters.
-func (a *api) matterVisible(w http.ResponseWriter, r *http.Request, matter string) bool {
+func (a *Server) matterVisible(w http.ResponseWriter, r *http.Request, matter string) bool {
 	if principal(r).CanSeeMatter(matter) {
 		return true
 	}
@@ -574,7 +561,7 @@ func (a *api) matterVisible(w http.ResponseWriter, r *http.Request, matter strin
 }
 
 // visibleFlag loads flag id, answering 404 unless the caller may see it.
-func (a *api) visibleFlag(w http.ResponseWriter, r *http.Request, id int64) (policy.Flag, bool) {
+func (a *Server) visibleFlag(w http.ResponseWriter, r *http.Request, id int64) (policy.Flag, bool) {
 	f, err := a.loadVisibleFlag(r, id)
 	if err != nil {
 		a.policyError(w, "get flag", err)
@@ -585,8 +572,8 @@ func (a *api) visibleFlag(w http.ResponseWriter, r *http.Request, id int64) (pol
 
 // loadVisibleFlag loads flag id. A flag the caller may not see fails
 // exactly as one that does not exist, word for word.
-func (a *api) loadVisibleFlag(r *http.Request, id int64) (policy.Flag, error) {
-	f, err := a.policy.Flag(r.Context(), id)
+func (a *Server) loadVisibleFlag(r *http.Request, id int64) (policy.Flag, error) {
+	f, err := a.Policy.Flag(r.Context(), id)
 	if errors.Is(err, policy.ErrNotFound) || (err == nil && !flagVisible(principal(r), f)) {
 		return policy.Flag{}, fmt.Errorf("flag %d: %w", id, policy.ErrNotFound)
 	}

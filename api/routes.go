@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"errors"
@@ -66,14 +66,14 @@ type (
 	}
 )
 
-func (a *api) routes() []route {
-	metrics := promhttp.HandlerFor(a.gather, promhttp.HandlerOpts{})
+func (a *Server) routes() []route {
+	metrics := promhttp.HandlerFor(a.Registry, promhttp.HandlerOpts{})
 	rs := []route{
 		{method: "GET", path: "/healthz", summary: "Liveness", public: true, handler: func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		}},
 		{method: "GET", path: "/readyz", summary: "Readiness: 503 until every component has started", public: true, handler: func(w http.ResponseWriter, r *http.Request) {
-			if err := a.ready(); err != nil {
+			if err := a.Ready(); err != nil {
 				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
 				return
 			}
@@ -144,10 +144,10 @@ func (a *api) routes() []route {
 		}{}},
 		{method: "POST", path: "/api/v1/tokens/{id}/revoke", summary: "Revoke an API token, with a reason", body: "application/json", perm: auth.PermTokensManage, handler: a.revokeToken, req: reasonBody{}},
 	}
-	if a.ui != nil {
+	if a.UI != nil {
 		rs = append(rs,
-			route{method: "GET", path: "/{$}", summary: "The review UI", public: true, handler: a.ui.ServeHTTP},
-			route{method: "GET", path: "/ui/", summary: "The review UI's files", public: true, handler: a.ui.ServeHTTP})
+			route{method: "GET", path: "/{$}", summary: "The review UI", public: true, handler: a.UI.ServeHTTP},
+			route{method: "GET", path: "/ui/", summary: "The review UI's files", public: true, handler: a.UI.ServeHTTP})
 	}
 	return rs
 }
@@ -155,19 +155,19 @@ func (a *api) routes() []route {
 // handler serves every route: public ones as they are, the others behind
 // authentication and their permission. Any other /api/v1 path answers 401
 // without credentials, so that nothing is learnt about the API unsigned.
-func (a *api) handler() http.Handler {
+func (a *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	guard := func(h http.Handler) http.Handler {
-		if a.authn == nil {
+		if a.Authn == nil {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				writeError(w, http.StatusServiceUnavailable, errors.New("authentication is not configured"))
 			})
 		}
 		var opts []auth.Option
-		if a.certs != nil {
-			opts = append(opts, auth.ClientCerts(a.certs))
+		if a.Certs != nil {
+			opts = append(opts, auth.ClientCerts(a.Certs))
 		}
-		return auth.Middleware(a.authn, h, opts...)
+		return auth.Middleware(a.Authn, h, opts...)
 	}
 	for _, rt := range a.routes() {
 		var h http.Handler = rt.handler
@@ -191,7 +191,7 @@ func (a *api) handler() http.Handler {
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 // openAPIDocument describes every route in OpenAPI 3.0.
-func (a *api) openAPIDocument() map[string]any {
+func (a *Server) openAPIDocument() map[string]any {
 	paths := map[string]map[string]any{}
 	schemas := openapi3.Schemas{}
 	gen := openapi3gen.NewGenerator(openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true}))
@@ -272,7 +272,7 @@ func (a *api) openAPIDocument() map[string]any {
 	}
 }
 
-func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {
+func (a *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	a.openAPIOnce.Do(func() { a.openAPIDoc = a.openAPIDocument() })
 	writeJSON(w, http.StatusOK, a.openAPIDoc)
 }

@@ -1,4 +1,4 @@
-package daemon
+package api_test
 
 import (
 	"bytes"
@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/internal/daemontest"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -25,25 +28,25 @@ type roleRig struct {
 	addr   string
 	hc     *http.Client // never signs: each call names its token
 	tokens map[string]string
-	docs   []Document
+	docs   []api.Document
 }
 
 func newRoleRig(t *testing.T) *roleRig {
 	t.Helper()
-	return newRoleRigWith(t, func(*Config) {})
+	return newRoleRigWith(t, func(*daemon.Config) {})
 }
 
 // newRoleRigWith is newRoleRig with cfg changed by edit before the start.
-func newRoleRigWith(t *testing.T, edit func(*Config)) *roleRig {
+func newRoleRigWith(t *testing.T, edit func(*daemon.Config)) *roleRig {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.Connectors.FS.Interval = 100 * time.Millisecond
 	cfg.Connectors.FS.Settle = 100 * time.Millisecond
 	cfg.Connectors.NATS = nil
 	edit(&cfg)
-	d := startDaemon(t, cfg, nil)
+	d := daemontest.Start(t, cfg, nil)
 	r := &roleRig{addr: d.Addr().String(), hc: &http.Client{Timeout: time.Minute}, tokens: map[string]string{}}
 	inbox := filepath.Join(cfg.DataDir, "inbox")
 	gpl, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "GPL-3.0-only.txt"))
@@ -66,19 +69,19 @@ func newRoleRigWith(t *testing.T, edit func(*Config)) *roleRig {
 	} {
 		roleName, _, _ := strings.Cut(role, "-A")
 		roleName, _, _ = strings.Cut(roleName, "-B")
-		secret, _, err := CreateToken(context.Background(), cfg, "test", auth.CreateRequest{Role: auth.Role(roleName), Matters: matters, Description: role})
+		secret, _, err := daemon.CreateToken(context.Background(), cfg, "test", auth.CreateRequest{Role: auth.Role(roleName), Matters: matters, Description: role})
 		if err != nil {
 			t.Fatalf("create %s token: %v", role, err)
 		}
 		r.tokens[role] = secret
 	}
 	waitFor(t, 60*time.Second, "three documents indexed", func() bool {
-		var out struct{ Documents []Document }
+		var out struct{ Documents []api.Document }
 		r.call(t, "admin", "GET", "/api/v1/search?q=.txt", nil, &out)
 		r.docs = out.Documents
 		return len(out.Documents) == 3
 	})
-	slices.SortFunc(r.docs, func(a, b Document) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(r.docs, func(a, b api.Document) int { return strings.Compare(a.Name, b.Name) })
 	for _, m := range []string{"A", "B"} {
 		body := map[string]any{"matter": m, "name": "Matter " + m, "reason": "litigation", "mode": "report", "seeds": []int64{int64(r.doc(t, "contract.txt").ID)}}
 		if code, out := r.call(t, "admin", "POST", "/api/v1/holds", body, nil); code != http.StatusCreated {
@@ -88,7 +91,7 @@ func newRoleRigWith(t *testing.T, edit func(*Config)) *roleRig {
 	return r
 }
 
-func (r *roleRig) doc(t *testing.T, name string) Document {
+func (r *roleRig) doc(t *testing.T, name string) api.Document {
 	t.Helper()
 	for _, d := range r.docs {
 		if d.Name == name {
@@ -96,7 +99,7 @@ func (r *roleRig) doc(t *testing.T, name string) Document {
 		}
 	}
 	t.Fatalf("no document %s in %v", name, r.docs)
-	return Document{}
+	return api.Document{}
 }
 
 // call sends a request as who ("" for no token, or a literal token when
@@ -189,18 +192,18 @@ func TestEveryRoleAgainstEveryEndpoint(t *testing.T) {
 	}
 	roles := []string{"viewer", "reviewer-A", "legal-admin", "admin"}
 	covered := map[string]bool{}
-	for _, rt := range (&api{}).routes() {
-		if rt.public {
+	for _, rt := range api.RouteTable() {
+		if rt.Public {
 			continue
 		}
-		key := rt.method + " " + rt.path
+		key := rt.Method + " " + rt.Path
 		covered[key] = true
 		req, ok := reqs[key]
 		if !ok {
 			t.Errorf("%s: no request in this test; add one", key)
 			continue
 		}
-		r.checkRoute(t, key, rt.method, req.path, req.body, rt.perm, roles)
+		r.checkRoute(t, key, rt.Method, req.path, req.body, rt.Perm, roles)
 	}
 	// Executing a deletion needs more than reviewing.
 	req := reqs["POST /api/v1/flags/{id}/{action} (execute)"]
@@ -303,8 +306,8 @@ func TestNoCrossMatterLeak(t *testing.T) {
 				t.Errorf("%s %s %s: %d %s, want %d", who, c.method, c.path, code, out, c.want)
 			}
 		}
-		var bulk struct{ Results []BulkResult }
-		r.call(t, who, "POST", "/api/v1/flags/bulk", BulkRequest{IDs: []int64{flagB}, Action: "dismiss", Reason: "x"}, &bulk)
+		var bulk struct{ Results []api.BulkResult }
+		r.call(t, who, "POST", "/api/v1/flags/bulk", api.BulkRequest{IDs: []int64{flagB}, Action: "dismiss", Reason: "x"}, &bulk)
 		if len(bulk.Results) != 1 || bulk.Results[0].Error == "" {
 			t.Errorf("%s bulk-dismissed flag %d of matter B: %+v", who, flagB, bulk.Results)
 		}
@@ -351,7 +354,7 @@ func TestReviewEndpoints(t *testing.T) {
 	r := newRoleRig(t)
 	v1, v2, memo := r.doc(t, "contract.txt"), r.doc(t, "contract-v2.txt"), r.doc(t, "unrelated-memo.txt")
 
-	var me Whoami
+	var me api.Whoami
 	r.call(t, "reviewer-A", "GET", "/api/v1/whoami", nil, &me)
 	if me.Role != "reviewer" || !slices.Equal(me.Matters, []string{"A"}) || me.AllMatters ||
 		!slices.Contains(me.Permissions, "flags.review") || slices.Contains(me.Permissions, "holds.manage") {
@@ -364,7 +367,7 @@ func TestReviewEndpoints(t *testing.T) {
 		t.Errorf("whoami of a legal-admin limited to A: %+v", me)
 	}
 
-	var found struct{ Documents []Document }
+	var found struct{ Documents []api.Document }
 	r.call(t, "viewer", "GET", "/api/v1/search?q=CONTRACT-v2", nil, &found)
 	if len(found.Documents) != 1 || found.Documents[0].ID != v2.ID {
 		t.Errorf("search by name: %+v", found.Documents)
@@ -382,7 +385,7 @@ func TestReviewEndpoints(t *testing.T) {
 		t.Errorf("text: %d %.60q", code, text)
 	}
 
-	var diff DiffResponse
+	var diff api.DiffResponse
 	r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/diff?a=%d&b=%d", v1.ID, v2.ID), nil, &diff)
 	var del, ins []string
 	for _, op := range diff.Ops {
@@ -406,7 +409,7 @@ func TestReviewEndpoints(t *testing.T) {
 		}
 	}
 
-	var fam FamilyResponse
+	var fam api.FamilyResponse
 	r.call(t, "viewer", "GET", fmt.Sprintf("/api/v1/documents/%d/family", v2.ID), nil, &fam)
 	if len(fam.Members) != 2 || len(fam.Edges) != 1 || fam.Edges[0].A != min(v1.ID, v2.ID) || fam.Edges[0].B != max(v1.ID, v2.ID) ||
 		fam.Edges[0].Resemblance < 0.5 || fam.Truncated {
@@ -439,18 +442,18 @@ func TestReviewEndpoints(t *testing.T) {
 	if len(ids) == 0 || fs.NextAfter != 0 {
 		t.Fatalf("open flags of A: %+v", fs)
 	}
-	var bulk struct{ Results []BulkResult }
-	r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", BulkRequest{IDs: ids, Action: "dismiss", Reason: "reviewed: not relevant"}, &bulk)
+	var bulk struct{ Results []api.BulkResult }
+	r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", api.BulkRequest{IDs: ids, Action: "dismiss", Reason: "reviewed: not relevant"}, &bulk)
 	for _, res := range bulk.Results {
 		if res.Error != "" || res.Status != "dismissed" {
 			t.Errorf("bulk dismiss: %+v", res)
 		}
 	}
-	r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", BulkRequest{IDs: ids[:1], Action: "approve", Reason: "x"}, &bulk)
+	r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", api.BulkRequest{IDs: ids[:1], Action: "approve", Reason: "x"}, &bulk)
 	if len(bulk.Results) != 1 || bulk.Results[0].Error == "" {
 		t.Errorf("approving a dismissed flag: %+v", bulk.Results)
 	}
-	if code, _ := r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", BulkRequest{IDs: ids, Action: "delete"}, nil); code != 400 {
+	if code, _ := r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", api.BulkRequest{IDs: ids, Action: "delete"}, nil); code != 400 {
 		t.Errorf("bulk with a bad action: %d, want 400", code)
 	}
 	// Every dismissal is audited under the reviewer's token.
@@ -475,7 +478,7 @@ func TestSeedFileWithoutTextIsRefusedAndNotStored(t *testing.T) {
 	var before, after struct{ Documents int64 }
 	r.call(t, "admin", "GET", "/api/v1/stats", nil, &before)
 	for _, data := range [][]byte{{0, 1, 2, 0xff}, []byte("   \n\t  "), {}} {
-		body := map[string]any{"matter": "C", "reason": "x", "seed_files": []SeedFile{{Name: "blank.txt", Data: data}}}
+		body := map[string]any{"matter": "C", "reason": "x", "seed_files": []api.SeedFile{{Name: "blank.txt", Data: data}}}
 		code, out := r.call(t, "legal-admin", "POST", "/api/v1/holds", body, nil)
 		if code != http.StatusUnprocessableEntity || !strings.Contains(out, "no text") && !strings.Contains(out, "required") {
 			t.Errorf("seed %q: %d %s, want 422 naming the problem", data, code, out)
@@ -497,17 +500,17 @@ func TestSeedFileWithoutTextIsRefusedAndNotStored(t *testing.T) {
 func TestMatterLimitsCoverTokensAndSeedFiles(t *testing.T) {
 	r := newRoleRig(t)
 	var created struct {
-		Token string    `json:"token"`
-		Info  TokenView `json:"info"`
+		Token string        `json:"token"`
+		Info  api.TokenView `json:"info"`
 	}
-	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", TokenRequest{Role: "admin", Matters: []string{"A"}}, &created); code != http.StatusCreated {
+	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", api.TokenRequest{Role: "admin", Matters: []string{"A"}}, &created); code != http.StatusCreated {
 		t.Fatalf("create admin-A: %d %s", code, out)
 	}
 	r.tokens["admin-A"] = created.Token
-	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", TokenRequest{Role: "viewer", Matters: []string{" "}}, nil); code != http.StatusBadRequest {
+	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", api.TokenRequest{Role: "viewer", Matters: []string{" "}}, nil); code != http.StatusBadRequest {
 		t.Errorf("token for a blank matter: %d %s, want 400", code, out)
 	}
-	var all, mine struct{ Tokens []TokenView }
+	var all, mine struct{ Tokens []api.TokenView }
 	r.call(t, "admin", "GET", "/api/v1/tokens", nil, &all)
 	r.call(t, "admin-A", "GET", "/api/v1/tokens", nil, &mine)
 	var unlimited string
@@ -532,18 +535,18 @@ func TestMatterLimitsCoverTokensAndSeedFiles(t *testing.T) {
 	}
 
 	seed := strings.Repeat("The parties agree that the supplier shall deliver the confidential prototype to the buyer by the first of March. ", 20)
-	body := map[string]any{"matter": "B2", "reason": "litigation", "seed_files": []SeedFile{{Name: "secret-memo.txt", Data: []byte(seed)}}}
+	body := map[string]any{"matter": "B2", "reason": "litigation", "seed_files": []api.SeedFile{{Name: "secret-memo.txt", Data: []byte(seed)}}}
 	if code, out := r.call(t, "legal-admin", "POST", "/api/v1/holds", body, nil); code != http.StatusCreated && code != http.StatusOK {
 		t.Fatalf("hold B2 with a seed file: %d %s", code, out)
 	}
-	var found struct{ Documents []Document }
+	var found struct{ Documents []api.Document }
 	r.call(t, "admin", "GET", "/api/v1/search?q=secret-memo", nil, &found)
 	if len(found.Documents) != 1 {
 		t.Fatalf("the seed file is not stored: %+v", found.Documents)
 	}
 	id := found.Documents[0].ID
 	for _, who := range []string{"viewer", "reviewer-A", "legal-admin-A", "admin-A"} {
-		var docs struct{ Documents []Document }
+		var docs struct{ Documents []api.Document }
 		if code, out := r.call(t, who, "GET", "/api/v1/search?q=hold-seed", nil, &docs); code != http.StatusOK || len(docs.Documents) != 0 {
 			t.Errorf("%s searches hold-seed: %d, %d documents %s", who, code, len(docs.Documents), out)
 		}
@@ -553,12 +556,12 @@ func TestMatterLimitsCoverTokensAndSeedFiles(t *testing.T) {
 				t.Errorf("%s GET %s: %d %s, want 404", who, path, code, out)
 			}
 		}
-		var ms struct{ Matches []Match }
+		var ms struct{ Matches []api.Match }
 		if code, out := r.call(t, who, "POST", "/api/v1/similar", seed, &ms); code != http.StatusOK || len(ms.Matches) != 0 {
 			t.Errorf("%s compares a copy of the seed: %d, matches %+v %s", who, code, ms.Matches, out)
 		}
 	}
-	var ms struct{ Matches []Match }
+	var ms struct{ Matches []api.Match }
 	if r.call(t, "legal-admin", "POST", "/api/v1/similar", seed, &ms); len(ms.Matches) == 0 {
 		t.Error("legal-admin, who sees every matter, does not find the seed file")
 	}
@@ -580,7 +583,7 @@ const secretMatter = "MH3-zeta"
 // audit log) is refused to them whatever it names. An unlimited
 // legal-admin sees MH3-zeta's hold where it decides.
 func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
-	r := newRoleRigWith(t, func(c *Config) {
+	r := newRoleRigWith(t, func(c *daemon.Config) {
 		c.Policy.Retention = []policy.RetentionRule{{Name: "purge-text", Selector: policy.Selector{ContentType: "text/*"},
 			Period: "1ns", Action: policy.ActionDelete}}
 	})
@@ -612,11 +615,11 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 	disposition := fs.Flags[0].ID
 	exhibit := strings.Repeat("The supplier shall deliver the confidential prototype to the buyer by the first of March. ", 20)
 	hold := map[string]any{"matter": secretMatter, "name": "Secret", "reason": "litigation", "mode": "report", "seeds": []int64{int64(memo), int64(contract)},
-		"seed_files": []SeedFile{{Name: "exhibit.txt", Data: []byte(exhibit)}}}
+		"seed_files": []api.SeedFile{{Name: "exhibit.txt", Data: []byte(exhibit)}}}
 	if code, out := r.call(t, "admin", "POST", "/api/v1/holds", hold, nil); code != http.StatusCreated {
 		t.Fatalf("hold %s: %d %s", secretMatter, code, out)
 	}
-	var found struct{ Documents []Document }
+	var found struct{ Documents []api.Document }
 	r.call(t, "admin", "GET", "/api/v1/search?q=exhibit.txt", nil, &found)
 	if len(found.Documents) != 1 {
 		t.Fatalf("the seed file of %s: %+v", secretMatter, found.Documents)
@@ -704,10 +707,10 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 	for _, c := range cases {
 		covered[c.route] = true
 	}
-	for _, rt := range (&api{}).routes() {
-		key := rt.method + " " + rt.path
+	for _, rt := range api.RouteTable() {
+		key := rt.Method + " " + rt.Path
 		for _, p := range []string{"/api/v1/holds", "/api/v1/flags", "/api/v1/policy", "/api/v1/rules", "/api/v1/audit", "/api/v1/export"} {
-			if strings.HasPrefix(rt.path, p) && !covered[key] {
+			if strings.HasPrefix(rt.Path, p) && !covered[key] {
 				t.Errorf("%s: a policy or flag endpoint missing from this matrix; add it", key)
 			}
 		}
@@ -770,4 +773,16 @@ func casePath(path string, subject any) string {
 		return path
 	}
 	return fmt.Sprintf(path, subject)
+}
+
+// waitFor polls ok every 50 ms until it holds, failing after limit.
+func waitFor(t testing.TB, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package api_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/internal/benchcorpus"
+	"github.com/simdex/simdex/internal/daemontest"
 	"github.com/simdex/simdex/policy"
 	policysqlite "github.com/simdex/simdex/policy/sqlite"
 )
@@ -48,25 +51,33 @@ func apiBenchDaemon(b *testing.B, n int, flags int) (string, string, *benchcorpu
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := daemon.DefaultConfig()
 	cfg.DataDir = b.TempDir()
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.Index.Path = fx.Path
 	cfg.Connectors.NATS = nil
 	cfg.Log.Level = "warn"
-	benchAnchors(&cfg)
+	if os.Getenv("SIMDEX_BENCH_ANCHORS") == "disk" { // to compare with memory in one build
+		cfg.Index.AnchorsInMemory = false
+	}
 	if flags > 0 {
 		addOpenFlags(b, cfg, flags)
 	}
-	d := startDaemonLogging(b, cfg, nil, slog.LevelWarn)
-	tok, err := ReadTokenFile(cfg.InitialAdminTokenPath())
+	d := daemontest.Start(b, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	tok, err := daemon.ReadTokenFile(cfg.InitialAdminTokenPath())
 	if err != nil {
 		b.Fatal(err)
 	}
 	if cfg.Index.AnchorsInMemory {
 		// Steady state: the lists load in the background after start.
 		waitFor(b, 10*time.Minute, "anchor lists in memory", func() bool {
-			return strings.Contains(metrics(b, d.Addr().String()), "\nsimdex_index_anchor_lists_in_memory 1\n")
+			resp, err := http.Get("http://" + d.Addr().String() + "/metrics")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return strings.Contains(string(body), "\nsimdex_index_anchor_lists_in_memory 1\n")
 		})
 	}
 	return d.Addr().String(), tok, fx
@@ -75,7 +86,7 @@ func apiBenchDaemon(b *testing.B, n int, flags int) (string, string, *benchcorpu
 // addOpenFlags stores n open disposition flags in the policy store, as a
 // retention run over n documents would, marked published so that no alert
 // goes out.
-func addOpenFlags(b *testing.B, cfg Config, n int) {
+func addOpenFlags(b *testing.B, cfg daemon.Config, n int) {
 	ctx := context.Background()
 	st, err := policysqlite.Open(ctx, cfg.PolicyPath())
 	if err != nil {
@@ -198,4 +209,15 @@ func BenchmarkAPIReviewQueue(b *testing.B) {
 			return fmt.Sprintf("/api/v1/flags?status=open&limit=100&after=%d", r.IntN(flags-100))
 		})
 	})
+}
+
+// percentile returns the p-th percentile (nearest rank) of xs.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
 }

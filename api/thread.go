@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"errors"
@@ -30,15 +30,15 @@ type ThreadMessage struct {
 }
 
 // thread answers GET /api/v1/documents/{id}/thread[?inclusive=true].
-func (a *api) thread(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+func (a *Server) thread(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
 	if _, ok := a.getRecord(w, r, id); !ok {
 		return
 	}
-	t, err := a.ix.ThreadOf(r.Context(), id)
+	t, err := a.Index.ThreadOf(r.Context(), id)
 	switch {
 	case errors.Is(err, index.ErrNoThread):
 		writeError(w, http.StatusNotFound, err)

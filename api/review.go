@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"context"
@@ -17,15 +17,15 @@ import (
 	"github.com/simdex/simdex/policy"
 )
 
-// tokenManager creates, lists and revokes API tokens; *auth.Manager is one.
-type tokenManager interface {
+// TokenManager creates, lists and revokes API tokens; *auth.Manager is one.
+type TokenManager interface {
 	Create(ctx context.Context, actor string, req auth.CreateRequest) (string, auth.Token, error)
 	Revoke(ctx context.Context, actor, id, reason string) error
 	Tokens(ctx context.Context) ([]auth.Token, error)
 }
 
-// policyRecords reads what the policy store keeps besides flags and holds.
-type policyRecords interface {
+// PolicyRecords reads what the policy store keeps besides flags and holds.
+type PolicyRecords interface {
 	Rules(ctx context.Context) ([]policy.RetentionRule, []policy.KeepRule, error)
 	Audit(ctx context.Context, from int64, fn func(policy.AuditEntry) error) error
 }
@@ -78,7 +78,7 @@ type Whoami struct {
 	Permissions []string `json:"permissions"`
 }
 
-func (a *api) whoami(w http.ResponseWriter, r *http.Request) {
+func (a *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	out := Whoami{Actor: p.Actor(), Role: string(p.Role), Matters: nonNilStrings(p.Matters), AllMatters: p.AllMatters(), Permissions: []string{}}
 	for _, perm := range auth.Permissions {
@@ -101,36 +101,29 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-// pathDocID parses the {id} path parameter.
-func pathDocID(w http.ResponseWriter, r *http.Request) (index.DocID, bool) {
+// pathID parses the {id} path parameter, the id of a what (a document,
+// a flag), answering 400 itself.
+func pathID[T ~int64](w http.ResponseWriter, r *http.Request, what string) (T, bool) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("document id %q: not a number", r.PathValue("id")))
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%s id %q: not a number", what, r.PathValue("id")))
 		return 0, false
 	}
-	return index.DocID(id), true
+	return T(id), true
 }
-
-// holdSeedPrefix begins the key of a seed file uploaded with a hold:
-// "hold-seed:MATTER/NAME".
-const holdSeedPrefix = policy.SeedFilePrefix
 
 // keyVisible reports whether p may see the document stored under key:
 // every document, except seed files uploaded for a matter p cannot see
 // (they are that matter's evidence, and their key names it).
 func keyVisible(p auth.Principal, key string) bool {
-	rest, ok := strings.CutPrefix(key, holdSeedPrefix)
-	if !ok || p.AllMatters() {
-		return true
-	}
-	matter, _, _ := strings.Cut(rest, "/")
-	return p.CanSeeMatter(matter)
+	matter, seed := policy.SeedFileMatter(key)
+	return !seed || p.AllMatters() || p.CanSeeMatter(matter)
 }
 
 // getRecord loads a document the caller may see, answering 404 (also for
 // one it may not see) or 500 itself on failure.
-func (a *api) getRecord(w http.ResponseWriter, r *http.Request, id index.DocID) (*index.Record, bool) {
-	rec, err := a.ix.Get(r.Context(), id)
+func (a *Server) getRecord(w http.ResponseWriter, r *http.Request, id index.DocID) (*index.Record, bool) {
+	rec, err := a.Index.Get(r.Context(), id)
 	switch {
 	case errors.Is(err, index.ErrNotFound) || (err == nil && !keyVisible(principal(r), rec.Key)):
 		writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w", id, index.ErrNotFound))
@@ -173,7 +166,7 @@ func intParam(w http.ResponseWriter, r *http.Request, name string, def, lo, hi i
 }
 
 // search answers GET /api/v1/search?q=TEXT: documents by name, key or id.
-func (a *api) search(w http.ResponseWriter, r *http.Request) {
+func (a *Server) search(w http.ResponseWriter, r *http.Request) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	if q == "" {
 		writeError(w, http.StatusBadRequest, errors.New("query parameter q is required"))
@@ -183,7 +176,7 @@ func (a *api) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	recs, err := a.ix.Store().Find(r.Context(), q, limit)
+	recs, err := a.Index.Store().Find(r.Context(), q, limit)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -192,15 +185,15 @@ func (a *api) search(w http.ResponseWriter, r *http.Request) {
 }
 
 // children answers GET /api/v1/documents/{id}/children.
-func (a *api) children(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+func (a *Server) children(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
 	if _, ok := a.getRecord(w, r, id); !ok {
 		return
 	}
-	recs, err := a.ix.Store().Children(r.Context(), id)
+	recs, err := a.Index.Store().Children(r.Context(), id)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -209,12 +202,12 @@ func (a *api) children(w http.ResponseWriter, r *http.Request) {
 }
 
 // docText returns the kept text of rec, answering the error itself.
-func (a *api) docText(w http.ResponseWriter, r *http.Request, rec *index.Record) ([]byte, bool) {
+func (a *Server) docText(w http.ResponseWriter, r *http.Request, rec *index.Record) ([]byte, bool) {
 	if rec.Content == 0 {
 		writeError(w, http.StatusUnprocessableEntity, fmt.Errorf("document %d has no text: %s", rec.ID, rec.Error))
 		return nil, false
 	}
-	text, err := a.ix.Store().Text(r.Context(), rec.Content)
+	text, err := a.Index.Store().Text(r.Context(), rec.Content)
 	switch {
 	case errors.Is(err, index.ErrNoText):
 		writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w (index.keep_text is off, or it was indexed before it was on)", rec.ID, err))
@@ -227,8 +220,8 @@ func (a *api) docText(w http.ResponseWriter, r *http.Request, rec *index.Record)
 }
 
 // text answers GET /api/v1/documents/{id}/text with the extracted text.
-func (a *api) text(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+func (a *Server) text(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -256,7 +249,7 @@ type DiffResponse struct {
 
 // diff answers GET /api/v1/diff?a=ID&b=ID: what differs between two
 // documents' texts, word by word.
-func (a *api) diff(w http.ResponseWriter, r *http.Request) {
+func (a *Server) diff(w http.ResponseWriter, r *http.Request) {
 	var recs [2]*index.Record
 	var texts [2]string
 	for i, name := range []string{"a", "b"} {
@@ -297,8 +290,8 @@ type FamilyResponse struct {
 // family answers GET /api/v1/documents/{id}/family: the near-copy family
 // of a document (the transitive closure of its near-copies, as union-find
 // builds it for `scan`), up to limit members, with every scored pair.
-func (a *api) family(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+func (a *Server) family(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -316,7 +309,7 @@ func (a *api) family(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	fam, err := a.ix.Family(r.Context(), root, th, limit, func(rec *index.Record) bool { return keyVisible(p, rec.Key) })
+	fam, err := a.Index.Family(r.Context(), root, th, limit, func(rec *index.Record) bool { return keyVisible(p, rec.Key) })
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -348,7 +341,7 @@ const maxBulk = 1000
 // bulkFlags answers POST /api/v1/flags/bulk: each flag is approved or
 // dismissed on its own (and audited on its own), so one that cannot be —
 // already settled, out of the caller's matters — fails alone.
-func (a *api) bulkFlags(w http.ResponseWriter, r *http.Request) {
+func (a *Server) bulkFlags(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
@@ -372,15 +365,15 @@ func (a *api) bulkFlags(w http.ResponseWriter, r *http.Request) {
 		var f policy.Flag
 		if err == nil {
 			if req.Action == "approve" {
-				f, err = a.policy.Approve(r.Context(), id, who, req.Reason)
+				f, err = a.Policy.Approve(r.Context(), id, who, req.Reason)
 			} else {
-				f, err = a.policy.Dismiss(r.Context(), id, who, req.Reason)
+				f, err = a.Policy.Dismiss(r.Context(), id, who, req.Reason)
 			}
 		}
 		if err != nil {
 			res.Error = err.Error()
 			if policyStatus(err) >= 500 {
-				a.logger.Error("bulk "+req.Action, "flag", id, "err", err)
+				a.Logger.Error("bulk "+req.Action, "flag", id, "err", err)
 			}
 		} else {
 			res.Status = string(f.Status)
@@ -391,12 +384,12 @@ func (a *api) bulkFlags(w http.ResponseWriter, r *http.Request) {
 }
 
 // listRules answers GET /api/v1/rules.
-func (a *api) listRules(w http.ResponseWriter, r *http.Request) {
-	if a.records == nil {
+func (a *Server) listRules(w http.ResponseWriter, r *http.Request) {
+	if a.Records == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the policy store is not open"))
 		return
 	}
-	rules, keeps, err := a.records.Rules(r.Context())
+	rules, keeps, err := a.Records.Rules(r.Context())
 	if err != nil {
 		a.policyError(w, "list rules", err)
 		return
@@ -415,8 +408,8 @@ var errPageFull = errors.New("page full")
 // listAudit answers GET /api/v1/audit?after=SEQ&limit=N, oldest first. The
 // log records every matter, so only a principal who sees every matter may
 // read it.
-func (a *api) listAudit(w http.ResponseWriter, r *http.Request) {
-	if a.records == nil {
+func (a *Server) listAudit(w http.ResponseWriter, r *http.Request) {
+	if a.Records == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the policy store is not open"))
 		return
 	}
@@ -432,7 +425,7 @@ func (a *api) listAudit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	entries := []policy.AuditEntry{}
-	err := a.records.Audit(r.Context(), int64(after)+1, func(e policy.AuditEntry) error {
+	err := a.Records.Audit(r.Context(), int64(after)+1, func(e policy.AuditEntry) error {
 		entries = append(entries, e)
 		if len(entries) == limit {
 			return errPageFull
@@ -488,8 +481,8 @@ func tokenVisible(p auth.Principal, t auth.Token) bool {
 	return true
 }
 
-func (a *api) listTokens(w http.ResponseWriter, r *http.Request) {
-	ts, err := a.tokens.Tokens(r.Context())
+func (a *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+	ts, err := a.Tokens.Tokens(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -515,7 +508,7 @@ type TokenRequest struct {
 
 // createToken answers POST /api/v1/tokens with the new token, shown once.
 // A creator limited to matters can only give out those matters.
-func (a *api) createToken(w http.ResponseWriter, r *http.Request) {
+func (a *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	var req TokenRequest
 	if !decodeBody(w, r, 1<<20, &req) {
 		return
@@ -544,7 +537,7 @@ func (a *api) createToken(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	secret, t, err := a.tokens.Create(r.Context(), actor(r), cr)
+	secret, t, err := a.Tokens.Create(r.Context(), actor(r), cr)
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, auth.ErrUnknownRole) || errors.Is(err, auth.ErrInvalidMatter) {
@@ -556,10 +549,8 @@ func (a *api) createToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"token": secret, "info": NewTokenView(t)})
 }
 
-func (a *api) revokeToken(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Reason string `json:"reason"`
-	}
+func (a *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+	var req reasonBody
 	if !decodeBody(w, r, 1<<20, &req) {
 		return
 	}
@@ -568,7 +559,7 @@ func (a *api) revokeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	ts, err := a.tokens.Tokens(r.Context())
+	ts, err := a.Tokens.Tokens(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -578,7 +569,7 @@ func (a *api) revokeToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("token %s: %w", id, auth.ErrTokenNotFound))
 		return
 	}
-	err = a.tokens.Revoke(r.Context(), actor(r), id, req.Reason)
+	err = a.Tokens.Revoke(r.Context(), actor(r), id, req.Reason)
 	switch {
 	case errors.Is(err, auth.ErrTokenNotFound):
 		writeError(w, http.StatusNotFound, err)

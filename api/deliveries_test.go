@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func TestAPIDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	ntf.Dispatch(ctx)
-	srv := httptest.NewServer((&api{outbox: ntf, logger: slog.New(slog.NewTextHandler(io.Discard, nil)), authn: staticAuth{}}).handler())
+	srv := httptest.NewServer((&Server{Deps: Deps{Outbox: ntf, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Authn: staticAuth{}}}).Handler())
 	signAs(srv.URL, func() string { return testAdminToken })
 	defer srv.Close()
 

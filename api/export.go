@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"errors"
@@ -28,14 +28,14 @@ var exportContentTypes = map[export.Format]string{
 // near-duplicate fields, streamed as a load file for e-discovery
 // platforms. The status is sent with the first row, so the outcome comes
 // in the trailers.
-func (a *api) exportDocuments(w http.ResponseWriter, r *http.Request) {
+func (a *Server) exportDocuments(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := export.ParseFormat(q.Get("format"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	opts := export.Options{Format: f, Thresholds: &a.th}
+	opts := export.Options{Format: f, Thresholds: &a.Thresholds}
 	matter := q.Get("matter")
 	if p := principal(r); !p.AllMatters() && (matter == "" || !p.CanSeeMatter(matter)) {
 		writeError(w, http.StatusForbidden, errors.New("a token limited to matters exports one of its matters: give matter="))
@@ -45,7 +45,7 @@ func (a *api) exportDocuments(w http.ResponseWriter, r *http.Request) {
 		if !a.needPolicy(w) {
 			return
 		}
-		ids, err := a.policy.HeldDocuments(r.Context(), matter)
+		ids, err := a.Policy.HeldDocuments(r.Context(), matter)
 		if err != nil {
 			a.policyError(w, "export matter", err)
 			return
@@ -55,9 +55,9 @@ func (a *api) exportDocuments(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Trailer", TrailerExportRows+", "+TrailerExportError)
 	w.Header().Set("Content-Type", exportContentTypes[f])
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="simdex-export.%s"`, f))
-	n, err := export.Export(r.Context(), a.ix, w, opts)
+	n, err := export.Export(r.Context(), a.Index, w, opts)
 	if err != nil {
-		a.logger.Error("export", "format", f, "rows", n, "err", err)
+		a.Logger.Error("export", "format", f, "rows", n, "err", err)
 		w.Header().Set(TrailerExportError, err.Error())
 		return
 	}

@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"bytes"
@@ -8,11 +8,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/ingest"
 )
 
@@ -20,25 +24,33 @@ import (
 // holding one stored document.
 func newTestAPI(t *testing.T, maxBody int64) (*httptest.Server, string) {
 	t.Helper()
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
 	ctx := context.Background()
-	eng, err := OpenEngine(ctx, &cfg, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	opts := index.DefaultOptions()
+	opts.KeepText = true // as in the daemon's default configuration
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { eng.Close() })
+	ix, err := index.New(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close(); st.Close() })
+	ex, err := extract.New(extract.Options{Limits: extract.DefaultLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	text := strings.Repeat("The licensee may copy and distribute the work in any medium. ", 30)
-	if _, err := eng.Ingester.Ingest(ctx, ingest.Object{
+	if _, err := ingest.New(ex, ix).Ingest(ctx, ingest.Object{
 		Key: "test:stored.txt", Name: "stored.txt", Source: "test",
 		Body: strings.NewReader(text),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	a := &api{ix: eng.Index, ex: eng.Extractor, th: cfg.Index.Thresholds, gather: prometheus.NewRegistry(),
-		maxBody: maxBody, logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		ready: func() error { return nil }, authn: staticAuth{}}
-	srv := httptest.NewServer(a.handler())
+	a := &Server{Deps: Deps{Index: ix, Extractor: ex, Thresholds: opts.Thresholds, Registry: prometheus.NewRegistry(),
+		MaxBody: maxBody, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ready: func() error { return nil }, Authn: staticAuth{}}}
+	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	signAs(srv.URL, func() string { return testAdminToken })
 	return srv, text

@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 // kin-openapi) and describes every route the daemon serves, with its
 // method and path parameters; a route missing from it fails here.
 func TestOpenAPIDocument(t *testing.T) {
-	a := &api{authn: staticAuth{}}
-	srv := httptest.NewServer(a.handler())
+	a := &Server{Deps: Deps{Authn: staticAuth{}}}
+	srv := httptest.NewServer(a.Handler())
 	signAs(srv.URL, func() string { return testAdminToken })
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/v1/openapi.json")

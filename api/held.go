@@ -1,4 +1,4 @@
-package daemon
+package api
 
 import (
 	"net/http"
@@ -24,7 +24,7 @@ type HeldDocument struct {
 
 // heldDocuments answers GET /api/v1/holds/{matter}/documents: every
 // document the hold holds, by name, with why.
-func (a *api) heldDocuments(w http.ResponseWriter, r *http.Request) {
+func (a *Server) heldDocuments(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
@@ -32,14 +32,14 @@ func (a *api) heldDocuments(w http.ResponseWriter, r *http.Request) {
 	if !a.matterVisible(w, r, matter) {
 		return
 	}
-	held, err := a.policy.Held(r.Context(), matter)
+	held, err := a.Policy.Held(r.Context(), matter)
 	if err != nil {
 		a.policyError(w, "list held documents", err)
 		return
 	}
 	why := map[index.DocID]policy.Flag{}
 	for after := int64(0); ; {
-		fs, err := a.policy.Flags(r.Context(), policy.FlagFilter{Kind: policy.KindHoldMatch, Matter: matter, After: after, Limit: 1000})
+		fs, err := a.Policy.Flags(r.Context(), policy.FlagFilter{Kind: policy.KindHoldMatch, Matter: matter, After: after, Limit: 1000})
 		if err != nil {
 			a.policyError(w, "list held documents", err)
 			return

@@ -1,11 +1,10 @@
-package daemon
+package api
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/notifier"
 )
 
@@ -48,87 +48,76 @@ func Matches(ms []index.Match, query string) []Match {
 	return out
 }
 
-// SimilarToObject extracts an object that is not stored and returns the
-// near-copies of it and of each of its children.
-func SimilarToObject(ctx context.Context, ix *index.Index, ex *extract.Extractor, obj extract.Object, th index.Thresholds) ([]Match, error) {
-	doc, err := ex.Extract(ctx, obj)
-	if doc == nil || (err != nil && len(doc.Children) == 0) {
-		return nil, fmt.Errorf("extract %s: %w", obj.Name, err)
-	}
+// ObjectMatches converts the near-copies of an object's parts, naming
+// each part inside the object (an attachment, a member) in Query.
+func ObjectMatches(parts []ingest.Part) []Match {
 	out := []Match{}
-	compared := 0 // documents with text: none means there was nothing to compare
-	var visit func(d *extract.Document, top bool) error
-	visit = func(d *extract.Document, top bool) error {
-		if d.Err == nil && strings.TrimSpace(d.Text) != "" {
-			fp, err := ix.Fingerprint(d.SHA256, d.Size, []byte(d.Text))
-			switch {
-			case errors.Is(err, index.ErrEmpty):
-			case err != nil:
-				return fmt.Errorf("fingerprint %s: %w", strings.Join(d.Path, "/"), err)
-			default:
-				compared++
-				ms, err := ix.SimilarTo(ctx, fp, th)
-				if err != nil {
-					return err
-				}
-				q := ""
-				if !top {
-					q = strings.Join(d.Path, " / ")
-				}
-				out = append(out, Matches(ms, q)...)
-			}
-		}
-		for _, c := range d.Children {
-			if err := visit(c, false); err != nil {
-				return err
-			}
-		}
-		return nil
+	for _, p := range parts {
+		out = append(out, Matches(p.Matches, strings.Join(p.Path, " / "))...)
 	}
-	if err := visit(doc, true); err != nil {
-		return nil, err
-	}
-	if compared == 0 {
-		return nil, fmt.Errorf("compare %s: %w: the file has no text to compare", obj.Name, index.ErrEmpty)
-	}
-	return out, nil
+	return out
 }
 
-// api serves the HTTP endpoints.
-type api struct {
-	ix      *index.Index
-	ex      *extract.Extractor
-	th      index.Thresholds
-	ready   func() error
-	gather  prometheus.Gatherer
-	maxBody int64
-	logger  *slog.Logger
-	// backfill queues every object version of an S3 connector.
-	backfill func(ctx context.Context, name string) error
-	// outbox lists and requeues alert deliveries.
-	outbox deliveries
-	// policy places holds, lists and settles flags, evaluates retention.
-	policy policyEngine
-	// ingester indexes seed files sent with a hold.
-	ingester objectIngester
-	// deadLetters lists up to limit dead-lettered events, oldest first.
-	deadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
+// ErrNotFound reports that what a request names (a connector) does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Deps is what the API serves from, given to New by the daemon. A nil
+// Policy, Records, Outbox, Backfill or DeadLetters makes its routes
+// answer 503; a nil Authn, every route but the public ones.
+type Deps struct {
+	Index      *index.Index
+	Extractor  *extract.Extractor
+	Thresholds index.Thresholds
+	// MaxBody bounds an uploaded file (extract.max_object_size);
+	// MaxSearches, the near-copy searches that run at once.
+	MaxBody     int64
+	MaxSearches int
+	// Registry is served at /metrics and holds the search gauges.
+	Registry *prometheus.Registry
+	Logger   *slog.Logger
+	// Ready reports why the daemon is not ready, or nil (/readyz).
+	Ready func() error
+	// Backfill queues every object version of an S3 connector, failing
+	// with ErrNotFound for a name that is none.
+	Backfill func(ctx context.Context, name string) error
+	// DeadLetters lists up to limit dead-lettered events, oldest first.
+	DeadLetters func(ctx context.Context, limit int) ([]DeadLetter, error)
+	Outbox      Deliveries
+	Policy      PolicyEngine
+	Records     PolicyRecords
+	// Ingester indexes the seed files sent with a hold.
+	Ingester ObjectIngester
+	// Authn checks tokens; Certs maps client certificates (optional).
+	Authn  auth.Authenticator
+	Certs  *auth.CertMap
+	Tokens TokenManager
+	// UI serves the review UI at / and /ui/; nil serves none.
+	UI http.Handler
+}
+
+// Server serves the HTTP endpoints over its Deps.
+type Server struct {
+	Deps
+	// searches admits near-copy searches in turn; nil runs them at once.
+	searches *searchGate
 	// openAPIDoc is the OpenAPI document, built on first request: it
 	// never changes while the daemon runs.
 	openAPIDoc  map[string]any
 	openAPIOnce sync.Once
-	// authn checks tokens; certs maps client certificates (optional).
-	authn auth.Authenticator
-	certs *auth.CertMap
-	// tokens manages API tokens (the tokens endpoints).
-	tokens tokenManager
-	// records reads the stored rules and the audit log.
-	records policyRecords
-	// searches admits near-copy searches in turn; nil runs them at once.
-	searches *searchGate
-	// ui serves the review UI at / and /ui/; nil serves none.
-	ui http.Handler
 }
+
+// New returns the API over deps and registers its gauges in
+// deps.Registry; Unregister removes them. It starts nothing.
+func New(deps Deps) (*Server, error) {
+	g, err := newSearchGate(deps.MaxSearches, deps.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	return &Server{Deps: deps, searches: g}, nil
+}
+
+// Unregister removes the gauges New registered.
+func (a *Server) Unregister() { a.searches.unregister(a.Registry) }
 
 // DeadLetter is an event that exhausted its deliveries, as the API shows it.
 type DeadLetter struct {
@@ -147,8 +136,8 @@ type DeadLetter struct {
 	Data string `json:"data"`
 }
 
-func (a *api) thresholds(r *http.Request) (index.Thresholds, error) {
-	th := a.th
+func (a *Server) thresholds(r *http.Request) (index.Thresholds, error) {
+	th := a.Thresholds
 	q := r.URL.Query()
 	for name, dst := range map[string]*float64{"resemblance": &th.Resemblance, "containment": &th.Containment} {
 		if v := q.Get(name); v != "" {
@@ -162,8 +151,8 @@ func (a *api) thresholds(r *http.Request) (index.Thresholds, error) {
 	return th, th.Validate()
 }
 
-func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+func (a *Server) similarByID(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -174,9 +163,9 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 	}
 	// The document and its search read one state of the index, on one
 	// connection, released before the answer is written.
-	ctx, done, err := a.ix.Snapshot(r.Context())
+	ctx, done, err := a.Index.Snapshot(r.Context())
 	if err != nil {
-		a.logger.Error("similar by id", "doc_id", id, "err", err)
+		a.Logger.Error("similar by id", "doc_id", id, "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
@@ -185,46 +174,41 @@ func (a *api) similarByID(w http.ResponseWriter, r *http.Request) {
 		done()
 		return
 	}
-	ms, err := a.ix.SimilarOf(ctx, rec, th)
+	ms, err := a.Index.SimilarOf(ctx, rec, th)
 	done()
 	switch {
 	case errors.Is(err, index.ErrNotFound):
 		writeError(w, http.StatusNotFound, err)
 	case err != nil:
-		a.logger.Error("similar by id", "doc_id", id, "err", err)
+		a.Logger.Error("similar by id", "doc_id", id, "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 	default:
 		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), Matches(ms, ""))})
 	}
 }
 
-func (a *api) similarByUpload(w http.ResponseWriter, r *http.Request) {
+func (a *Server) similarByUpload(w http.ResponseWriter, r *http.Request) {
 	th, err := a.thresholds(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, a.maxBody)
-	ms, err := SimilarToObject(r.Context(), a.ix, a.ex, extract.Object{
+	body := http.MaxBytesReader(w, r.Body, a.MaxBody)
+	parts, err := ingest.SimilarToObject(r.Context(), a.Index, a.Extractor, extract.Object{
 		Name: uploadName(r), ContentType: r.Header.Get("Content-Type"), Reader: body,
 	}, th)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig) || errors.Is(err, extract.ErrTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, err)
-	case err != nil && (isExtractError(err) || errors.Is(err, index.ErrEmpty)):
+	case err != nil && (errors.As(err, new(*extract.Error)) || errors.Is(err, index.ErrEmpty)):
 		writeError(w, http.StatusUnprocessableEntity, err)
 	case err != nil:
-		a.logger.Error("similar by upload", "err", err)
+		a.Logger.Error("similar by upload", "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), ms)})
+		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), ObjectMatches(parts))})
 	}
-}
-
-func isExtractError(err error) bool {
-	var xe *extract.Error
-	return errors.As(err, &xe)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -239,18 +223,18 @@ func writeError(w http.ResponseWriter, code int, err error) {
 	writeJSON(w, code, map[string]string{"error": err.Error()})
 }
 
-func (a *api) backfillConnector(w http.ResponseWriter, r *http.Request) {
+func (a *Server) backfillConnector(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if a.backfill == nil {
+	if a.Backfill == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("backfill is not available"))
 		return
 	}
-	err := a.backfill(r.Context(), name)
+	err := a.Backfill(r.Context(), name)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		writeError(w, http.StatusNotFound, err)
 	case err != nil:
-		a.logger.Error("backfill", "connector", name, "err", err)
+		a.Logger.Error("backfill", "connector", name, "err", err)
 		writeError(w, http.StatusBadGateway, err)
 	default:
 		writeJSON(w, http.StatusAccepted, map[string]string{"status": "queued", "connector": name})
@@ -289,8 +273,8 @@ func NewDocument(r *index.Record) Document {
 	return d
 }
 
-func (a *api) document(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathDocID(w, r)
+func (a *Server) document(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID[index.DocID](w, r, "document")
 	if !ok {
 		return
 	}
@@ -301,13 +285,13 @@ func (a *api) document(w http.ResponseWriter, r *http.Request) {
 
 // documentsByKey answers GET /api/v1/documents?key=K with the stored
 // versions of K (newest first).
-func (a *api) documentsByKey(w http.ResponseWriter, r *http.Request) {
+func (a *Server) documentsByKey(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
 	if key == "" {
 		writeError(w, http.StatusBadRequest, errors.New("query parameter key is required"))
 		return
 	}
-	recs, err := a.ix.Store().Lookup(r.Context(), key)
+	recs, err := a.Index.Store().Lookup(r.Context(), key)
 	if err != nil && !errors.Is(err, index.ErrNotFound) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -315,8 +299,8 @@ func (a *api) documentsByKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
 }
 
-func (a *api) stats(w http.ResponseWriter, r *http.Request) {
-	st, err := a.ix.Store().Stats(r.Context())
+func (a *Server) stats(w http.ResponseWriter, r *http.Request) {
+	st, err := a.Index.Store().Stats(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -324,7 +308,7 @@ func (a *api) stats(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
-func (a *api) listDeadLetters(w http.ResponseWriter, r *http.Request) {
+func (a *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	limit := 100
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -334,13 +318,13 @@ func (a *api) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	if a.deadLetters == nil {
+	if a.DeadLetters == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("dead letters are not available"))
 		return
 	}
-	dls, err := a.deadLetters(r.Context(), limit)
+	dls, err := a.DeadLetters(r.Context(), limit)
 	if err != nil {
-		a.logger.Error("list dead letters", "err", err)
+		a.Logger.Error("list dead letters", "err", err)
 		writeError(w, http.StatusBadGateway, err)
 		return
 	}
@@ -350,8 +334,8 @@ func (a *api) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"deadletters": dls})
 }
 
-// deliveries is what the API needs of the notifier.
-type deliveries interface {
+// Deliveries is what the API needs of the notifier.
+type Deliveries interface {
 	Deliveries(ctx context.Context, status string, limit int) ([]notifier.Delivery, error)
 	Requeue(ctx context.Context, ids ...int64) error
 }
@@ -359,8 +343,8 @@ type deliveries interface {
 // listDeliveries answers GET /api/v1/deliveries?status=S&limit=N: the
 // notifier's outbox, newest first, so an operator sees what was sent,
 // what is being retried and what failed for good.
-func (a *api) listDeliveries(w http.ResponseWriter, r *http.Request) {
-	if a.outbox == nil {
+func (a *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
+	if a.Outbox == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the notifier is not running"))
 		return
 	}
@@ -374,7 +358,7 @@ func (a *api) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	ds, err := a.outbox.Deliveries(r.Context(), q.Get("status"), limit)
+	ds, err := a.Outbox.Deliveries(r.Context(), q.Get("status"), limit)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
@@ -387,19 +371,17 @@ func (a *api) listDeliveries(w http.ResponseWriter, r *http.Request) {
 
 // requeueDeliveries answers POST /api/v1/deliveries/requeue with body
 // {"ids": [...]}: failed deliveries are retried now.
-func (a *api) requeueDeliveries(w http.ResponseWriter, r *http.Request) {
-	if a.outbox == nil {
+func (a *Server) requeueDeliveries(w http.ResponseWriter, r *http.Request) {
+	if a.Outbox == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the notifier is not running"))
 		return
 	}
-	var body struct {
-		IDs []int64 `json:"ids"`
-	}
+	var body idsBody
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || len(body.IDs) == 0 {
 		writeError(w, http.StatusBadRequest, errors.New(`body: want {"ids": [delivery ids]}`))
 		return
 	}
-	if err := a.outbox.Requeue(r.Context(), body.IDs...); err != nil {
+	if err := a.Outbox.Requeue(r.Context(), body.IDs...); err != nil {
 		status := http.StatusInternalServerError
 		if errors.Is(err, notifier.ErrNotFound) {
 			status = http.StatusNotFound
