@@ -155,12 +155,6 @@ type NATSTLSConfig struct {
 type IndexConfig struct {
 	sqlite.Config `mapstructure:",squash"`
 	index.Options `mapstructure:",squash"`
-	// DeferBandShares is set by bulk commands (`simdex scan`), not in
-	// configuration: see sqlite.Options.DeferBandShares.
-	DeferBandShares bool `mapstructure:"-"`
-	// DeferPostings is set by bulk commands, not in configuration: see
-	// sqlite.Options.DeferPostings.
-	DeferPostings bool `mapstructure:"-"`
 }
 
 // DefaultConfig returns the built-in defaults: the embedded mode.

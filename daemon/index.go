@@ -29,8 +29,7 @@ func OpenEngine(ctx context.Context, cfg *Config, durability string, logger *slo
 	dur := cmp.Or(sqlite.Durability(durability), cfg.Index.Durability)
 	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
 		Scheme: opts.Scheme(), Durability: dur, Logger: logger,
-		AnchorsInMemory: cfg.Index.AnchorsInMemory, DeferBandShares: cfg.Index.DeferBandShares,
-		DeferPostings: cfg.Index.DeferPostings,
+		AnchorsInMemory: cfg.Index.AnchorsInMemory,
 	})
 	if err != nil {
 		return nil, err

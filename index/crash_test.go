@@ -50,7 +50,14 @@ func crashWriter(path string) {
 	opts := index.DefaultOptions()
 	opts.KeepText = true // texts share pieces: their blocks must survive too
 	bulk := os.Getenv(crashBulkEnv) != ""
-	st, err := sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Full, DeferPostings: bulk, DeferBandShares: bulk})
+	sopts := sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Full}
+	var st index.Store
+	var err error
+	if bulk {
+		st, err = sqlite.OpenLoader(ctx, path, sopts)
+	} else {
+		st, err = sqlite.Open(ctx, path, sopts)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
@@ -213,11 +220,11 @@ func TestKilledBulkLoadCarriedOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme(), DeferPostings: true, DeferBandShares: true})
+	bulk, err := sqlite.OpenLoader(ctx, path, sqlite.Options{Scheme: opts.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := index.New(ctx, st, opts)
+	ix, err := index.New(ctx, bulk, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,15 +240,15 @@ func TestKilledBulkLoadCarriedOn(t *testing.T) {
 		}
 		later = append(later, res[0])
 	}
-	if err := st.SettleDeferred(ctx); err != nil {
+	if err := bulk.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ix.Close()
-	if err := st.Close(); err != nil {
+	if err := bulk.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	st, err = sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme()})
+	st, err := sqlite.Open(ctx, path, sqlite.Options{Scheme: opts.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}

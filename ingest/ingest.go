@@ -2,7 +2,9 @@
 // extracts the object's text and children, fingerprints each document and
 // commits the whole family to the index in one transaction. The CLI and the
 // Pipeline (connector events to index changes, run by the daemon) both use
-// it, so an object is indexed the same way whichever way it arrives.
+// it, so an object is indexed the same way whichever way it arrives. Scan
+// (simdex scan) indexes the files under directories into a bulk load of the
+// index and analyses them.
 //
 // Nothing is dropped: an object that cannot be extracted, or whose key or
 // name is not valid UTF-8 (ErrInvalidName), is committed with its error

@@ -1,202 +1,384 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
+	"cmp"
+	"fmt"
 	"io"
-	"runtime"
-	"strconv"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/idmap"
 )
 
-// writeJSON writes r as one JSON object, one array element per line.
-//
-// A scan of a large corpus reports millions of pairs: encoding the whole
-// report with json.Encoder's indentation built it twice in memory (the
-// encoded value, then its indented copy), which cost gigabytes and a tenth
-// of a 10,000-file scan's CPU. Streaming it element by element, each
-// element encoded compactly, keeps memory flat; a pair's line is built by
-// hand from its names, encoded once each.
-func (r *report) writeJSON(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	var err error
-	put := func(b []byte) {
-		if err == nil {
-			_, err = bw.Write(b)
-		}
-	}
-	putValue := func(v any) {
-		if err != nil {
-			return
-		}
-		var b []byte
-		if b, err = json.Marshal(v); err == nil {
-			put(b)
-		}
-	}
-	array := func(key string, n int, elem func(i int)) {
-		put([]byte(",\n  " + strconv.Quote(key) + ": ["))
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				put(comma)
-			}
-			put(newElement)
-			elem(i)
-		}
-		if n > 0 {
-			put([]byte("\n  "))
-		}
-		put([]byte("]"))
-	}
-	put([]byte("{\n  \"files\": " + strconv.Itoa(r.Files) + ",\n  \"documents\": " + strconv.Itoa(r.Documents)))
-	array("errors", len(r.Errors), func(i int) { putValue(r.Errors[i]) })
-	array("identical", len(r.Identical), func(i int) { putValue(r.Identical[i]) })
-	array("families", len(r.Families), func(i int) { putValue(r.Families[i]) })
-	// Each name is encoded once: looking millions of paths up in a map
-	// was half of writing a 50,000-file scan's pairs.
-	quoted := make([][]byte, len(r.names))
-	for i, n := range r.names {
-		quoted[i], _ = json.Marshal(n) // a string always encodes
-	}
-	put([]byte(",\n  \"pairs\": ["))
-	renderPairs(r.pairs, quoted, func(b []byte) bool { put(b); return err == nil })
-	if len(r.pairs) > 0 {
-		put([]byte("\n  "))
-	}
-	put([]byte("]\n}\n"))
-	if err == nil {
-		err = bw.Flush()
-	}
-	return err
+// report is what scan prints.
+type report struct {
+	Files     int          `json:"files"`
+	Documents int          `json:"documents"`
+	Errors    []fileError  `json:"errors"`
+	Identical [][]string   `json:"identical"`
+	Families  []familyJSON `json:"families"`
+
+	// pairs are the near-copy and identical pairs, written as the
+	// report's "pairs" (pairJSON) and naming documents by their number
+	// in names.
+	pairs []reportPair
+	names []string
 }
 
-// pairBlock is how many pairs renderPairs renders in one block.
-const pairBlock = 16384
+type familyJSON struct {
+	Pivot          string   `json:"pivot"`
+	Members        []string `json:"members"`
+	Links          int      `json:"links"`
+	AvgResemblance float64  `json:"avg_resemblance"`
+}
 
-// renderPairs renders the elements of the pairs array, separators
-// included, in blocks of pairBlock on every core, and hands the blocks to
-// put in order until put returns false. A 50,000-file scan reports 3.2
-// million pairs, 590 MB of JSON rendered in 1 s on one core while the
-// other was idle: the band shares and text pieces are settled beside the
-// analysis now, not beside the report. At most two blocks a core are
-// rendered ahead of put, in buffers used again, so memory stays flat.
-func renderPairs(pairs []reportPair, quoted [][]byte, put func([]byte) bool) {
-	blocks := (len(pairs) + pairBlock - 1) / pairBlock
-	workers := min(runtime.GOMAXPROCS(0), blocks)
-	if workers <= 1 {
-		var b []byte
-		for k := range blocks {
-			if b = appendPairs(b[:0], pairs, k, quoted); !put(b) {
-				return
+// pairJSON is one element of the report's "pairs".
+type pairJSON struct {
+	A             string  `json:"a"`
+	B             string  `json:"b"`
+	Resemblance   float64 `json:"resemblance"`
+	ContainmentAB float64 `json:"containment_ab"`
+	ContainmentBA float64 `json:"containment_ba"`
+	BytesInCommon int64   `json:"bytes_in_common"`
+	Hamming       int     `json:"hamming"`
+	Exact         bool    `json:"exact"`
+}
+
+// reportPair is a pair as the report keeps it until it is written: its
+// names by number and its scores as printed, in thousandths. A
+// 50,000-file scan reports 3.5 million pairs, each placed at random in
+// name order as it is found: as pairJSON values (88 bytes) that was
+// 310 MB of fresh memory, a page fault every 46 pairs; as reportPairs
+// (24 bytes), 84 MB.
+type reportPair struct {
+	bytesInCommon int64
+	// a and b are numbers in report.names, a's name first in name order.
+	a, b                                      int32
+	resemblance, containmentAB, containmentBA uint16
+	hamming                                   uint8
+	exact                                     bool
+}
+
+// newReportPair keeps the scores of a ~ b, given in a's direction.
+func newReportPair(a, b int32, s *index.Scores, ab, ba float64) reportPair {
+	return reportPair{bytesInCommon: s.BytesInCommon, a: a, b: b, resemblance: milli(s.Resemblance),
+		containmentAB: milli(ab), containmentBA: milli(ba), hamming: uint8(min(max(s.Hamming, 0), 64)), exact: s.Exact}
+}
+
+// json returns p as the report prints it.
+func (p *reportPair) json(names []string) pairJSON {
+	return pairJSON{A: names[p.a], B: names[p.b], Resemblance: fromMilli(p.resemblance), ContainmentAB: fromMilli(p.containmentAB),
+		ContainmentBA: fromMilli(p.containmentBA), BytesInCommon: p.bytesInCommon, Hamming: int(p.hamming), Exact: p.exact}
+}
+
+// pairList returns the report's pairs as it prints them.
+func (r *report) pairList() []pairJSON {
+	out := make([]pairJSON, len(r.pairs))
+	for i := range r.pairs {
+		out[i] = r.pairs[i].json(r.names)
+	}
+	return out
+}
+
+// buildReport keeps what involves this scan's documents; documents
+// indexed earlier are named by their key (fs:data/inbox/a.txt,
+// s3:bucket/a.txt): their names alone (a.txt) could not be told from this
+// scan's paths.
+func buildReport(an *index.Analysis, scanned map[index.DocID]string, files int) *report {
+	rep := &report{Files: files, Documents: len(scanned), Errors: []fileError{}, Identical: [][]string{}, Families: []familyJSON{}}
+	rn := newReportNames(an, scanned)
+	involves := func(ids []index.DocID) bool {
+		return slices.ContainsFunc(ids, func(id index.DocID) bool { return rn.scanned[rn.num.Get(id)] })
+	}
+	// Each content's documents by name number, looked up by content id
+	// rather than in ByContent for each of millions of pairs.
+	var docsOf idmap.Map[index.ContentID, []int32]
+	docsOf.Init(len(an.ByContent), maps.Keys(an.ByContent))
+	for c, ids := range an.ByContent {
+		nums := make([]int32, len(ids))
+		for i, id := range ids {
+			nums[i] = rn.num.Get(id)
+		}
+		docsOf.Set(c, nums)
+	}
+	// Every pair of documents the report lists, by name number: identical
+	// texts first, then the near-copy pairs of contents, each standing for
+	// the pairs of their documents.
+	each := func(fn func(a, b int32, s *index.Scores)) {
+		for _, set := range an.Identical {
+			if !involves(set) {
+				continue
+			}
+			s := index.Scores{Resemblance: 1, ContainmentAB: 1, ContainmentBA: 1, BytesInCommon: an.Documents[set[0]].TextSize, Exact: true}
+			for i := range set {
+				for j := i + 1; j < len(set); j++ {
+					fn(rn.num.Get(set[i]), rn.num.Get(set[j]), &s)
+				}
 			}
 		}
+		for k := range an.Pairs {
+			p := &an.Pairs[k]
+			bs := docsOf.Get(p.B)
+			for _, na := range docsOf.Get(p.A) {
+				for _, nb := range bs {
+					if rn.scanned[na] || rn.scanned[nb] {
+						fn(na, nb, &p.Scores)
+					}
+				}
+			}
+		}
+	}
+	rep.pairs = sortedPairs(rn, each)
+	rep.addGroups(an, rn, involves)
+	rep.names = rn.names
+	return rep
+}
+
+// addGroups adds the identical sets and the families that involve this
+// scan's documents, by name.
+func (rep *report) addGroups(an *index.Analysis, rn *reportNames, involves func([]index.DocID) bool) {
+	for _, set := range an.Identical {
+		if !involves(set) {
+			continue
+		}
+		var names []string
+		for _, id := range set {
+			names = append(names, rn.names[rn.num.Get(id)])
+		}
+		sort.Strings(names)
+		rep.Identical = append(rep.Identical, names)
+	}
+	for _, fam := range an.Families {
+		if !involves(fam.Members) {
+			continue
+		}
+		fj := familyJSON{Pivot: rn.names[rn.num.Get(fam.Pivot)], Links: fam.Links, AvgResemblance: round(fam.AvgResemblance)}
+		for _, m := range fam.Members {
+			fj.Members = append(fj.Members, rn.names[rn.num.Get(m)])
+		}
+		sort.Strings(fj.Members)
+		rep.Families = append(rep.Families, fj)
+	}
+	// In name order, not id order: ids follow the order files were
+	// committed in, which concurrent extraction varies from run to run,
+	// and two scans of the same files should print the same report.
+	slices.SortFunc(rep.Identical, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	slices.SortStableFunc(rep.Families, func(a, b familyJSON) int {
+		if c := cmp.Compare(len(b.Members), len(a.Members)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Pivot, b.Pivot)
+	})
+}
+
+// sortedPairs returns the pairs each enumerates, in name order.
+func sortedPairs(rn *reportNames, each func(fn func(a, b int32, s *index.Scores))) []reportPair {
+	// The millions of pairs of a large scan are sorted by name without
+	// comparing names: counted by the rank of their first name, placed
+	// where that rank's run starts, then sorted within each run by the
+	// rank of the second (sort.Slice comparing names took a 50,000-file
+	// scan's report 2 s; growing the list by appending copied it at each
+	// doubling).
+	start := make([]int, len(rn.names)+1)
+	each(func(a, b int32, _ *index.Scores) { start[min(rn.rank[a], rn.rank[b])+1]++ })
+	for r := 1; r < len(start); r++ {
+		start[r] += start[r-1]
+	}
+	pairs := make([]reportPair, start[len(rn.names)])
+	next := slices.Clone(start[:len(rn.names)])
+	each(func(a, b int32, s *index.Scores) {
+		ab, ba := s.ContainmentAB, s.ContainmentBA
+		if rn.rank[a] > rn.rank[b] {
+			a, b, ab, ba = b, a, ba, ab
+		}
+		i := next[rn.rank[a]]
+		next[rn.rank[a]]++
+		pairs[i] = newReportPair(a, b, s, ab, ba)
+	})
+	// The runs are sorted in two halves of the pairs at once: the other
+	// core is idle by then.
+	bySecond := func(p, q reportPair) int { return cmp.Compare(rn.rank[p.b], rn.rank[q.b]) }
+	sortRuns := func(from, to int) {
+		for r := from; r < to; r++ {
+			if lo, hi := start[r], start[r+1]; hi-lo > 1 {
+				slices.SortFunc(pairs[lo:hi], bySecond)
+			}
+		}
+	}
+	half, _ := slices.BinarySearch(start, len(pairs)/2)
+	half = min(half, len(rn.names))
+	var wg sync.WaitGroup
+	wg.Go(func() { sortRuns(0, half) })
+	sortRuns(half, len(rn.names))
+	wg.Wait()
+	return pairs
+}
+
+// reportNames numbers the documents of an analysis and ranks their report
+// names (this scan's paths, or the keys of documents indexed
+// earlier) in name order, ties by id.
+type reportNames struct {
+	num     idmap.Map[index.DocID, int32]
+	names   []string
+	scanned []bool
+	rank    []int32
+}
+
+func newReportNames(an *index.Analysis, scanned map[index.DocID]string) *reportNames {
+	rn := &reportNames{}
+	ids := slices.Sorted(maps.Keys(an.Documents))
+	rn.num.Init(len(ids), slices.Values(ids))
+	for _, id := range ids {
+		name, ok := scanned[id]
+		if !ok {
+			name = an.Documents[id].Key
+		}
+		rn.num.Set(id, int32(len(rn.names)))
+		rn.names = append(rn.names, name)
+		rn.scanned = append(rn.scanned, ok)
+	}
+	order := make([]int32, len(rn.names))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := strings.Compare(rn.names[a], rn.names[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b) // numbered in id order
+	})
+	rn.rank = make([]int32, len(order))
+	for r, n := range order {
+		rn.rank[n] = int32(r)
+	}
+	return rn
+}
+
+func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// milli is x in thousandths, rounded as round rounds it. Scores are
+// between 0 and 1; anything else is kept within what a uint16 holds.
+func milli(x float64) uint16 {
+	switch {
+	case !(x > 0): // NaN too
+		return 0
+	case x >= math.MaxUint16/1000.0:
+		return math.MaxUint16
+	}
+	return uint16(x*1000 + 0.5)
+}
+
+// fromMilli is the score k thousandths, as round would have returned it.
+func fromMilli(k uint16) float64 { return float64(k) / 1000 }
+
+// textOptions chooses what the text report shows.
+type textOptions struct {
+	pairs    bool    // every member and the pair table, not a summary
+	limit    int     // at most this many rows per section; 0: all
+	minScore float64 // pairs scoring less (resemblance and both containments) are left out
+}
+
+// shown returns how many of n rows a section shows under limit.
+func (o textOptions) shown(n int) int {
+	if o.limit > 0 && n > o.limit {
+		return o.limit
+	}
+	return n
+}
+
+// more prints "… and N more" when a section was cut.
+func more(w io.Writer, shown, n int, hint string) {
+	if n > shown {
+		fmt.Fprintf(w, "  … and %d more (%s)\n", n-shown, hint)
+	}
+}
+
+func (r *report) writeText(w io.Writer, o textOptions) {
+	fmt.Fprintf(w, "%d files, %d documents indexed (attachments and archive members included), %d with errors\n", r.Files, r.Documents, len(r.Errors))
+	if len(r.Errors) > 0 {
+		fmt.Fprintln(w, "\nErrors (recorded in the index for manual review):")
+		k := o.shown(len(r.Errors))
+		for _, e := range r.Errors[:k] {
+			fmt.Fprintf(w, "  %s: %s\n", e.Path, e.Error)
+		}
+		more(w, k, len(r.Errors), "--limit 0 lists them all")
+	}
+	r.writeSets(w, o)
+	r.writeFamilies(w, o)
+	if o.pairs {
+		r.writePairs(w, o)
+	} else if len(r.pairs) > 0 {
+		fmt.Fprintln(w, "\n--pairs lists every near-copy pair with its scores; --json prints the whole report.")
+	}
+}
+
+// writeSets prints the identical sets, largest first.
+func (r *report) writeSets(w io.Writer, o textOptions) {
+	fmt.Fprintf(w, "\nIdentical sets: %d\n", len(r.Identical))
+	sets := slices.Clone(r.Identical)
+	slices.SortStableFunc(sets, func(a, b []string) int { return len(b) - len(a) })
+	k := o.shown(len(sets))
+	for i, set := range sets[:k] {
+		if o.pairs {
+			fmt.Fprintf(w, "  [%d] %d copies\n", i+1, len(set))
+			for _, n := range set {
+				fmt.Fprintf(w, "      %s\n", n)
+			}
+			continue
+		}
+		fmt.Fprintf(w, "  [%d] %d copies of %s\n", i+1, len(set), set[0])
+	}
+	more(w, k, len(sets), "--limit 0 lists them all")
+}
+
+// writeFamilies prints the near-copy families, largest first.
+func (r *report) writeFamilies(w io.Writer, o textOptions) {
+	fmt.Fprintf(w, "\nNear-copy families: %d\n", len(r.Families))
+	fams := slices.Clone(r.Families)
+	slices.SortStableFunc(fams, func(a, b familyJSON) int { return len(b.Members) - len(a.Members) })
+	k := o.shown(len(fams))
+	for i, f := range fams[:k] {
+		fmt.Fprintf(w, "  [%d] %d documents, %d links, average resemblance %.0f%%, pivot %s\n", i+1, len(f.Members), f.Links, 100*f.AvgResemblance, f.Pivot)
+		if o.pairs {
+			for _, m := range f.Members {
+				fmt.Fprintf(w, "      %s\n", m)
+			}
+		}
+	}
+	more(w, k, len(fams), "--limit 0 lists them all")
+}
+
+// writePairs prints the near-copy pairs scoring at least o.minScore.
+func (r *report) writePairs(w io.Writer, o textOptions) {
+	var rows []pairJSON
+	for i := range r.pairs {
+		if r.pairs[i].exact {
+			continue
+		}
+		p := r.pairs[i].json(r.names)
+		if max(p.Resemblance, p.ContainmentAB, p.ContainmentBA) >= o.minScore {
+			rows = append(rows, p)
+		}
+	}
+	if len(rows) == 0 {
 		return
 	}
-	free := make(chan []byte, 2*workers)
-	for range cap(free) {
-		free <- nil
+	fmt.Fprintf(w, "\nNear-copy pairs: %d\n", len(rows))
+	fmt.Fprintf(w, "  %-6s %-6s %-6s %-9s %-4s %s\n", "resem", "a in b", "b in a", "bytes", "ham", "a ~ b")
+	k := o.shown(len(rows))
+	for _, p := range rows[:k] {
+		fmt.Fprintf(w, "  %5.0f%% %5.0f%% %5.0f%% %9d %4d  %s ~ %s\n", 100*p.Resemblance, 100*p.ContainmentAB, 100*p.ContainmentBA, p.BytesInCommon, p.Hamming, p.A, p.B)
 	}
-	type job struct {
-		k   int
-		buf []byte
-	}
-	jobs := make(chan job)
-	done := make([]chan []byte, blocks)
-	for k := range done {
-		done[k] = make(chan []byte, 1)
-	}
-	quit := make(chan struct{})
-	defer close(quit)
-	go func() {
-		defer close(jobs)
-		for k := range blocks {
-			select {
-			case buf := <-free:
-				select {
-				case jobs <- job{k, buf}:
-				case <-quit:
-					return
-				}
-			case <-quit:
-				return
-			}
-		}
-	}()
-	for range workers {
-		go func() {
-			for j := range jobs {
-				done[j.k] <- appendPairs(j.buf[:0], pairs, j.k, quoted)
-			}
-		}()
-	}
-	for k := range blocks {
-		b := <-done[k]
-		if !put(b) {
-			return
-		}
-		free <- b
-	}
+	more(w, k, len(rows), "--limit 0 lists them all, --min-score keeps the closest")
+	fmt.Fprintln(w, bytesLegend)
 }
 
-// appendPairs appends block k of pairs as elements of a JSON array, each
-// on its own line, with the comma before every element but the first.
-func appendPairs(b []byte, pairs []reportPair, k int, quoted [][]byte) []byte {
-	lo, hi := k*pairBlock, min((k+1)*pairBlock, len(pairs))
-	for i := lo; i < hi; i++ {
-		if i > 0 {
-			b = append(b, comma...)
-		}
-		b = append(b, newElement...)
-		b = appendPair(b, &pairs[i], quoted)
-	}
-	return b
-}
-
-// comma and newElement separate array elements. As variables they are
-// not allocated at each use: converted from constants where put is called,
-// they were, 6.4 million times for a 50,000-file scan's pairs.
-var (
-	comma      = []byte(",")
-	newElement = []byte("\n    ")
-)
-
-// appendPair appends p as encoding/json would encode its pairJSON
-// (compact), given its names already JSON-encoded.
-func appendPair(b []byte, p *reportPair, quoted [][]byte) []byte {
-	b = append(b, `{"a":`...)
-	b = append(b, quoted[p.a]...)
-	b = append(b, `,"b":`...)
-	b = append(b, quoted[p.b]...)
-	b = append(b, `,"resemblance":`...)
-	b = appendMilli(b, p.resemblance)
-	b = append(b, `,"containment_ab":`...)
-	b = appendMilli(b, p.containmentAB)
-	b = append(b, `,"containment_ba":`...)
-	b = appendMilli(b, p.containmentBA)
-	b = append(b, `,"bytes_in_common":`...)
-	b = strconv.AppendInt(b, p.bytesInCommon, 10)
-	b = append(b, `,"hamming":`...)
-	b = strconv.AppendUint(b, uint64(p.hamming), 10)
-	b = append(b, `,"exact":`...)
-	b = strconv.AppendBool(b, p.exact)
-	return append(b, '}')
-}
-
-// appendMilli appends the score k thousandths as encoding/json would
-// append fromMilli(k): its shortest decimal form is the thousandths
-// themselves, written from the integer, three times faster than the
-// shortest-form search of strconv.
-func appendMilli(b []byte, k uint16) []byte {
-	b = strconv.AppendUint(b, uint64(k/1000), 10)
-	frac := k % 1000
-	if frac == 0 {
-		return b
-	}
-	b = append(b, '.', byte('0'+frac/100))
-	if frac %= 100; frac != 0 {
-		b = append(b, byte('0'+frac/10))
-		if frac %= 10; frac != 0 {
-			b = append(b, byte('0'+frac))
-		}
-	}
-	return b
-}
+// bytesLegend follows a table of scores: a reviewer who sees 0 bytes in
+// common beside a containment of 98 % (a one-word edit of a 1 KB text,
+// whose only chunk the edit changed) should know why.
+const bytesLegend = "  (bytes: text in whole chunks both share, a lower bound; a short text edited anywhere may share none)"

@@ -419,7 +419,7 @@ func (s *Store) storedBands(ctx context.Context, tx *sql.Tx, text [32]byte, self
 }
 
 // bandSharesStaleKey is the meta key present while band_shares is left
-// stale by a bulk load (Options.DeferBandShares).
+// stale by a bulk load (Loader).
 const bandSharesStaleKey = "band_shares_stale"
 
 // sharesStale reports whether a bulk load left band_shares stale.
@@ -433,7 +433,8 @@ func sharesStale(ctx context.Context, q querier) (bool, error) {
 
 // settleBandShares computes band_shares from the postings, in one
 // transaction, if a bulk load left them stale.
-func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level slog.Level) error {
+// l is the load under way, nil in a live store.
+func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level slog.Level, l *Loader) error {
 	return s.settleBulk(ctx, "band shares", sharesStale, func(tx *sql.Tx, _ *anchorDelta) ([]any, error) {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
 			return nil, err
@@ -441,8 +442,10 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level sl
 		// Computed when the postings were settled from memory, if
 		// nothing was written since (taken once, whatever becomes of
 		// this transaction).
-		m := s.bulkShares
-		s.bulkShares = nil
+		var m *memShares
+		if l != nil {
+			m, l.shares = l.shares, nil
+		}
 		if m != nil {
 			v, err := dataVersion(ctx, tx)
 			if err != nil {

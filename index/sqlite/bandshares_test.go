@@ -25,7 +25,7 @@ func bandDoc(key, text string, bands ...uint64) index.Entry {
 // putBandDocs stores n documents of 8 bands, half of them drawn from a few
 // keys, so that many are shared, at different positions, and half their
 // own, in batches of batch.
-func putBandDocs(t *testing.T, s *Store, n, batch int) []index.Entry {
+func putBandDocs(t *testing.T, s tested, n, batch int) []index.Entry {
 	t.Helper()
 	var all []index.Entry
 	for i := 0; i < n; i += batch {
@@ -51,7 +51,7 @@ func putBandDocs(t *testing.T, s *Store, n, batch int) []index.Entry {
 // sameCandidates fails unless every entry's query naming its stored text
 // finds what the query without it finds. It returns how many band keys
 // those queries did not look up.
-func sameCandidates(t *testing.T, s *Store, entries []index.Entry) (skipped int) {
+func sameCandidates(t *testing.T, s tested, entries []index.Entry) (skipped int) {
 	t.Helper()
 	ctx := context.Background()
 	for _, e := range entries {
@@ -70,8 +70,8 @@ func sameCandidates(t *testing.T, s *Store, entries []index.Entry) (skipped int)
 		if !slices.Equal(got, all) {
 			t.Fatalf("%s: candidates %v, without naming its text %v", e.Doc.Key, got, all)
 		}
-		tx := readTx(t, s)
-		_, mask, _, known, err := s.storedBands(ctx, tx, e.Fingerprint.TextSHA256, 0)
+		tx := readTx(t, s.raw())
+		_, mask, _, known, err := s.raw().storedBands(ctx, tx, e.Fingerprint.TextSHA256, 0)
 		tx.Rollback()
 		if err != nil {
 			t.Fatal(err)
@@ -222,7 +222,7 @@ func TestBandSharesBeyondPartners(t *testing.T) {
 func TestDeferredBandShares(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	bulk, err := Open(ctx, path, Options{Scheme: 1, DeferBandShares: true})
+	bulk, err := openLoader(ctx, path, Options{Scheme: 1}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +261,11 @@ func TestDeferredBandShares(t *testing.T) {
 	}
 }
 
-// TestSettleDeferredBeforeClose computes a bulk load's band shares while
+// TestSettleBeforeClose computes a bulk load's band shares while
 // the store stays open, as scan does while it writes its report.
-func TestSettleDeferredBeforeClose(t *testing.T) {
+func TestSettleBeforeClose(t *testing.T) {
 	ctx := context.Background()
-	bulk, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1, DeferBandShares: true})
+	bulk, err := openLoader(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,11 +274,11 @@ func TestSettleDeferredBeforeClose(t *testing.T) {
 	if skipped := sameCandidates(t, bulk, entries); skipped != 0 {
 		t.Fatalf("%d band keys skipped while band shares are stale", skipped)
 	}
-	if err := bulk.SettleDeferred(ctx); err != nil {
+	if err := bulk.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if skipped := sameCandidates(t, bulk, entries); skipped == 0 {
-		t.Fatal("band shares not computed by SettleDeferred")
+		t.Fatal("band shares not computed by Settle")
 	}
 	if err := bulk.Check(ctx); err != nil {
 		t.Fatal(err)
@@ -358,14 +358,14 @@ func TestRemovalUnsharesBands(t *testing.T) {
 // sharesExact fails unless band_shares holds exactly what the postings
 // say: every mask, every listed partner, and a row for every content
 // sharing a band key.
-func sharesExact(t *testing.T, s *Store) {
+func sharesExact(t *testing.T, s tested) {
 	t.Helper()
 	ctx := context.Background()
-	want, partners, err := sharedBands(ctx, s.r)
+	want, partners, err := sharedBands(ctx, s.raw().r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
+	rows, err := s.raw().r.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestBandSharesFromMemory(t *testing.T) {
 		t.Run(fmt.Sprintf("write=%v", write), func(t *testing.T) {
 			ctx := context.Background()
 			var logged bytes.Buffer
-			s, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1, DeferPostings: true,
+			s, err := OpenLoader(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1,
 				Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			if err != nil {
 				t.Fatal(err)
@@ -431,7 +431,7 @@ func TestBandSharesFromMemory(t *testing.T) {
 				}
 			}
 			logged.Reset()
-			if err := s.SettleDeferred(ctx); err != nil {
+			if err := s.Settle(ctx); err != nil {
 				t.Fatal(err)
 			}
 			msg := `msg="settled the band shares left by a bulk load"`

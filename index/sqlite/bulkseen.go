@@ -8,7 +8,7 @@ import (
 	"hash/maphash"
 )
 
-// bulkSeen is what a bulk load (Options.DeferPostings) has seen stored:
+// bulkSeen is what a bulk load (Loader) has seen stored:
 // hashes of the idempotency keys and keys of the documents the index held
 // at open and of those the load has written since, and the contents by
 // text hash. As long as no other process has written (the documents' and

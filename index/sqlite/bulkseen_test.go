@@ -11,7 +11,7 @@ import (
 )
 
 // dumpDocuments returns the documents and contents of s as rows.
-func dumpDocuments(t *testing.T, s *Store) []string {
+func dumpDocuments(t *testing.T, s tested) []string {
 	t.Helper()
 	return dumpRows(t, s,
 		"SELECT 'document', id, key, version_id, idem, coalesce(content_id, 0) FROM documents ORDER BY id",
@@ -40,7 +40,7 @@ func TestBulkSeenMatchesTheTables(t *testing.T) {
 		{doc("e", "1", "delta"), doc("f", "1", "epsilon")},                                                       // put again
 		{doc("g", "1", "beta"), doc("h", "1", "zeta")},
 	}
-	run := func(s *Store) []string {
+	run := func(s tested) []string {
 		var out []string
 		for i, step := range steps {
 			got, err := s.Put(ctx, step)
@@ -67,7 +67,7 @@ func TestBulkSeenMatchesTheTables(t *testing.T) {
 	if bulk.seen.off {
 		t.Error("the bulk load stopped answering from memory without another process writing")
 	}
-	if err := bulk.SettleDeferred(ctx); err != nil {
+	if err := bulk.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := bulk.Check(ctx); err != nil {

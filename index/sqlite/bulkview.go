@@ -11,12 +11,12 @@ import (
 	"github.com/simdex/simdex/index"
 )
 
-// A bulk load into an empty index (Options.DeferPostings) keeps its
+// A bulk load into an empty index (Loader) keeps its
 // contents' postings in memory until it settles them. The analysis that
 // follows a load reads every posting list once, in key order, and counts
 // the contents of shared chunks: SettlePostings sorts the postings where
 // they are and leaves them there, for Groups, AnchorGroups and
-// ChunkContents to read, and their insertion to SettleDeferred or Close,
+// ChunkContents to read, and their insertion to Settle or Close,
 // which a scan runs beside its analysis: inserted from memory, they are
 // the tables' too, and the view stays. Inserted before the analysis and
 // read back by it, they took 2.8 s of a 50,000-file scan, on one core.
@@ -33,16 +33,17 @@ type bulkView struct {
 	seq [2]int64
 }
 
-// keepPostings sorts the postings of the bulk load under way in memory and
-// makes them the view the grouping reads use, if they are every posting of
-// the index: ok reports whether it did. Nothing is written.
-func (s *Store) keepPostings(ctx context.Context) (ok bool, err error) {
+// keepPostings sorts the postings of the load in memory and makes them
+// the view the grouping reads use, if they are every posting of the
+// index: ok reports whether it did. Nothing is written.
+func (l *Loader) keepPostings(ctx context.Context) (ok bool, err error) {
+	s := l.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.view.Load() != nil {
+	if l.view.Load() != nil {
 		return true, nil // nothing written since
 	}
-	b := s.bulkPosts
+	b := l.posts
 	if b == nil || b.released || len(b.ids) == 0 {
 		return false, nil
 	}
@@ -70,44 +71,113 @@ func (s *Store) keepPostings(ctx context.Context) (ok bool, err error) {
 		return false, fmt.Errorf("read the sequences: %w", s.mapErr(err))
 	}
 	v.sorted = b.sort()
-	s.view.Store(v)
-	if s.logger != nil {
-		s.logger.Debug("kept the postings of a bulk load in memory", "path", s.path, "seconds", time.Since(start).Seconds(), "contents", len(b.ids))
-	}
+	l.view.Store(v)
+	s.logger.Debug("kept the postings of a bulk load in memory", "path", s.path, "seconds", time.Since(start).Seconds(), "contents", len(b.ids))
 	return true, nil
 }
 
-// postingsView returns the view of a bulk load's postings if there is one
+// postingsView returns the view of the load's postings if there is one
 // and it holds for ctx's reads. When another process has added contents
 // since it was taken, the postings are inserted, and the tables answer
 // from then on.
-func (s *Store) postingsView(ctx context.Context) (*bulkView, error) {
-	v := s.view.Load()
+func (l *Loader) postingsView(ctx context.Context) (*bulkView, error) {
+	v := l.view.Load()
 	if v == nil {
 		return nil, nil
 	}
 	var seq [2]int64
-	if err := s.reads(ctx).QueryRowContext(ctx, seqsQuery).Scan(&seq[0], &seq[1]); err != nil {
-		return nil, fmt.Errorf("read the sequences: %w", s.mapErr(err))
+	if err := l.reads(ctx).QueryRowContext(ctx, seqsQuery).Scan(&seq[0], &seq[1]); err != nil {
+		return nil, fmt.Errorf("read the sequences: %w", l.mapErr(err))
 	}
 	if seq == v.seq {
 		return v, nil
 	}
-	s.view.CompareAndSwap(v, nil)
-	return nil, s.settlePostings(ctx, s.logger, slog.LevelDebug)
+	l.view.CompareAndSwap(v, nil)
+	return nil, l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
 }
 
 // settleView inserts the postings of the view, if there is one, for a read
 // that only the posting tables answer.
-func (s *Store) settleView(ctx context.Context) error {
-	if s.view.Load() == nil {
+func (l *Loader) settleView(ctx context.Context) error {
+	if l.view.Load() == nil {
 		return nil
 	}
-	return s.settlePostings(ctx, s.logger, slog.LevelDebug)
+	return l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
 }
 
-// dropView forgets the view: the store is about to change.
-func (s *Store) dropView() { s.view.Store(nil) }
+// loadView returns the view, if l is not nil.
+func (l *Loader) loadView() *bulkView {
+	if l == nil {
+		return nil
+	}
+	return l.view.Load()
+}
+
+// dropView forgets the view, if l is not nil: the store is about to
+// change.
+func (l *Loader) dropView() {
+	if l != nil {
+		l.view.Store(nil)
+	}
+}
+
+// Candidates returns contents that share a band key or a chunk, from the
+// tables, into which the view's postings are inserted first.
+func (l *Loader) Candidates(ctx context.Context, q index.CandidateQuery) ([]index.ContentID, error) {
+	if err := l.settleView(ctx); err != nil {
+		return nil, fmt.Errorf("find candidates: %w", err)
+	}
+	return l.store.Candidates(ctx, q)
+}
+
+// AnchorCandidates implements index.Searcher from the tables, into which
+// the view's postings are inserted first.
+func (l *Loader) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs int, minShare float64, limit int) ([]index.ContentID, error) {
+	if len(anchors) > 0 && limit > 0 {
+		if err := l.settleView(ctx); err != nil {
+			return nil, fmt.Errorf("find anchor candidates: %w", err)
+		}
+	}
+	return l.store.AnchorCandidates(ctx, anchors, maxDocs, minShare, limit)
+}
+
+// Groups implements index.Grouper, from the view while it holds.
+func (l *Loader) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
+	v, err := l.postingsView(ctx)
+	if err != nil {
+		return fmt.Errorf("group contents: %w", err)
+	}
+	if v != nil {
+		return v.groups(maxChunkDocs, of, fn)
+	}
+	return l.store.Groups(ctx, maxChunkDocs, of, fn)
+}
+
+// AnchorGroups implements index.Grouper, from the view while it holds.
+func (l *Loader) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
+	v, err := l.postingsView(ctx)
+	if err != nil {
+		return fmt.Errorf("group anchors: %w", err)
+	}
+	if v != nil {
+		return v.anchorGroups(maxDocs, of, fn)
+	}
+	return l.store.AnchorGroups(ctx, maxDocs, of, fn)
+}
+
+// ChunkContents counts the contents holding each chunk, from the view if
+// there is one. It is taken as it is, without asking whether another
+// process has added contents since (postingsView): a scan's analysis asks
+// for each of its shared chunks, and the question cost more than the
+// counts. A count only decides whether a chunk is ubiquitous, held by
+// more than a share of all contents, which a few contents added meanwhile
+// hardly change; Groups and AnchorGroups do ask, and drop the view.
+func (l *Loader) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
+	if v := l.view.Load(); v != nil {
+		return v.chunkContents(hashes), nil
+	}
+	return l.store.ChunkContents(ctx, hashes)
+}
 
 // sort sorts b's postings by key, table by table, and keeps them so (one
 // sorted block per table, which later commits append to), so that

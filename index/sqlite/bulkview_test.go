@@ -38,9 +38,9 @@ func viewDocs(first, n int) []index.Entry {
 }
 
 // openBulk opens a store for a bulk load at path, closed when t ends.
-func openBulk(t *testing.T, path string) *Store {
+func openBulk(t *testing.T, path string) *Loader {
 	t.Helper()
-	s, err := Open(context.Background(), path, Options{Scheme: 1, DeferPostings: true, DeferBandShares: true})
+	s, err := OpenLoader(context.Background(), path, Options{Scheme: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func openBulk(t *testing.T, path string) *Store {
 	return s
 }
 
-func putEntries(t *testing.T, s *Store, entries []index.Entry, batch int) {
+func putEntries(t *testing.T, s tested, entries []index.Entry, batch int) {
 	t.Helper()
 	for part := range slices.Chunk(entries, batch) {
 		if _, err := s.Put(context.Background(), part); err != nil {
@@ -60,7 +60,7 @@ func putEntries(t *testing.T, s *Store, entries []index.Entry, batch int) {
 // groupingAnswers returns what Groups, AnchorGroups and ChunkContents
 // answer about entries, with small limits and large ones, for every
 // content and for some.
-func groupingAnswers(t *testing.T, s *Store, entries []index.Entry) []string {
+func groupingAnswers(t *testing.T, s tested, entries []index.Entry) []string {
 	t.Helper()
 	ctx := context.Background()
 	var out []string
@@ -109,7 +109,7 @@ func TestBulkViewAnswersAsTheTables(t *testing.T) {
 	dir := t.TempDir()
 	var logged bytes.Buffer
 	immediate := open(t, filepath.Join(dir, "immediate.db"), 1)
-	bulk, err := Open(ctx, filepath.Join(dir, "bulk.db"), Options{Scheme: 1, DeferPostings: true, DeferBandShares: true,
+	bulk, err := OpenLoader(ctx, filepath.Join(dir, "bulk.db"), Options{Scheme: 1,
 		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

@@ -7,5 +7,7 @@
 // indexed or not at all, across crashes. Writes go through a single
 // connection; reads use a pool that sees committed data only. The schema is
 // versioned and migrated forward on Open; a database written by a newer
-// simdex is refused. See docs/store.md for the layout and why SQLite.
+// simdex is refused. Open returns the live Store; OpenLoader a Loader, a
+// bulk load that posts its contents once, in key order, when it settles.
+// See docs/store.md for the layout and why SQLite.
 package sqlite

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"math/bits"
 	"slices"
@@ -416,9 +415,6 @@ func (m *memAnchors) mergeLocked() {
 func (s *Store) loadAnchors(done chan struct{}) {
 	defer close(done)
 	log := s.logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	for {
 		start := time.Now()
 		l, err := s.readAnchors(s.memCtx)
@@ -449,9 +445,7 @@ func (s *Store) committedAnchors(d *anchorDelta) {
 	if s.mem == nil || s.mem.committed(d) {
 		return
 	}
-	if s.logger != nil {
-		s.logger.Info("anchor lists changed by another process: loading them into memory again", "path", s.path)
-	}
+	s.logger.Info("anchor lists changed by another process: loading them into memory again", "path", s.path)
 	<-s.memDone // the previous load has ended
 	s.memDone = make(chan struct{})
 	go s.loadAnchors(s.memDone)

@@ -17,7 +17,7 @@ import (
 )
 
 // dumpPostings returns every posting row of s, table by table.
-func dumpPostings(t *testing.T, s *Store) []string {
+func dumpPostings(t *testing.T, s tested) []string {
 	t.Helper()
 	return dumpRows(t, s,
 		"SELECT 'chunk', h, c, 0, x'' FROM chunk_postings ORDER BY h, c",
@@ -26,11 +26,11 @@ func dumpPostings(t *testing.T, s *Store) []string {
 }
 
 // dumpRows returns the rows queries read from s, each printed.
-func dumpRows(t *testing.T, s *Store, queries ...string) []string {
+func dumpRows(t *testing.T, s tested, queries ...string) []string {
 	t.Helper()
 	var out []string
 	for _, q := range queries {
-		rows, err := s.r.Query(q)
+		rows, err := s.raw().r.Query(q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,10 +56,10 @@ func dumpRows(t *testing.T, s *Store, queries ...string) []string {
 	return out
 }
 
-func pendingCount(t *testing.T, s *Store) int {
+func pendingCount(t *testing.T, s tested) int {
 	t.Helper()
 	var n int
-	if err := s.r.QueryRow("SELECT count(*) FROM pending_postings").Scan(&n); err != nil {
+	if err := s.raw().r.QueryRow("SELECT count(*) FROM pending_postings").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -81,9 +81,15 @@ func testDeferredPostingsMatchImmediate(t *testing.T, replace bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var logged bytes.Buffer
-	load := func(name string, deferred bool) *Store {
-		s, err := Open(ctx, filepath.Join(dir, name), Options{Scheme: 1, DeferPostings: deferred, DeferBandShares: deferred,
-			Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	load := func(name string, deferred bool) tested {
+		opts := Options{Scheme: 1, Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		var s tested
+		var err error
+		if deferred {
+			s, err = OpenLoader(ctx, filepath.Join(dir, name), opts)
+		} else {
+			s, err = Open(ctx, filepath.Join(dir, name), opts)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +123,7 @@ func testDeferredPostingsMatchImmediate(t *testing.T, replace bool) {
 		}
 		return s
 	}
-	immediate, bulk := load("immediate.db", false), load("bulk.db", true)
+	immediate, bulk := load("immediate.db", false), load("bulk.db", true).(*Loader)
 	if n := pendingCount(t, bulk); n == 0 {
 		t.Fatal("the bulk load deferred no postings")
 	}
@@ -130,7 +136,7 @@ func testDeferredPostingsMatchImmediate(t *testing.T, replace bool) {
 	}
 	logged.Reset()
 	// (SettlePostings would keep them in memory: bulkview_test.go.)
-	if err := bulk.SettleDeferred(ctx); err != nil {
+	if err := bulk.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if fromMemory := strings.Contains(logged.String(), "from=memory"); fromMemory == replace {
@@ -146,13 +152,13 @@ func testDeferredPostingsMatchImmediate(t *testing.T, replace bool) {
 	// Documents put after settling are deferred and settled again, from
 	// memory.
 	late := []index.Entry{bandDoc("late", "late text", 5<<40, 99<<40)}
-	for _, s := range []*Store{immediate, bulk} {
+	for _, s := range []tested{immediate, bulk} {
 		if _, err := s.Put(ctx, late); err != nil {
 			t.Fatal(err)
 		}
 	}
 	logged.Reset()
-	if err := bulk.SettleDeferred(ctx); err != nil {
+	if err := bulk.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logged.String(), "from=memory") {
@@ -161,7 +167,7 @@ func testDeferredPostingsMatchImmediate(t *testing.T, replace bool) {
 	if got, want := dumpPostings(t, bulk), dumpPostings(t, immediate); !slices.Equal(got, want) {
 		t.Fatalf("postings settled again differ from immediate ones:\n%v\nwant\n%v", got, want)
 	}
-	for _, s := range []*Store{immediate, bulk} {
+	for _, s := range []tested{immediate, bulk} {
 		if err := s.Check(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +209,7 @@ func TestDeferredPostingsOnlyIntoAnEmptyIndex(t *testing.T) {
 	first := open(t, path, 1)
 	putBandDocs(t, first, 3, 3)
 	first.Close()
-	s, err := Open(ctx, path, Options{Scheme: 1, DeferPostings: true})
+	s, err := OpenLoader(ctx, path, Options{Scheme: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +232,7 @@ func TestDeferredPostingsOnlyIntoAnEmptyIndex(t *testing.T) {
 func TestDeferredPostingsPostedAtNextOpen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	bulk, err := Open(ctx, path, Options{Scheme: 1, DeferPostings: true})
+	bulk, err := OpenLoader(ctx, path, Options{Scheme: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +290,7 @@ func TestBulkLoadCarriedOnAfterACrash(t *testing.T) {
 	image := crashImage(t, filepath.Join(dir, "killed.db"))
 
 	var logged bytes.Buffer
-	resumed, err := Open(ctx, image, Options{Scheme: 1, DeferPostings: true, DeferBandShares: true,
+	resumed, err := OpenLoader(ctx, image, Options{Scheme: 1,
 		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +329,7 @@ func TestBulkLoadCarriedOnAfterACrash(t *testing.T) {
 	if got, want := groupingAnswers(t, resumed, entries), groupingAnswers(t, immediate, entries); !slices.Equal(got, want) {
 		t.Fatalf("the carried-on load answers\n%s\nthe tables\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if err := resumed.SettleDeferred(ctx); err != nil {
+	if err := resumed.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logged.String(), "from=memory") {
@@ -373,7 +379,7 @@ func TestBulkLoadNotCarriedOnOverADamagedText(t *testing.T) {
 		t.Fatal(err)
 	}
 	image := crashImage(t, path)
-	_, err := Open(ctx, image, Options{Scheme: 1, DeferPostings: true})
+	_, err := OpenLoader(ctx, image, Options{Scheme: 1})
 	if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "content 4") {
 		t.Fatalf("open over a damaged text: %v; want ErrInconsistent naming content 4", err)
 	}

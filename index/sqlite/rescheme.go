@@ -46,9 +46,7 @@ func (s *Store) Refingerprint(ctx context.Context, fn func(text []byte) (*index.
 	defer s.mu.Unlock()
 	start := time.Now()
 	log := s.logger
-	if log != nil {
-		log.Info("fingerprinting the index's texts again", "path", s.path, "from_scheme", *old, "to_scheme", s.scheme)
-	}
+	log.Info("fingerprinting the index's texts again", "path", s.path, "from_scheme", *old, "to_scheme", s.scheme)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("refingerprint: %w", s.mapErr(err))
@@ -68,9 +66,7 @@ func (s *Store) Refingerprint(ctx context.Context, fn func(text []byte) (*index.
 	if s.memWanted {
 		s.startAnchors()
 	}
-	if log != nil {
-		log.Info("fingerprinted the index's texts again", "path", s.path, "contents", n, "seconds", time.Since(start).Seconds())
-	}
+	log.Info("fingerprinted the index's texts again", "path", s.path, "contents", n, "seconds", time.Since(start).Seconds())
 	return n, nil
 }
 

@@ -103,7 +103,7 @@ CREATE TABLE band_shares (
 );
 `,
 	// 7: the contents a bulk load into an empty index has stored without
-	// their postings (Options.DeferPostings), posted in key order when it
+	// their postings (Loader), posted in key order when it
 	// settles (postings.go); a crash leaves them for the next open. (IF
 	// NOT EXISTS: a store whose version was set back by hand has it.)
 	`

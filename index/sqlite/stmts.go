@@ -118,3 +118,54 @@ func (p *statements) close() error {
 
 // wait waits for the background preparations to end.
 func (p *statements) wait() { p.wg.Wait() }
+
+// txStmts binds the writer's prepared statements to a transaction, each
+// once, on first use: parsing a statement costs about as much as running
+// it, and put runs the same few for every document (a fifth of its CPU in
+// a bulk load went to parsing them again).
+type txStmts struct {
+	tx      *sql.Tx
+	pool    *statements
+	m       map[string]*sql.Stmt
+	anchors *anchorDelta // the anchor postings added, if they are tracked
+	tw      *textWriter  // the texts stored, once one is
+	bands   bandShares   // the band keys of the contents stored
+}
+
+// prepare returns the statement of query bound to the transaction (which
+// closes it when it ends); without a pool, it is prepared in the
+// transaction alone.
+func (t *txStmts) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := t.m[query]; ok {
+		return st, nil
+	}
+	var st *sql.Stmt
+	var err error
+	if t.pool != nil {
+		st, err = t.pool.in(ctx, t.tx, query)
+	} else if st, err = t.tx.PrepareContext(ctx, query); err != nil {
+		err = fmt.Errorf("prepare statement: %w", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.m == nil {
+		t.m = make(map[string]*sql.Stmt)
+	}
+	t.m[query] = st
+	return st, nil
+}
+
+// stmtIDs runs the constant query, prepared once for the transaction's
+// connection, and returns the ids it selects.
+func stmtIDs(ctx context.Context, stmts *txStmts, query string, args ...any) ([]int64, error) {
+	st, err := stmts.prepare(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanIDs(rows)
+}

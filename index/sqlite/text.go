@@ -200,7 +200,7 @@ func (t *txStmts) texts(ctx context.Context, bulk *bulkPieces) *textWriter {
 	return t.tw
 }
 
-// bulkPieces are the text pieces a bulk load (Options.DeferPostings) has
+// bulkPieces are the text pieces a bulk load (Loader) has
 // stored, kept in memory and inserted into text_pieces in key order when
 // it settles: inserted at each commit, at random places in the table, they
 // made the single writer of the 50,000-file scan a fifth slower. The index
@@ -336,12 +336,13 @@ func (b *bulkPieces) forgetBlock(block int64) {
 	}
 }
 
-// settlePieces inserts a bulk load's pieces into text_pieces, in key
-// order, in one transaction; lookups go to the table from then on.
-func (s *Store) settlePieces(ctx context.Context) error {
+// settlePieces inserts the load's pieces into text_pieces, in key order,
+// in one transaction; lookups go to the table from then on.
+func (l *Loader) settlePieces(ctx context.Context) error {
+	s := l.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.bulk
+	b := l.pieces
 	if b == nil {
 		return nil
 	}
@@ -365,10 +366,8 @@ func (s *Store) settlePieces(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("settle text pieces: commit: %w", s.mapErr(err))
 	}
-	s.bulk = nil
-	if s.logger != nil {
-		s.logger.Debug("settled the text pieces of a bulk load", "path", s.path, "seconds", time.Since(start).Seconds(), "pieces", len(b.stored))
-	}
+	l.pieces = nil
+	s.logger.Debug("settled the text pieces of a bulk load", "path", s.path, "seconds", time.Since(start).Seconds(), "pieces", len(b.stored))
 	return nil
 }
 
@@ -482,7 +481,7 @@ func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, 
 	if !ok {
 		p = prepareText(text)
 	}
-	w := stmts.texts(ctx, s.bulk)
+	w := stmts.tw // made by put, with the load's pieces
 	// New pieces go into new blocks, numbered -1, -2, … until inserted.
 	type newPiece struct {
 		h        uint64

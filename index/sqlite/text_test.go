@@ -35,9 +35,9 @@ func words(seed uint64, n int) string {
 
 // blockStats returns the number of text blocks and pieces and the bytes
 // the blocks hold once inflated.
-func blockStats(t *testing.T, s *Store) (blocks, pieces, raw int) {
+func blockStats(t *testing.T, s tested) (blocks, pieces, raw int) {
 	t.Helper()
-	rows, err := s.w.Query("SELECT data FROM text_blocks")
+	rows, err := s.raw().w.Query("SELECT data FROM text_blocks")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func blockStats(t *testing.T, s *Store) (blocks, pieces, raw int) {
 		blocks++
 		raw += len(data)
 	}
-	if err := s.w.QueryRow("SELECT count(*) FROM text_pieces").Scan(&pieces); err != nil {
+	if err := s.raw().w.QueryRow("SELECT count(*) FROM text_pieces").Scan(&pieces); err != nil {
 		t.Fatal(err)
 	}
 	return blocks, pieces, raw
@@ -66,20 +66,25 @@ func blockStats(t *testing.T, s *Store) (blocks, pieces, raw int) {
 func TestTextsSharePieces(t *testing.T) {
 	for _, bulk := range []bool{false, true} {
 		t.Run(fmt.Sprint("bulk=", bulk), func(t *testing.T) {
-			s, err := Open(context.Background(), filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1, DeferPostings: bulk})
+			path := filepath.Join(t.TempDir(), "index.db")
+			if !bulk {
+				textsSharePieces(t, open(t, path, 1))
+				return
+			}
+			s, err := OpenLoader(context.Background(), path, Options{Scheme: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if (s.bulk != nil) != bulk {
-				t.Fatalf("bulk pieces: %v", s.bulk)
+			if s.pieces == nil {
+				t.Fatalf("bulk pieces: %v", s.pieces)
 			}
 			textsSharePieces(t, s)
 		})
 	}
 }
 
-func textsSharePieces(t *testing.T, s *Store) {
+func textsSharePieces(t *testing.T, s tested) {
 	ctx := context.Background()
 	orig := words(1, 6000) // about 40 KB
 	texts := map[string]string{
@@ -118,8 +123,10 @@ func textsSharePieces(t *testing.T, s *Store) {
 		}
 	}
 	readAll()
-	if err := s.SettleDeferred(ctx); err != nil {
-		t.Fatal(err)
+	if l, ok := s.(*Loader); ok {
+		if err := l.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	blocks, pieces, raw := blockStats(t, s)
 	// The original, the large text and the unicode text's first pieces
@@ -155,7 +162,7 @@ func textsSharePieces(t *testing.T, s *Store) {
 func TestBulkPiecesAfterRollback(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	s, err := Open(ctx, path, Options{Scheme: 1, DeferPostings: true})
+	s, err := OpenLoader(ctx, path, Options{Scheme: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,25 +185,22 @@ func TestBulkPiecesAfterRollback(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, path, 1)
-	if s.bulk != nil {
-		t.Fatal("bulk pieces in a store opened without DeferPostings")
-	}
-	_, pieces, raw := blockStats(t, s)
+	live := open(t, path, 1) // no Loader: it keeps no pieces in memory
+	_, pieces, raw := blockStats(t, live)
 	if pieces == 0 {
 		t.Fatal("a bulk load's pieces not in text_pieces after Close")
 	}
-	c, err = s.Put(ctx, []index.Entry{entry("d", text[100:]+other[:500])})
+	c, err = live.Put(ctx, []index.Entry{entry("d", text[100:]+other[:500])})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Text(ctx, c[0].Content); err != nil || string(got) != text[100:]+other[:500] {
+	if got, err := live.Text(ctx, c[0].Content); err != nil || string(got) != text[100:]+other[:500] {
 		t.Fatalf("text sharing a bulk load's pieces: %v", err)
 	}
-	if _, _, after := blockStats(t, s); after-raw > 2*pieceParams.Max {
+	if _, _, after := blockStats(t, live); after-raw > 2*pieceParams.Max {
 		t.Fatalf("a near-copy of the bulk load's texts added %d bytes of blocks", after-raw)
 	}
-	if err := s.Check(ctx); err != nil {
+	if err := live.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,179 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/simdex/simdex/index"
+)
+
+// querier runs statements: a pool, a connection or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanIDs(rows)
+}
+
+// scanIDs reads rows of one id each and closes rows.
+func scanIDs(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+const docColumns = `d.id, d.key, d.version_id, d.idem, d.name, d.source, d.parent_id, d.path, d.media_type, d.meta,
+	d.mod_time, d.indexed_at, d.error, d.keep_versions, d.raw_sha256, d.raw_size, d.content_id, c.text_sha256, c.text_size`
+
+const docFrom = ` FROM documents d LEFT JOIN contents c ON c.id = d.content_id `
+
+func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
+	var r index.Record
+	var parent, content, textSize sql.NullInt64
+	var path, meta string
+	var modTime, indexedAt int64
+	var rawSHA, textSHA []byte
+	err := rows.Scan(&r.ID, &r.Key, &r.VersionID, &r.Idempotency, &r.Name, &r.Source, &parent, &path, &r.MediaType, &meta,
+		&modTime, &indexedAt, &r.Error, &r.KeepVersions, &rawSHA, &r.RawSize, &content, &textSHA, &textSize)
+	if err != nil {
+		return nil, err
+	}
+	r.Parent = index.DocID(parent.Int64)
+	r.Content = index.ContentID(content.Int64)
+	r.TextSize = textSize.Int64
+	copy(r.RawSHA256[:], rawSHA)
+	copy(r.TextSHA[:], textSHA)
+	if modTime != 0 {
+		r.ModTime = time.Unix(0, modTime).UTC()
+	}
+	r.IndexedAt = time.Unix(0, indexedAt).UTC()
+	if err := json.Unmarshal([]byte(path), &r.Path); err != nil {
+		return nil, fmt.Errorf("decode path of document %d: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(meta), &r.Meta); err != nil {
+		return nil, fmt.Errorf("decode metadata of document %d: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+// records reads the documents selected by where, a constant clause.
+func (s *Store) records(ctx context.Context, what, where string, args ...any) ([]*index.Record, error) {
+	st, err := s.readStmt(ctx, "SELECT "+docColumns+docFrom+where)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
+	}
+	defer rows.Close()
+	var out []*index.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
+	}
+	return out, nil
+}
+
+// Get returns the document with id.
+func (s *Store) Get(ctx context.Context, id index.DocID) (*index.Record, error) {
+	rs, err := s.records(ctx, fmt.Sprintf("get document %d", id), "WHERE d.id = ?", int64(id))
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("get document %d: %w", id, index.ErrNotFound)
+	}
+	return rs[0], nil
+}
+
+// Lookup returns the versions of key, newest first, or the document whose
+// idempotency key is key.
+func (s *Store) Lookup(ctx context.Context, key string) ([]*index.Record, error) {
+	rs, err := s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.key = ? ORDER BY d.id DESC", key)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		rs, err = s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.idem = ?", key)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("look up %q: %w", key, index.ErrNotFound)
+	}
+	return rs, nil
+}
+
+// ByContent returns every document version whose text is one of
+// contents, by id. The contents travel as one JSON list, so that the
+// statement's text stays the same (and prepared) whatever their number.
+func (s *Store) ByContent(ctx context.Context, contents ...index.ContentID) ([]*index.Record, error) {
+	if len(contents) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(contents)
+	if err != nil {
+		return nil, fmt.Errorf("documents of %d contents: %w", len(contents), err)
+	}
+	return s.records(ctx, fmt.Sprintf("documents of %d contents", len(contents)), "WHERE d.content_id IN (SELECT value FROM json_each(?)) ORDER BY d.id", string(list))
+}
+
+// Seen reports whether a document with this idempotency key is stored.
+func (s *Store) Seen(ctx context.Context, idem string) (bool, error) {
+	var one int
+	st, err := s.readStmt(ctx, "SELECT 1 FROM documents WHERE idem = ?")
+	if err == nil {
+		err = st.QueryRowContext(ctx, idem).Scan(&one)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check %q: %w", idem, s.mapErr(err))
+	}
+	return true, nil
+}
+
+// Documents calls fn with every document version, by id.
+func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) error {
+	rows, err := s.reads(ctx).QueryContext(ctx, "SELECT "+docColumns+docFrom+"ORDER BY d.id")
+	if err != nil {
+		return fmt.Errorf("list documents: %w", s.mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return fmt.Errorf("list documents: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
