@@ -279,17 +279,3 @@ func (t *Truth) Get(i, j int) Similarity {
 	c := int(t.common[t.row(a)+b])
 	return similarity(t.sizes[i], t.sizes[j], c)
 }
-
-// Identical reports whether documents i and j have identical texts.
-func (t *Truth) Identical(i, j int) bool { return t.groups[i] == t.groups[j] }
-
-// Shared returns the number of shingles documents i and j share.
-func (t *Truth) Shared(i, j int) int {
-	if i == j {
-		return t.sizes[i]
-	}
-	if i > j {
-		i, j = j, i
-	}
-	return int(t.common[t.row(i)+j])
-}
