@@ -327,13 +327,9 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 			*dst = n
 		}
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 10000 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want 1 to 10000", v))
-			return
-		}
-		f.Limit = n
+	var ok bool
+	if f.Limit, ok = intParam(w, r, "limit", 0, 1, 10000); !ok {
+		return
 	}
 	switch f.Kind {
 	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced:
@@ -459,14 +455,9 @@ func (a *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	if !a.needPolicy(w) {
 		return
 	}
-	limit := 20
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count >= 1", v))
-			return
-		}
-		limit = n
+	limit, ok := limitParam(w, r, 20, 1, "want a count >= 1")
+	if !ok {
+		return
 	}
 	runs, err := a.Policy.Runs(r.Context(), limit)
 	if err != nil {
