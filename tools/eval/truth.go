@@ -224,12 +224,7 @@ func NewTruth(sets [][]uint64, textHashes [][32]byte) (*Truth, error) {
 			ps = append(ps, posting{h, int32(d)})
 		}
 	}
-	slices.SortFunc(ps, func(a, b posting) int {
-		if c := cmp.Compare(a.h, b.h); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.d, b.d)
-	})
+	slices.SortFunc(ps, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.d, b.d)) })
 	for lo := 0; lo < len(ps); {
 		hi := lo + 1
 		for hi < len(ps) && ps[hi].h == ps[lo].h {
