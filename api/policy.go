@@ -109,12 +109,19 @@ func (a *Server) policyError(w http.ResponseWriter, op string, err error) {
 	writeError(w, code, err)
 }
 
-func (a *Server) needPolicy(w http.ResponseWriter) bool {
-	if a.Policy == nil {
-		writeError(w, http.StatusServiceUnavailable, errors.New("the policy engine is not running"))
-		return false
+// errNoPolicy answers the routes of the policy engine while it is not running.
+var errNoPolicy = errors.New("the policy engine is not running")
+
+// needPolicy answers 503 while the policy engine is not running, else
+// passes the request to h.
+func (a *Server) needPolicy(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.Policy == nil {
+			writeError(w, http.StatusServiceUnavailable, errNoPolicy)
+			return
+		}
+		h(w, r)
 	}
-	return true
 }
 
 // decodeBody decodes a JSON body of at most limit bytes into v.
@@ -129,9 +136,6 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 }
 
 func (a *Server) listHolds(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	status := policy.HoldStatus(r.URL.Query().Get("status"))
 	switch status {
 	case "", policy.HoldActive, policy.HoldReleased:
@@ -155,9 +159,6 @@ func (a *Server) listHolds(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Server) getHold(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	if !a.matterVisible(w, r, r.PathValue("matter")) {
 		return
 	}
@@ -172,9 +173,6 @@ func (a *Server) getHold(w http.ResponseWriter, r *http.Request) {
 // createHold answers POST /api/v1/holds: the hold is placed at once and
 // every near-copy of its seeds flagged (and, in mode hold, locked).
 func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	limit := a.MaxBody
 	if limit <= 0 {
 		limit = 64 << 20
@@ -286,9 +284,6 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 }
 
 func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	var req reasonBody
 	if !a.matterVisible(w, r, r.PathValue("matter")) || !decodeBody(w, r, 1<<20, &req) {
 		return
@@ -304,9 +299,6 @@ func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
 // listFlags answers GET /api/v1/flags with filters kind, status, matter,
 // rule, document, and pagination by after (the last id seen) and limit.
 func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	q := r.URL.Query()
 	f := policy.FlagFilter{Kind: policy.FlagKind(q.Get("kind")), Status: policy.FlagStatus(q.Get("status")),
 		Matter: q.Get("matter"), Rule: q.Get("rule")}
@@ -363,9 +355,6 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Server) getFlag(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
@@ -381,9 +370,6 @@ func (a *Server) getFlag(w http.ResponseWriter, r *http.Request) {
 // {"reason": ...}) and /execute (an approved deletion, carried out after
 // the holds are checked again).
 func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
@@ -428,9 +414,6 @@ func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
 // evaluate answers POST /api/v1/policy/evaluate[?dry_run=true]: the run
 // with its decisions (what is flagged, held or kept, and why).
 func (a *Server) evaluate(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	if !a.everyMatter(w, r, errEvaluateScoped) {
 		return
 	}
@@ -452,9 +435,6 @@ func (a *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	limit, ok := limitParam(w, r, 20, 1, "want a count >= 1")
 	if !ok {
 		return
@@ -519,9 +499,6 @@ func (a *Server) everyMatter(w http.ResponseWriter, r *http.Request, refusal err
 // checkpoint ({"seq": 0} for none): 200 and the new head when the log is
 // intact, 409 when it was edited, reordered or truncated.
 func (a *Server) verifyAudit(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	if !a.everyMatter(w, r, errVerifyScoped) {
 		return
 	}
