@@ -112,6 +112,15 @@ func (a *Server) policyError(w http.ResponseWriter, op string, err error) {
 // errNoPolicy answers the routes of the policy engine while it is not running.
 var errNoPolicy = errors.New("the policy engine is not running")
 
+// answer writes v, or err as policyError does for op.
+func (a *Server) answer(w http.ResponseWriter, op string, v any, err error) {
+	if err != nil {
+		a.policyError(w, op, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 // needPolicy answers 503 while the policy engine is not running, else
 // passes the request to h.
 func (a *Server) needPolicy(h http.HandlerFunc) http.HandlerFunc {
@@ -149,12 +158,7 @@ func (a *Server) listHolds(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	visible := []policy.Hold{}
-	for _, h := range hs {
-		if p.CanSeeMatter(h.Matter) {
-			visible = append(visible, h)
-		}
-	}
+	visible := slices.DeleteFunc(append([]policy.Hold{}, hs...), func(h policy.Hold) bool { return !p.CanSeeMatter(h.Matter) })
 	writeJSON(w, http.StatusOK, map[string]any{"holds": visible})
 }
 
@@ -163,11 +167,7 @@ func (a *Server) getHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h, err := a.Policy.Hold(r.Context(), r.PathValue("matter"))
-	if err != nil {
-		a.policyError(w, "get hold", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, h)
+	a.answer(w, "get hold", h, err)
 }
 
 // createHold answers POST /api/v1/holds: the hold is placed at once and
@@ -289,11 +289,7 @@ func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h, err := a.Policy.ReleaseHold(r.Context(), r.PathValue("matter"), req.Reason, actor(r))
-	if err != nil {
-		a.policyError(w, "release hold", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, h)
+	a.answer(w, "release hold", h, err)
 }
 
 // listFlags answers GET /api/v1/flags with filters kind, status, matter,
@@ -404,11 +400,7 @@ func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("flag action %q: want approve, dismiss or execute", action))
 		return
 	}
-	if err != nil {
-		a.policyError(w, "flag "+r.PathValue("action"), err)
-		return
-	}
-	writeJSON(w, http.StatusOK, f.View())
+	a.answer(w, "flag "+r.PathValue("action"), f.View(), err)
 }
 
 // evaluate answers POST /api/v1/policy/evaluate[?dry_run=true]: the run
@@ -427,11 +419,7 @@ func (a *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 		dry = b
 	}
 	run, err := a.Policy.Evaluate(r.Context(), dry)
-	if err != nil {
-		a.policyError(w, "evaluate", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, run)
+	a.answer(w, "evaluate", run, err)
 }
 
 func (a *Server) listRuns(w http.ResponseWriter, r *http.Request) {
