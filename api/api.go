@@ -274,11 +274,7 @@ func NewDocument(r *index.Record) Document {
 }
 
 func (a *Server) document(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID[index.DocID](w, r, "document")
-	if !ok {
-		return
-	}
-	if rec, ok := a.getRecord(w, r, id); ok {
+	if rec, ok := a.pathRecord(w, r); ok {
 		writeJSON(w, http.StatusOK, NewDocument(rec))
 	}
 }
@@ -309,14 +305,9 @@ func (a *Server) stats(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count >= 0 (0: all)", v))
-			return
-		}
-		limit = n
+	limit, ok := limitParam(w, r, 100, 0, "want a count >= 0 (0: all)")
+	if !ok {
+		return
 	}
 	if a.DeadLetters == nil {
 		writeError(w, http.StatusServiceUnavailable, errors.New("dead letters are not available"))
@@ -348,17 +339,11 @@ func (a *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, errors.New("the notifier is not running"))
 		return
 	}
-	q := r.URL.Query()
-	limit := 100
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count >= 1", v))
-			return
-		}
-		limit = n
+	limit, ok := limitParam(w, r, 100, 1, "want a count >= 1")
+	if !ok {
+		return
 	}
-	ds, err := a.Outbox.Deliveries(r.Context(), q.Get("status"), limit)
+	ds, err := a.Outbox.Deliveries(r.Context(), r.URL.Query().Get("status"), limit)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return

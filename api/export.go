@@ -42,7 +42,8 @@ func (a *Server) exportDocuments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if matter != "" {
-		if !a.needPolicy(w) {
+		if a.Policy == nil {
+			writeError(w, http.StatusServiceUnavailable, errNoPolicy)
 			return
 		}
 		ids, err := a.Policy.HeldDocuments(r.Context(), matter)

@@ -109,12 +109,28 @@ func (a *Server) policyError(w http.ResponseWriter, op string, err error) {
 	writeError(w, code, err)
 }
 
-func (a *Server) needPolicy(w http.ResponseWriter) bool {
-	if a.Policy == nil {
-		writeError(w, http.StatusServiceUnavailable, errors.New("the policy engine is not running"))
-		return false
+// errNoPolicy answers the routes of the policy engine while it is not running.
+var errNoPolicy = errors.New("the policy engine is not running")
+
+// answer writes v, or err as policyError does for op.
+func (a *Server) answer(w http.ResponseWriter, op string, v any, err error) {
+	if err != nil {
+		a.policyError(w, op, err)
+		return
 	}
-	return true
+	writeJSON(w, http.StatusOK, v)
+}
+
+// needPolicy answers 503 while the policy engine is not running, else
+// passes the request to h.
+func (a *Server) needPolicy(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.Policy == nil {
+			writeError(w, http.StatusServiceUnavailable, errNoPolicy)
+			return
+		}
+		h(w, r)
+	}
 }
 
 // decodeBody decodes a JSON body of at most limit bytes into v.
@@ -129,9 +145,6 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 }
 
 func (a *Server) listHolds(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	status := policy.HoldStatus(r.URL.Query().Get("status"))
 	switch status {
 	case "", policy.HoldActive, policy.HoldReleased:
@@ -145,36 +158,21 @@ func (a *Server) listHolds(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	visible := []policy.Hold{}
-	for _, h := range hs {
-		if p.CanSeeMatter(h.Matter) {
-			visible = append(visible, h)
-		}
-	}
+	visible := slices.DeleteFunc(append([]policy.Hold{}, hs...), func(h policy.Hold) bool { return !p.CanSeeMatter(h.Matter) })
 	writeJSON(w, http.StatusOK, map[string]any{"holds": visible})
 }
 
 func (a *Server) getHold(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	if !a.matterVisible(w, r, r.PathValue("matter")) {
 		return
 	}
 	h, err := a.Policy.Hold(r.Context(), r.PathValue("matter"))
-	if err != nil {
-		a.policyError(w, "get hold", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, h)
+	a.answer(w, "get hold", h, err)
 }
 
 // createHold answers POST /api/v1/holds: the hold is placed at once and
 // every near-copy of its seeds flagged (and, in mode hold, locked).
 func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	limit := a.MaxBody
 	if limit <= 0 {
 		limit = 64 << 20
@@ -286,27 +284,17 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 }
 
 func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	var req reasonBody
 	if !a.matterVisible(w, r, r.PathValue("matter")) || !decodeBody(w, r, 1<<20, &req) {
 		return
 	}
 	h, err := a.Policy.ReleaseHold(r.Context(), r.PathValue("matter"), req.Reason, actor(r))
-	if err != nil {
-		a.policyError(w, "release hold", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, h)
+	a.answer(w, "release hold", h, err)
 }
 
 // listFlags answers GET /api/v1/flags with filters kind, status, matter,
 // rule, document, and pagination by after (the last id seen) and limit.
 func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	q := r.URL.Query()
 	f := policy.FlagFilter{Kind: policy.FlagKind(q.Get("kind")), Status: policy.FlagStatus(q.Get("status")),
 		Matter: q.Get("matter"), Rule: q.Get("rule")}
@@ -327,13 +315,9 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 			*dst = n
 		}
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 10000 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want 1 to 10000", v))
-			return
-		}
-		f.Limit = n
+	var ok bool
+	if f.Limit, ok = intParam(w, r, "limit", 0, 1, 10000); !ok {
+		return
 	}
 	switch f.Kind {
 	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced:
@@ -367,9 +351,6 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Server) getFlag(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
@@ -385,9 +366,6 @@ func (a *Server) getFlag(w http.ResponseWriter, r *http.Request) {
 // {"reason": ...}) and /execute (an approved deletion, carried out after
 // the holds are checked again).
 func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	id, ok := pathID[int64](w, r, "flag")
 	if !ok {
 		return
@@ -422,19 +400,12 @@ func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("flag action %q: want approve, dismiss or execute", action))
 		return
 	}
-	if err != nil {
-		a.policyError(w, "flag "+r.PathValue("action"), err)
-		return
-	}
-	writeJSON(w, http.StatusOK, f.View())
+	a.answer(w, "flag "+r.PathValue("action"), f.View(), err)
 }
 
 // evaluate answers POST /api/v1/policy/evaluate[?dry_run=true]: the run
 // with its decisions (what is flagged, held or kept, and why).
 func (a *Server) evaluate(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	if !a.everyMatter(w, r, errEvaluateScoped) {
 		return
 	}
@@ -448,25 +419,13 @@ func (a *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 		dry = b
 	}
 	run, err := a.Policy.Evaluate(r.Context(), dry)
-	if err != nil {
-		a.policyError(w, "evaluate", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, run)
+	a.answer(w, "evaluate", run, err)
 }
 
 func (a *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
+	limit, ok := limitParam(w, r, 20, 1, "want a count >= 1")
+	if !ok {
 		return
-	}
-	limit := 20
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("limit %q: want a count >= 1", v))
-			return
-		}
-		limit = n
 	}
 	runs, err := a.Policy.Runs(r.Context(), limit)
 	if err != nil {
@@ -528,9 +487,6 @@ func (a *Server) everyMatter(w http.ResponseWriter, r *http.Request, refusal err
 // checkpoint ({"seq": 0} for none): 200 and the new head when the log is
 // intact, 409 when it was edited, reordered or truncated.
 func (a *Server) verifyAudit(w http.ResponseWriter, r *http.Request) {
-	if !a.needPolicy(w) {
-		return
-	}
 	if !a.everyMatter(w, r, errVerifyScoped) {
 		return
 	}

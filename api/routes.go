@@ -33,6 +33,8 @@ type route struct {
 	// search routes run near-copy searches: in turn, at most
 	// http.max_searches at once (searchGate).
 	search bool
+	// policy routes answer 503 while the policy engine is not running.
+	policy bool
 	// req and resp are values of the JSON request body and success answer,
 	// from which the OpenAPI document's schemas are generated.
 	req, resp any
@@ -110,30 +112,30 @@ func (a *Server) routes() []route {
 			Deliveries []notifier.Delivery `json:"deliveries"`
 		}{}},
 		{method: "POST", path: "/api/v1/deliveries/requeue", summary: "Retry failed alert deliveries now", body: "application/json", perm: auth.PermDeliveriesRequeue, handler: a.requeueDeliveries, req: idsBody{}},
-		{method: "GET", path: "/api/v1/holds", summary: "Legal holds (matters) the caller may see", query: []string{"status"}, perm: auth.PermMattersRead, handler: a.listHolds, resp: struct {
+		{method: "GET", path: "/api/v1/holds", summary: "Legal holds (matters) the caller may see", query: []string{"status"}, perm: auth.PermMattersRead, policy: true, handler: a.listHolds, resp: struct {
 			Holds []policy.Hold `json:"holds"`
 		}{}},
-		{method: "POST", path: "/api/v1/holds", summary: "Place a legal hold: every near-copy of its seeds is held and flagged", body: "application/json", perm: auth.PermHoldsManage, handler: a.createHold, req: HoldRequest{}, resp: HoldResponse{}},
-		{method: "GET", path: "/api/v1/holds/{matter}", summary: "One legal hold", perm: auth.PermMattersRead, handler: a.getHold, resp: policy.Hold{}},
-		{method: "GET", path: "/api/v1/holds/{matter}/documents", summary: "The documents a hold holds, by name, and why: seed, or the seed each matched with its scores", perm: auth.PermMattersRead, handler: a.heldDocuments, resp: struct {
+		{method: "POST", path: "/api/v1/holds", summary: "Place a legal hold: every near-copy of its seeds is held and flagged", body: "application/json", perm: auth.PermHoldsManage, policy: true, handler: a.createHold, req: HoldRequest{}, resp: HoldResponse{}},
+		{method: "GET", path: "/api/v1/holds/{matter}", summary: "One legal hold", perm: auth.PermMattersRead, policy: true, handler: a.getHold, resp: policy.Hold{}},
+		{method: "GET", path: "/api/v1/holds/{matter}/documents", summary: "The documents a hold holds, by name, and why: seed, or the seed each matched with its scores", perm: auth.PermMattersRead, policy: true, handler: a.heldDocuments, resp: struct {
 			Documents []HeldDocument `json:"documents"`
 		}{}},
-		{method: "POST", path: "/api/v1/holds/{matter}/release", summary: "Release a legal hold, with a reason", body: "application/json", perm: auth.PermHoldsManage, handler: a.releaseHold, req: reasonBody{}, resp: policy.Hold{}},
+		{method: "POST", path: "/api/v1/holds/{matter}/release", summary: "Release a legal hold, with a reason", body: "application/json", perm: auth.PermHoldsManage, policy: true, handler: a.releaseHold, req: reasonBody{}, resp: policy.Hold{}},
 		{method: "GET", path: "/api/v1/flags", summary: "Review flags the caller may see, filtered and paged by id",
-			query: []string{"kind", "status", "matter", "rule", "document", "after", "limit"}, perm: auth.PermFlagsRead, handler: a.listFlags, resp: flagsAnswer{}},
-		{method: "POST", path: "/api/v1/flags/bulk", summary: "Approve or dismiss many flags, each on its own", body: "application/json", perm: auth.PermFlagsReview, handler: a.bulkFlags, req: BulkRequest{}, resp: struct {
+			query: []string{"kind", "status", "matter", "rule", "document", "after", "limit"}, perm: auth.PermFlagsRead, policy: true, handler: a.listFlags, resp: flagsAnswer{}},
+		{method: "POST", path: "/api/v1/flags/bulk", summary: "Approve or dismiss many flags, each on its own", body: "application/json", perm: auth.PermFlagsReview, policy: true, handler: a.bulkFlags, req: BulkRequest{}, resp: struct {
 			Results []BulkResult `json:"results"`
 		}{}},
-		{method: "GET", path: "/api/v1/flags/{id}", summary: "One review flag", perm: auth.PermFlagsRead, handler: a.getFlag, resp: policy.FlagView{}},
+		{method: "GET", path: "/api/v1/flags/{id}", summary: "One review flag", perm: auth.PermFlagsRead, policy: true, handler: a.getFlag, resp: policy.FlagView{}},
 		{method: "POST", path: "/api/v1/flags/{id}/{action}", summary: "approve or dismiss a flag (with a reason), or execute an approved deletion",
-			body: "application/json", perm: auth.PermFlagsReview, handler: a.actOnFlag, req: reasonBody{}, resp: policy.FlagView{}},
+			body: "application/json", perm: auth.PermFlagsReview, policy: true, handler: a.actOnFlag, req: reasonBody{}, resp: policy.FlagView{}},
 		{method: "GET", path: "/api/v1/rules", summary: "Retention and keep-at-least rules in force", perm: auth.PermRulesRead, handler: a.listRules, resp: rulesAnswer{}},
-		{method: "POST", path: "/api/v1/policy/evaluate", summary: "Evaluate retention now; with dry_run, what would be flagged and why", query: []string{"dry_run"}, perm: auth.PermRulesDryRun, handler: a.evaluate, resp: policy.Run{}},
-		{method: "GET", path: "/api/v1/policy/runs", summary: "Recorded evaluations, newest first", query: []string{"limit"}, perm: auth.PermRulesRead, handler: a.listRuns, resp: struct {
+		{method: "POST", path: "/api/v1/policy/evaluate", summary: "Evaluate retention now; with dry_run, what would be flagged and why", query: []string{"dry_run"}, perm: auth.PermRulesDryRun, policy: true, handler: a.evaluate, resp: policy.Run{}},
+		{method: "GET", path: "/api/v1/policy/runs", summary: "Recorded evaluations, newest first", query: []string{"limit"}, perm: auth.PermRulesRead, policy: true, handler: a.listRuns, resp: struct {
 			Runs []policy.Run `json:"runs"`
 		}{}},
 		{method: "GET", path: "/api/v1/audit", summary: "Audit log entries from seq after on, oldest first", query: []string{"after", "limit"}, perm: auth.PermAuditRead, handler: a.listAudit, resp: auditAnswer{}},
-		{method: "POST", path: "/api/v1/audit/verify", summary: "Verify the audit log's hash chain against a saved checkpoint", body: "application/json", perm: auth.PermAuditRead, handler: a.verifyAudit, req: policy.Checkpoint{}, resp: AuditVerifyResponse{}},
+		{method: "POST", path: "/api/v1/audit/verify", summary: "Verify the audit log's hash chain against a saved checkpoint", body: "application/json", perm: auth.PermAuditRead, policy: true, handler: a.verifyAudit, req: policy.Checkpoint{}, resp: AuditVerifyResponse{}},
 		{method: "GET", path: "/api/v1/export", summary: "A load file (csv, jsonl or Concordance dat) with near-duplicate fields", query: []string{"format*", "matter"}, perm: auth.PermExport, handler: a.exportDocuments},
 		{method: "GET", path: "/api/v1/tokens", summary: "API tokens (never their secrets)", perm: auth.PermTokensManage, handler: a.listTokens, resp: struct {
 			Tokens []TokenView `json:"tokens"`
@@ -171,6 +173,9 @@ func (a *Server) Handler() http.Handler {
 	}
 	for _, rt := range a.routes() {
 		var h http.Handler = rt.handler
+		if rt.policy {
+			h = a.needPolicy(rt.handler)
+		}
 		if rt.search {
 			h = a.searches.wrap(h)
 		}

@@ -31,14 +31,11 @@ type ThreadMessage struct {
 
 // thread answers GET /api/v1/documents/{id}/thread[?inclusive=true].
 func (a *Server) thread(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID[index.DocID](w, r, "document")
+	rec, ok := a.pathRecord(w, r)
 	if !ok {
 		return
 	}
-	if _, ok := a.getRecord(w, r, id); !ok {
-		return
-	}
-	t, err := a.Index.ThreadOf(r.Context(), id)
+	t, err := a.Index.ThreadOf(r.Context(), rec.ID)
 	switch {
 	case errors.Is(err, index.ErrNoThread):
 		writeError(w, http.StatusNotFound, err)

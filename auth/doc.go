@@ -50,5 +50,5 @@
 // a CertMap), and puts the Principal in the request context; Require
 // answers 403 unless the principal holds a permission. Public paths
 // (health, readiness, metrics, the UI's static files) are the caller's
-// choice: see Public.
+// choice: it leaves them outside Middleware.
 package auth

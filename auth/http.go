@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"path"
 	"strings"
 )
 
@@ -17,14 +16,6 @@ type Authenticator interface {
 // Option configures Middleware.
 type Option func(*middleware)
 
-// Public leaves paths unauthenticated. A prefix ending in "/" covers every
-// path under it ("/ui/"); any other covers that path and the paths below
-// it ("/healthz" covers "/healthz" and "/healthz/x", not "/healthzz").
-// Paths are cleaned first, so "/ui/../api/v1/x" is not public.
-func Public(prefixes ...string) Option {
-	return func(m *middleware) { m.public = append(m.public, prefixes...) }
-}
-
 // ClientCerts authenticates requests that carry no bearer token by their
 // verified client certificate, mapped to a principal by certs. The server's
 // tls.Config must verify client certificates (see MTLSConfig).
@@ -33,17 +24,16 @@ func ClientCerts(certs *CertMap) Option {
 }
 
 type middleware struct {
-	auth   Authenticator
-	next   http.Handler
-	public []string
-	certs  *CertMap
+	auth  Authenticator
+	next  http.Handler
+	certs *CertMap
 }
 
-// Middleware authenticates every request but the public ones (see Public)
-// and passes it to next with its Principal in the context (FromContext).
-// A request with a bearer token is judged by the token alone; one without
-// is judged by its client certificate when ClientCerts is given. Anything
-// else is answered 401 with a JSON error body.
+// Middleware authenticates every request and passes it to next with its
+// Principal in the context (FromContext). A request with a bearer token is
+// judged by the token alone; one without is judged by its client
+// certificate when ClientCerts is given. Anything else is answered 401
+// with a JSON error body.
 func Middleware(auth Authenticator, next http.Handler, opts ...Option) http.Handler {
 	m := &middleware{auth: auth, next: next}
 	for _, o := range opts {
@@ -52,28 +42,7 @@ func Middleware(auth Authenticator, next http.Handler, opts ...Option) http.Hand
 	return m
 }
 
-func (m *middleware) isPublic(p string) bool {
-	clean := path.Clean("/" + p)
-	if strings.HasSuffix(p, "/") && clean != "/" {
-		clean += "/"
-	}
-	for _, pre := range m.public {
-		if strings.HasSuffix(pre, "/") {
-			if strings.HasPrefix(clean, pre) {
-				return true
-			}
-		} else if clean == pre || strings.HasPrefix(clean, pre+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if m.isPublic(r.URL.Path) {
-		m.next.ServeHTTP(w, r)
-		return
-	}
 	p, err := m.principal(r)
 	if err != nil {
 		status, msg := http.StatusUnauthorized, "invalid or missing credentials"

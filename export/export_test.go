@@ -609,7 +609,9 @@ func FuzzDATField(f *testing.F) {
 			if want := datExpect(neutralise(s, o.withDefaults().Newline), o); recs[1][1] != want {
 				t.Fatalf("%q read back as %q, want %q", s, recs[1][1], want)
 			}
-			if got := datField(s, o); !utf8.ValidString(got) {
+			var field strings.Builder
+			escapeDAT(&field, s, o.withDefaults())
+			if got := field.String(); !utf8.ValidString(got) {
 				t.Fatalf("%q escaped to invalid UTF-8 %q", s, got)
 			}
 		}

@@ -381,11 +381,3 @@ func escapeDAT(w runeWriter, s string, o DATOptions) {
 		i += size
 	}
 }
-
-// datField returns the escaped content of one DAT field, without its
-// enclosing quotes.
-func datField(s string, o DATOptions) string {
-	var b strings.Builder
-	escapeDAT(&b, s, o.withDefaults())
-	return b.String()
-}

@@ -37,14 +37,11 @@ func (s Selector) Match(r *index.Record) bool {
 			return false
 		}
 	}
-	for k, v := range s.Meta {
-		if got, ok := r.Meta[k]; !ok || got != v {
-			return false
-		}
-	}
-	for k, v := range s.Tags {
-		if got, ok := r.Meta[k]; !ok || got != v {
-			return false
+	for _, want := range []map[string]string{s.Meta, s.Tags} {
+		for k, v := range want {
+			if got, ok := r.Meta[k]; !ok || got != v {
+				return false
+			}
 		}
 	}
 	return true

@@ -32,28 +32,14 @@ type Index interface {
 // iteration) to Index.
 func IndexOf(ix *index.Index) Index { return indexAdapter{ix} }
 
-type indexAdapter struct{ ix *index.Index }
+type indexAdapter struct{ *index.Index }
 
-func (a indexAdapter) Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error) {
-	return a.ix.Similar(ctx, id, th)
-}
-func (a indexAdapter) Get(ctx context.Context, id index.DocID) (*index.Record, error) {
-	return a.ix.Get(ctx, id)
-}
 func (a indexAdapter) Lookup(ctx context.Context, key string) ([]*index.Record, error) {
-	return a.ix.Store().Lookup(ctx, key)
+	return a.Store().Lookup(ctx, key)
 }
+
 func (a indexAdapter) Documents(ctx context.Context, fn func(*index.Record) error) error {
-	return a.ix.Store().Documents(ctx, fn)
-}
-func (a indexAdapter) Watch(ctx context.Context, contents []index.ContentID) (*index.Watchlist, error) {
-	return a.ix.Watch(ctx, contents)
-}
-func (a indexAdapter) SimilarTo(ctx context.Context, fp *index.Fingerprint, th index.Thresholds, exclude ...index.DocID) ([]index.Match, error) {
-	return a.ix.SimilarTo(ctx, fp, th, exclude...)
-}
-func (a indexAdapter) FingerprintOf(ctx context.Context, id index.DocID) (*index.Record, *index.Fingerprint, error) {
-	return a.ix.FingerprintOf(ctx, id)
+	return a.Store().Documents(ctx, fn)
 }
 
 var _ watcher = indexAdapter{}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -84,6 +85,9 @@ type Spec struct {
 
 // ErrInvalidSpec is wrapped by New for unusable specifications.
 var ErrInvalidSpec = errors.New("invalid algorithm")
+
+// Name names the algorithm of the specification (Algorithm.Name).
+func (s Spec) Name() string { return s.String() }
 
 // String names the specification, as Algorithm.Name does.
 func (s Spec) String() string {
@@ -197,14 +201,12 @@ func compareSets(a, b Signature) Estimate {
 	return e
 }
 
-type modN struct{ s Spec }
-
-func (m modN) Name() string { return m.s.String() }
+type modN struct{ Spec }
 
 func (m modN) Sign(text []byte) Signature {
-	n := uint64(m.s.N)
+	n := uint64(m.Spec.N)
 	var out setSig
-	sketch.Shingles(m.s.W, text, func(h uint64) {
+	sketch.Shingles(m.Spec.W, text, func(h uint64) {
 		if h = mix64(h); h%n == 0 {
 			out = append(out, h)
 		}
@@ -238,18 +240,16 @@ func containmentFrom(e *Estimate, na, nb float64) {
 // unit maps a 64-bit hash to (0, 1].
 func unit(h uint64) float64 { return (float64(h) + 1) / (1 << 64) }
 
-type minN struct{ s Spec }
-
-func (m minN) Name() string { return m.s.String() }
+type minN struct{ Spec }
 
 // Sign keeps the n smallest distinct fingerprints in one pass (a bounded
 // max-heap), and estimates the number of distinct shingles from the n-th
 // smallest, (n-1)/u_n (the KMV estimator), or counts them when fewer.
 func (m minN) Sign(text []byte) Signature {
-	n := m.s.N
+	n := m.Spec.N
 	heap := make([]uint64, 0, n) // max-heap
 	in := make(map[uint64]struct{}, n)
-	sketch.Shingles(m.s.W, text, func(h uint64) {
+	sketch.Shingles(m.Spec.W, text, func(h uint64) {
 		h = mix64(h)
 		if len(heap) == n && h >= heap[0] {
 			return
@@ -300,7 +300,7 @@ func (m minN) Compare(a, b Signature) Estimate {
 		return e
 	}
 	both, seen := 0, 0
-	for i, j := 0, 0; seen < m.s.N && (i < len(sa.vals) || j < len(sb.vals)); seen++ {
+	for i, j := 0, 0; seen < m.Spec.N && (i < len(sa.vals) || j < len(sb.vals)); seen++ {
 		switch {
 		case j == len(sb.vals) || (i < len(sa.vals) && sa.vals[i] < sb.vals[j]):
 			i++
@@ -320,17 +320,15 @@ func (m minN) Compare(a, b Signature) Estimate {
 }
 
 type sketchN struct {
-	s     Spec
+	Spec
 	seeds []uint64
 }
-
-func (m sketchN) Name() string { return m.s.String() }
 
 // Sign keeps the minimum of every shingle under each of n hash functions:
 // n hashes per distinct shingle, the cost the seed study measured. The
 // number of distinct shingles is estimated from the minima.
 func (m sketchN) Sign(text []byte) Signature {
-	all := distinct(fingerprints(m.s.W, text))
+	all := distinct(fingerprints(m.Spec.W, text))
 	mins := make([]uint64, len(m.seeds))
 	for i := range mins {
 		mins[i] = math.MaxUint64
@@ -372,15 +370,13 @@ func (m sketchN) Compare(a, b Signature) Estimate {
 	return e
 }
 
-type winnowN struct{ s Spec }
-
-func (m winnowN) Name() string { return m.s.String() }
+type winnowN struct{ Spec }
 
 // Sign keeps the minimum of every window of n consecutive fingerprints
 // (the rightmost one on ties), recording each selected position once, with
 // a monotonic queue in a ring buffer.
 func (m winnowN) Sign(text []byte) Signature {
-	n := m.s.N
+	n := m.Spec.N
 	vals := make([]uint64, n) // ring of candidate minima, increasing
 	pos := make([]int, n)     // their positions
 	at := func(k int) int {   // ring index of queue element k
@@ -391,7 +387,7 @@ func (m winnowN) Sign(text []byte) Signature {
 	}
 	head, size, i, last := 0, 0, 0, -1
 	var out setSig
-	sketch.Shingles(m.s.W, text, func(h uint64) {
+	sketch.Shingles(m.Spec.W, text, func(h uint64) {
 		h = mix64(h)
 		for size > 0 && vals[at(head+size-1)] >= h {
 			size--
@@ -415,17 +411,15 @@ func (m winnowN) Sign(text []byte) Signature {
 
 func (m winnowN) Compare(a, b Signature) Estimate { return compareSets(a, b) }
 
-type bswN struct{ s Spec }
-
-func (m bswN) Name() string { return m.s.String() }
+type bswN struct{ Spec }
 
 // Sign cuts a chunk after every fingerprint that is 0 mod n and keeps the
 // smallest fingerprint of each chunk.
 func (m bswN) Sign(text []byte) Signature {
-	n := uint64(m.s.N)
+	n := uint64(m.Spec.N)
 	var out setSig
 	cur, open := uint64(math.MaxUint64), false
-	sketch.Shingles(m.s.W, text, func(h uint64) {
+	sketch.Shingles(m.Spec.W, text, func(h uint64) {
 		h = mix64(h)
 		// The boundary test uses other bits than the minimum, which would
 		// otherwise favour boundary fingerprints.
@@ -453,22 +447,9 @@ func (s chunkSig) Entries() int { return len(s.chunks) }
 
 func sortChunks(cs []chunk.Chunk) []chunk.Chunk {
 	slices.SortFunc(cs, func(a, b chunk.Chunk) int {
-		if c := cmp64(a.Hash, b.Hash); c != 0 {
-			return c
-		}
-		return int(a.Len) - int(b.Len)
+		return cmp.Or(cmp.Compare(a.Hash, b.Hash), int(a.Len)-int(b.Len))
 	})
 	return cs
-}
-
-func cmp64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // bytesInCommon sums the lengths of the chunks two sorted chunk lists
@@ -491,11 +472,9 @@ func bytesInCommon(a, b []chunk.Chunk) int {
 }
 
 type chunks struct {
-	s Spec
+	Spec
 	p chunk.Params
 }
-
-func (m chunks) Name() string { return m.s.String() }
 
 func (m chunks) Sign(text []byte) Signature {
 	return chunkSig{chunks: sortChunks(chunk.Append(m.p, nil, text)), size: len(text)}
@@ -519,15 +498,13 @@ type simHashSig uint64
 
 func (simHashSig) Entries() int { return 1 }
 
-type simHash struct{ s Spec }
-
-func (m simHash) Name() string { return m.s.String() }
+type simHash struct{ Spec }
 
 // Sign is Charikar's SimHash over every w-byte shingle: each shingle adds
 // +1 or -1 to 64 counters by the bits of its hash; the signs are the bits.
 func (m simHash) Sign(text []byte) Signature {
 	var cnt [64]int32
-	sketch.Shingles(m.s.W, text, func(h uint64) {
+	sketch.Shingles(m.Spec.W, text, func(h uint64) {
 		h = mix64(h)
 		for b := range cnt {
 			cnt[b] += int32(h>>b&1)*2 - 1

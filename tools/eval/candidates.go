@@ -30,12 +30,7 @@ func SampleCandidates(texts [][]byte, opts index.Options, maxDF int, minShare fl
 			ps = append(ps, posting{s, int32(i)})
 		}
 	}
-	slices.SortFunc(ps, func(a, b posting) int {
-		if c := cmp.Compare(a.s, b.s); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.d, b.d)
-	})
+	slices.SortFunc(ps, func(a, b posting) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.d, b.d)) })
 	shared := map[Pair]int{}
 	for lo := 0; lo < len(ps); {
 		hi := lo + 1

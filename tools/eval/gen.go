@@ -1,13 +1,10 @@
 package eval
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -307,42 +304,4 @@ func editRand(seed uint64, original int, e Edit) *rand.Rand {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d %s", original, e)
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
-}
-
-// WriteCorpus writes originals and their variants (see Generate) under dir
-// as text files, with manifest.tsv naming, for each file, its original and
-// its edit; names name the originals.
-func WriteCorpus(dir string, names []string, originals [][]byte, o GenOptions) error {
-	if len(names) != len(originals) {
-		return fmt.Errorf("write corpus: %d names for %d originals", len(names), len(originals))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write corpus: %w", err)
-	}
-	var man bytes.Buffer
-	man.WriteString("file\toriginal\tedit\n")
-	for i, text := range originals {
-		f := fmt.Sprintf("o%04d.txt", i)
-		if err := os.WriteFile(filepath.Join(dir, f), text, 0o644); err != nil {
-			return fmt.Errorf("write corpus: %w", err)
-		}
-		fmt.Fprintf(&man, "%s\t%s\toriginal\n", f, names[i])
-	}
-	n := 0
-	err := Generate(originals, o, func(v Variant) error {
-		f := fmt.Sprintf("v%06d.txt", n)
-		n++
-		if err := os.WriteFile(filepath.Join(dir, f), v.Text, 0o644); err != nil {
-			return fmt.Errorf("write corpus: %w", err)
-		}
-		fmt.Fprintf(&man, "%s\t%s\t%s\n", f, names[v.Original], v.Edit)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "manifest.tsv"), man.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write corpus: %w", err)
-	}
-	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -202,33 +200,6 @@ func TestGenerateDeterministic(t *testing.T) {
 	o.Seed = 43
 	if c := collect(o); bytes.Equal(c["insert 5 random/0"], a["insert 5 random/0"]) {
 		t.Error("another seed gives the same variant")
-	}
-}
-
-func TestWriteCorpus(t *testing.T) {
-	dir := t.TempDir()
-	origs := [][]byte{[]byte("a b c d e f g h i j k l"), []byte("m n o p q r s t u v w x")}
-	err := WriteCorpus(dir, []string{"one", "two"}, origs, GenOptions{Seed: 1, Counts: []int{1, 2}, Kinds: []EditKind{Insert, Prefix}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	man, err := os.ReadFile(filepath.Join(dir, "manifest.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(man)), "\n")
-	// Header, 2 originals, 2 × (2 spreads × 2 counts + 9 prefixes).
-	if want := 1 + 2 + 2*(4+9); len(lines) != want {
-		t.Fatalf("manifest has %d lines, want %d", len(lines), want)
-	}
-	for _, l := range lines[1:] {
-		f := strings.Split(l, "\t")
-		if _, err := os.Stat(filepath.Join(dir, f[0])); err != nil {
-			t.Errorf("manifest names a missing file: %v", err)
-		}
-	}
-	if err := WriteCorpus(dir, []string{"one"}, origs, GenOptions{}); err == nil {
-		t.Error("mismatched names accepted")
 	}
 }
 

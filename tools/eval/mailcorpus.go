@@ -354,14 +354,18 @@ var (
 		"Who owns the {noun} on the {dept} side?", "Quick reminder about the {noun}.",
 		"Could {dept} {verb} the {noun} this week?", "{name} has {verbed} the {noun}; {dept} still needs to {verb} it.",
 	}
-	chatterVerbs = []string{"review", "sign", "update", "circulate", "approve", "check", "finalise", "discuss", "archive"}
-	chatterNouns = []string{"draft", "contract", "budget", "release notes", "inventory", "audit report", "vendor list", "export",
-		"schedule", "distribution plan", "compliance checklist", "statement of work", "invoice", "board memo", "slide deck"}
-	chatterDays   = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "tomorrow", "next week", "the 15th"}
-	chatterDepts  = []string{"procurement", "engineering", "the product team", "finance", "the open-source office", "security", "HR"}
-	chatterMonths = []string{"March", "April", "May", "June", "the quarter", "the month"}
-	chatterTimes  = []string{"9:30", "11:00", "14:00", "16:30"}
-	editWords     = []string{"company", "software", "licensee", "product", "program", "recipient", "material", "author",
+	// chatterWords fill the placeholders of chatterTemplates; {verbed} is
+	// a verb made past, {name} and any other a first name.
+	chatterWords = map[string][]string{
+		"verb": {"review", "sign", "update", "circulate", "approve", "check", "finalise", "discuss", "archive"},
+		"noun": {"draft", "contract", "budget", "release notes", "inventory", "audit report", "vendor list", "export",
+			"schedule", "distribution plan", "compliance checklist", "statement of work", "invoice", "board memo", "slide deck"},
+		"day":   {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "tomorrow", "next week", "the 15th"},
+		"dept":  {"procurement", "engineering", "the product team", "finance", "the open-source office", "security", "HR"},
+		"month": {"March", "April", "May", "June", "the quarter", "the month"},
+		"time":  {"9:30", "11:00", "14:00", "16:30"},
+	}
+	editWords = []string{"company", "software", "licensee", "product", "program", "recipient", "material", "author",
 		"project", "package", "notice", "terms", "vendor", "customer", "distributor"}
 )
 
@@ -468,25 +472,14 @@ func (t *mailThread) chatter() string {
 				break
 			}
 			b := a + strings.IndexByte(line[a:], '}')
-			var w string
-			switch line[a+1 : b] {
-			case "verb":
-				w = t.pick(chatterVerbs)
-			case "verbed":
-				w = t.pick(chatterVerbs)
+			name := line[a+1 : b]
+			words, ok := chatterWords[strings.TrimSuffix(name, "ed")]
+			if !ok {
+				words = mailFirst
+			}
+			w := t.pick(words)
+			if name == "verbed" {
 				w = strings.TrimSuffix(w, "e") + "ed"
-			case "noun":
-				w = t.pick(chatterNouns)
-			case "day":
-				w = t.pick(chatterDays)
-			case "dept":
-				w = t.pick(chatterDepts)
-			case "time":
-				w = t.pick(chatterTimes)
-			case "month":
-				w = t.pick(chatterMonths)
-			default:
-				w = t.pick(mailFirst)
 			}
 			line = line[:a] + w + line[b+1:]
 		}

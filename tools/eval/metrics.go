@@ -85,16 +85,6 @@ func NewTally(t *Truth) *Tally {
 	return ta
 }
 
-// Count returns the counts of the reported ordered pairs, which must be
-// distinct and never pair a document with itself.
-func (ta *Tally) Count(reported []Pair) Counts {
-	c := Counts{Positives: ta.positives, Reported: len(reported)}
-	for _, p := range reported {
-		c.add(Classify(ta.truth.Get(int(p.A), int(p.B))))
-	}
-	return c
-}
-
 func (c *Counts) add(cl Class) {
 	if cl&Unrelated != 0 {
 		c.FalseAlarms++

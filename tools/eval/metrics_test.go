@@ -34,7 +34,7 @@ func TestTallyCount(t *testing.T) {
 	if ta.positives != [3]int{2, 4, 4} {
 		t.Fatalf("positives %v", ta.positives)
 	}
-	c := ta.Count([]Pair{{0, 1}, {0, 2}, {2, 0}, {0, 3}})
+	c := CountPassing(ta, []Scored[int]{{Pair: Pair{0, 1}}, {Pair: Pair{0, 2}}, {Pair: Pair{2, 0}}, {Pair: Pair{0, 3}}}, false, func(int) bool { return true })
 	if c.Reported != 4 || c.Found != [3]int{1, 2, 2} || c.FalseAlarms != 1 || c.Correct != 3 {
 		t.Fatalf("counts %+v", c)
 	}
@@ -52,7 +52,7 @@ func TestTallyCount(t *testing.T) {
 			t.Errorf("%s = %v, want %v", tc.what, tc.got, tc.want)
 		}
 	}
-	empty := ta.Count(nil)
+	empty := CountPassing[int](ta, nil, false, nil)
 	if empty.FalseAlarmShare() != 0 || empty.Precision() != 1 || empty.Recall(Near) != 0 {
 		t.Errorf("nothing reported: %+v", empty)
 	}

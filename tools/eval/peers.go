@@ -3,6 +3,7 @@ package eval
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -172,12 +173,7 @@ func parseSsdeep(out []byte) ([]Scored[int], error) {
 	for p, s := range best {
 		res = append(res, Scored[int]{p, s})
 	}
-	slices.SortFunc(res, func(x, y Scored[int]) int {
-		if x.A != y.A {
-			return int(x.A - y.A)
-		}
-		return int(x.B - y.B)
-	})
+	slices.SortFunc(res, func(x, y Scored[int]) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 	return res, nil
 }
 

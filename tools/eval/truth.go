@@ -224,12 +224,7 @@ func NewTruth(sets [][]uint64, textHashes [][32]byte) (*Truth, error) {
 			ps = append(ps, posting{h, int32(d)})
 		}
 	}
-	slices.SortFunc(ps, func(a, b posting) int {
-		if c := cmp.Compare(a.h, b.h); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.d, b.d)
-	})
+	slices.SortFunc(ps, func(a, b posting) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.d, b.d)) })
 	for lo := 0; lo < len(ps); {
 		hi := lo + 1
 		for hi < len(ps) && ps[hi].h == ps[lo].h {
@@ -278,18 +273,4 @@ func (t *Truth) Get(i, j int) Similarity {
 	}
 	c := int(t.common[t.row(a)+b])
 	return similarity(t.sizes[i], t.sizes[j], c)
-}
-
-// Identical reports whether documents i and j have identical texts.
-func (t *Truth) Identical(i, j int) bool { return t.groups[i] == t.groups[j] }
-
-// Shared returns the number of shingles documents i and j share.
-func (t *Truth) Shared(i, j int) int {
-	if i == j {
-		return t.sizes[i]
-	}
-	if i > j {
-		i, j = j, i
-	}
-	return int(t.common[t.row(i)+j])
 }

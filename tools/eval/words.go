@@ -103,10 +103,3 @@ func runeKind(r rune) int {
 	}
 	return separator
 }
-
-// WordList returns the words of text (see TruthWords).
-func WordList(text []byte) []string {
-	var out []string
-	TruthWords(text, func(w []byte) { out = append(out, string(w)) })
-	return out
-}

@@ -32,7 +32,9 @@ func TestTruthWords(t *testing.T) {
 		{"underscores and symbols separate", "snake_case a+b=c €5", "snake|case|a|b|c|5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := strings.Join(WordList([]byte(tc.text)), "|")
+			var words []string
+			TruthWords([]byte(tc.text), func(w []byte) { words = append(words, string(w)) })
+			got := strings.Join(words, "|")
 			if got != tc.want {
 				t.Errorf("words of %q = %q, want %q", tc.text, got, tc.want)
 			}
