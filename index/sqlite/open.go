@@ -24,8 +24,10 @@ var indexKind = func() sqlitedb.Kind {
 	return k
 }()
 
-// schemaVersion is the number of migrations this build knows.
-var schemaVersion = len(migrations)
+// SchemaVersion is the schema version this code writes: an index opened
+// by it is migrated up to this version, and one of a later version is
+// refused (index.ErrSchemaVersion).
+var SchemaVersion = len(migrations)
 
 // Open opens or creates the live store at path, migrating its schema
 // forward and settling what a bulk load that did not get to close left.
@@ -198,13 +200,13 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
 	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	if v > schemaVersion {
-		return fmt.Errorf("%w: store has version %d, this simdex knows up to %d", index.ErrSchemaVersion, v, schemaVersion)
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: store has version %d, this simdex knows up to %d", index.ErrSchemaVersion, v, SchemaVersion)
 	}
 	if v == 0 { // a new store: nothing to report
 		log = slog.New(slog.DiscardHandler)
 	}
-	for ; v < schemaVersion; v++ {
+	for ; v < SchemaVersion; v++ {
 		// Each step is one transaction: a crash leaves the previous version,
 		// and the next open carries on from there.
 		start := time.Now()
