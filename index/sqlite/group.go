@@ -12,10 +12,16 @@ import (
 
 // Groups calls fn with every set of contents sharing a band key or a chunk
 // held by at most maxChunkDocs contents; with of, only the sets holding
-// one of of.
+// one of of. A bulk load's view answers while it holds (bulkview.go).
 func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
 	if err := s.errStale(); err != nil {
 		return err
+	}
+	if v, err := s.load.postingsView(ctx); err != nil || v != nil {
+		if err != nil {
+			return fmt.Errorf("group contents: %w", err)
+		}
+		return v.groups(maxChunkDocs, of, fn)
 	}
 	tx, end, keys, err := s.groupingTx(ctx, of)
 	if err != nil {
@@ -157,10 +163,20 @@ func (s *Store) postingsByKey(ctx context.Context, tx *sql.Tx, query, order stri
 	return nil
 }
 
-// ChunkContents counts the contents holding each chunk.
+// ChunkContents counts the contents holding each chunk, from a bulk
+// load's view if there is one. It is taken as it is, without asking
+// whether another process has added contents since (postingsView): a
+// scan's analysis asks for each of its shared chunks, and the question
+// cost more than the counts. A count only decides whether a chunk is
+// ubiquitous, held by more than a share of all contents, which a few
+// contents added meanwhile hardly change; Groups and AnchorGroups do ask,
+// and drop the view.
 func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
 	if err := s.errStale(); err != nil {
 		return nil, err
+	}
+	if v := s.load.loadView(); v != nil {
+		return v.chunkContents(hashes), nil
 	}
 	out := make(map[uint64]int, len(hashes))
 	// One read transaction for every count, on one connection.
@@ -186,10 +202,17 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 	return out, nil
 }
 
-// AnchorGroups implements index.Grouper.
+// AnchorGroups implements index.Grouper, from a bulk load's view while
+// it holds.
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
 	if err := s.errStale(); err != nil {
 		return err
+	}
+	if v, err := s.load.postingsView(ctx); err != nil || v != nil {
+		if err != nil {
+			return fmt.Errorf("group anchors: %w", err)
+		}
+		return v.anchorGroups(maxDocs, of, fn)
 	}
 	// One snapshot: the postings carry each content's anchor count.
 	tx, end, keys, err := s.groupingTx(ctx, of)

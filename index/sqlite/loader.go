@@ -23,8 +23,8 @@ import (
 // holding posted contents it defers nothing: a live index keeps every
 // document findable as soon as it is committed.
 //
-// Its methods are the Store's; Put, Remove, the grouping reads and Close
-// take the load into account. It is safe for concurrent use.
+// Its methods are the Store's, which take the load into account (Store.load).
+// It is safe for concurrent use.
 type Loader struct {
 	*store
 	deferShares bool                     // band shares are left to settle
@@ -90,17 +90,6 @@ func (l *Loader) begin(ctx context.Context, s *Store) error {
 	return nil
 }
 
-// Put commits entries in one transaction, leaving what the load defers.
-func (l *Loader) Put(ctx context.Context, entries []index.Entry) ([]index.Committed, error) {
-	return l.write(ctx, entries, l)
-}
-
-// Remove deletes a document version (or every version of key) and its
-// children.
-func (l *Loader) Remove(ctx context.Context, key, versionID string) ([]index.DocID, error) {
-	return l.remove(ctx, key, versionID, l)
-}
-
 // SettlePostings makes the postings the load has deferred searchable, and
 // nothing else: a load that analyses its postings next calls it. When
 // they are every posting of the index, they are sorted in memory, where
@@ -133,12 +122,6 @@ func (l *Loader) Settle(ctx context.Context) error {
 		return l.settleBandShares(ctx, l.logger, slog.LevelDebug, l)
 	}
 	return nil
-}
-
-// Close settles the load and releases the database. Further calls do
-// nothing.
-func (l *Loader) Close() error {
-	return l.closeAfter(func() error { return l.Settle(context.Background()) })
 }
 
 // endTx keeps, when committed, or forgets what a transaction of the load

@@ -88,7 +88,7 @@ func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Stor
 // openConns opens the store's connections, migrates its schema, checks its
 // scheme and begins l's load; on error it closes whatever it opened.
 func openConns(ctx context.Context, path, dsn, sync string, opts Options, l *Loader) (_ *Store, err error) {
-	s := &Store{path: path, now: opts.Now, scheme: opts.Scheme}
+	s := &Store{path: path, now: opts.Now, scheme: opts.Scheme, load: l}
 	defer func() {
 		if err == nil {
 			return

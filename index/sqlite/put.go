@@ -12,17 +12,12 @@ import (
 	"github.com/simdex/simdex/index"
 )
 
-// Put commits entries in one transaction.
+// Put commits entries in one transaction, leaving what a bulk load defers.
 func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committed, error) {
-	return s.write(ctx, entries, nil)
-}
-
-// write commits entries in one transaction; l is the load under way, nil
-// in a live store.
-func (s *Store) write(ctx context.Context, entries []index.Entry, l *Loader) ([]index.Committed, error) {
 	if err := s.errStale(); err != nil {
 		return nil, err
 	}
+	l := s.load
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)

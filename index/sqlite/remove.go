@@ -11,11 +11,7 @@ import (
 // Remove deletes a document version (or every version of key) and its
 // children.
 func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocID, error) {
-	return s.remove(ctx, key, versionID, nil)
-}
-
-// remove is Remove; l is the load under way, nil in a live store.
-func (s *Store) remove(ctx context.Context, key, versionID string, l *Loader) ([]index.DocID, error) {
+	l := s.load
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)

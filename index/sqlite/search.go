@@ -17,6 +17,9 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 	if err := s.errStale(); err != nil {
 		return nil, err
 	}
+	if err := s.load.settleView(ctx); err != nil { // only the tables answer
+		return nil, fmt.Errorf("find candidates: %w", err)
+	}
 	gen := s.over.start(s.now())
 	tx, end, err := s.readTx(ctx) // one read lock for every lookup
 	if err != nil {
@@ -361,6 +364,9 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	}
 	if len(anchors) == 0 || limit <= 0 {
 		return nil, nil
+	}
+	if err := s.load.settleView(ctx); err != nil { // only the tables answer
+		return nil, fmt.Errorf("find anchor candidates: %w", err)
 	}
 	gen := s.over.start(s.now())
 	// One read transaction for every lookup: each statement on its own
