@@ -646,41 +646,17 @@ func releaseText(ctx context.Context, stmts *txStmts, cid int64) error {
 
 // Text returns the extracted text kept for content.
 func (s *Store) Text(ctx context.Context, content index.ContentID) ([]byte, error) {
-	text, err := s.text(ctx, content)
-	if err != nil {
-		return nil, fmt.Errorf("text of content %d: %w", content, err)
-	}
-	return text, nil
-}
-
-func (s *Store) text(ctx context.Context, content index.ContentID) ([]byte, error) {
 	// One read transaction (or ctx's snapshot), so that a block cannot go
 	// between the row and the block reads.
 	tx, end, err := s.readTx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	var codec string
-	var data []byte
-	err = tx.QueryRowContext(ctx, "SELECT codec, data FROM texts WHERE content_id = ?", int64(content)).Scan(&codec, &data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, index.ErrNoText
-	}
-	if err != nil {
-		return nil, s.mapErr(err)
-	}
-	switch codec {
-	case codecZstd:
-		text, err := textDecoder.DecodeAll(data, nil)
-		if err != nil {
-			return nil, fmt.Errorf("decompress: %w", err)
+	if err == nil {
+		defer end()
+		var text []byte
+		if text, err = textIn(ctx, tx, int64(content)); err == nil {
+			return text, nil
 		}
-		return text, nil
-	case codecPieces:
-		return readPieces(ctx, tx, data)
 	}
-	return nil, fmt.Errorf("%w: unknown text codec %q", ErrInconsistent, codec)
+	return nil, fmt.Errorf("text of content %d: %w", content, s.mapErr(err))
 }
 
 // readPieces assembles a codecPieces text from its blocks, each read and
