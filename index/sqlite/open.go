@@ -134,25 +134,17 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options, l *Loa
 // does neither: Refingerprint posts everything again.
 func (s *Store) begin(ctx context.Context, l *Loader) error {
 	if s.stale.Load() != nil {
-		if l != nil {
-			l.deferShares = false
-		}
 		return nil
 	}
 	if l != nil {
-		if err := l.begin(ctx, s); err != nil {
+		if err := l.begin(ctx, s); err != nil || l.deferred {
 			return err
 		}
 	}
-	if l == nil || !l.deferPosts {
-		if err := s.settlePostings(ctx, s.logger, slog.LevelInfo, l); err != nil {
-			return err
-		}
+	if err := s.settlePostings(ctx, s.logger, slog.LevelInfo, l); err != nil {
+		return err
 	}
-	if l == nil || !l.deferShares {
-		return s.settleBandShares(ctx, s.logger, slog.LevelInfo, l)
-	}
-	return nil
+	return s.settleBandShares(ctx, s.logger, slog.LevelInfo, l)
 }
 
 // openReaders opens the readers' and the checkpointer's connections.

@@ -117,7 +117,7 @@ func (p *putTx) begin(ctx context.Context, entries []index.Entry) error {
 	if p.l != nil {
 		pieces, seen = p.l.pieces, p.l.seen
 	}
-	if p.l != nil && p.l.deferShares {
+	if p.l != nil && p.l.deferred {
 		mark, err := p.stmts.prepare(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('"+bandSharesStaleKey+"', '1')")
 		if err == nil {
 			_, err = mark.ExecContext(ctx)
@@ -282,7 +282,7 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 		return index.ContentID(id), false, err
 	}
 	stmts := &p.stmts
-	deferShares := p.l != nil && p.l.deferShares
+	deferred := p.l != nil && p.l.deferred
 	p.body = fp.AppendBody(p.body[:0])
 	keys := make([]int64, len(bands))
 	bandBlob := make([]byte, 0, 4*len(bands))
@@ -291,7 +291,7 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
 	}
 	var shares shared
-	if !deferShares {
+	if !deferred {
 		if shares, err = stmts.bands.shareOf(ctx, stmts, keys); err != nil {
 			return 0, false, err
 		}
@@ -307,12 +307,12 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 	if err != nil {
 		return 0, false, err
 	}
-	if !deferShares {
+	if !deferred {
 		if err := stmts.bands.stored(ctx, stmts, id, keys, shares); err != nil {
 			return 0, false, err
 		}
 	}
-	if p.l != nil && p.l.deferPosts {
+	if deferred {
 		pend, err := stmts.prepare(ctx, "INSERT INTO pending_postings (content_id) VALUES (?)")
 		if err == nil {
 			_, err = pend.ExecContext(ctx, id)
