@@ -186,12 +186,8 @@ func lastBlocks(ctx context.Context, stmts *txStmts, keys []int64) (map[int64]*b
 	if err != nil {
 		return nil, err
 	}
-	st, err := stmts.prepare(ctx, `SELECT b.h, b.first, b.n, b.ids FROM (SELECT DISTINCT value AS h FROM json_each(?)) j
-		JOIN anchor_blocks b ON b.h = j.h AND b.first = (SELECT max(first) FROM anchor_blocks WHERE h = j.h)`)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
-	}
-	rows, err := st.QueryContext(ctx, string(list))
+	rows, err := stmts.query(ctx, `SELECT b.h, b.first, b.n, b.ids FROM (SELECT DISTINCT value AS h FROM json_each(?)) j
+		JOIN anchor_blocks b ON b.h = j.h AND b.first = (SELECT max(first) FROM anchor_blocks WHERE h = j.h)`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
 	}

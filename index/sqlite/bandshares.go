@@ -200,11 +200,7 @@ func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys 
 	}
 	for _, u := range ups {
 		if u.mask == 0 && !u.overflow && len(u.partners) == 0 {
-			del, err := stmts.prepare(ctx, "DELETE FROM band_shares WHERE c = ?")
-			if err == nil {
-				_, err = del.ExecContext(ctx, u.o)
-			}
-			if err != nil {
+			if err := stmts.exec(ctx, "DELETE FROM band_shares WHERE c = ?", u.o); err != nil {
 				return fmt.Errorf("delete shared bands of content %d: %w", u.o, err)
 			}
 			continue
@@ -223,12 +219,8 @@ func bandHolders(ctx context.Context, stmts *txStmts, keys []int64, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := stmts.prepare(ctx, `SELECT j.key, (SELECT group_concat(c) FROM (SELECT c FROM band_postings WHERE h = j.value LIMIT ?2))
-		FROM json_each(?1) j`)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, string(list), limit)
+	rows, err := stmts.query(ctx, `SELECT j.key, (SELECT group_concat(c) FROM (SELECT c FROM band_postings WHERE h = j.value LIMIT ?2))
+		FROM json_each(?1) j`, string(list), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -299,12 +291,8 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 	}
 	for _, u := range ups {
 		if keys := others[u.o]; len(keys) > 0 {
-			st, err := stmts.prepare(ctx, "SELECT bands FROM contents WHERE id = ?")
-			if err != nil {
-				return err
-			}
 			var bands []byte
-			if err := st.QueryRowContext(ctx, u.o).Scan(&bands); err != nil {
+			if err := stmts.queryRow(ctx, "SELECT bands FROM contents WHERE id = ?", u.o).Scan(&bands); err != nil {
 				return fmt.Errorf("read bands of content %d: %w", u.o, err)
 			}
 			u.mask |= bandMask(bands, func(k int64) bool { return slices.Contains(keys, k) })
@@ -331,11 +319,7 @@ func readShares(ctx context.Context, stmts *txStmts, query string, ids []int64, 
 	if err != nil {
 		return err
 	}
-	st, err := stmts.prepare(ctx, query)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, string(list))
+	rows, err := stmts.query(ctx, query, string(list))
 	if err != nil {
 		return fmt.Errorf("read band shares: %w", err)
 	}
@@ -353,15 +337,11 @@ func readShares(ctx context.Context, stmts *txStmts, query string, ids []int64, 
 
 // putShare writes content c's row.
 func putShare(ctx context.Context, stmts *txStmts, c, mask int64, partners []int64, overflow bool) error {
-	st, err := stmts.prepare(ctx, "INSERT OR REPLACE INTO band_shares (c, mask, partners) VALUES (?, ?, ?)")
-	if err != nil {
-		return err
-	}
 	var blob []byte // NULL: too many partners to list
 	if !overflow {
 		blob = encodeIDs(partners)
 	}
-	if _, err := st.ExecContext(ctx, c, mask, blob); err != nil {
+	if err := stmts.exec(ctx, "INSERT OR REPLACE INTO band_shares (c, mask, partners) VALUES (?, ?, ?)", c, mask, blob); err != nil {
 		return fmt.Errorf("record shared bands of content %d: %w", c, err)
 	}
 	return nil

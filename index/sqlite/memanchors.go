@@ -69,12 +69,9 @@ func (d *anchorDelta) remove(h, c int64) {
 // bumpAnchorsGen adds one to the anchor generation in tx (whose postings
 // changed) and returns the generation it had before.
 func bumpAnchorsGen(ctx context.Context, stmts *txStmts) (int64, error) {
-	st, err := stmts.prepare(ctx, "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '"+anchorsGenKey+"' RETURNING CAST(value AS INTEGER) - 1")
-	if err != nil {
-		return 0, err
-	}
 	var before int64
-	if err := st.QueryRowContext(ctx).Scan(&before); err != nil {
+	query := "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '" + anchorsGenKey + "' RETURNING CAST(value AS INTEGER) - 1"
+	if err := stmts.queryRow(ctx, query).Scan(&before); err != nil {
 		return 0, fmt.Errorf("count anchor changes: %w", err)
 	}
 	return before, nil

@@ -118,11 +118,7 @@ func (p *putTx) begin(ctx context.Context, entries []index.Entry) error {
 		pieces, seen = p.l.pieces, p.l.seen
 	}
 	if p.l != nil && p.l.deferred {
-		mark, err := p.stmts.prepare(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('"+bandSharesStaleKey+"', '1')")
-		if err == nil {
-			_, err = mark.ExecContext(ctx)
-		}
-		if err != nil {
+		if err := p.stmts.exec(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('"+bandSharesStaleKey+"', '1')"); err != nil {
 			return fmt.Errorf("mark band shares stale: %w", err)
 		}
 	}
@@ -192,11 +188,7 @@ func (s *Store) putEntry(ctx context.Context, p *putTx, entries []index.Entry, i
 func (p *putTx) stored(ctx context.Context, idem, key string) (*index.Committed, error) {
 	var existing int64
 	var cid sql.NullInt64
-	lookup, err := p.stmts.prepare(ctx, "SELECT id, content_id FROM documents WHERE idem = ?")
-	if err != nil {
-		return nil, err
-	}
-	err = lookup.QueryRowContext(ctx, idem).Scan(&existing, &cid)
+	err := p.stmts.queryRow(ctx, "SELECT id, content_id FROM documents WHERE idem = ?", idem).Scan(&existing, &cid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -297,12 +289,8 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 		}
 	}
 	anchors := fp.Anchors()
-	insert, err := stmts.prepare(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id")
-	if err != nil {
-		return 0, false, err
-	}
 	var id int64
-	err = insert.QueryRowContext(ctx,
+	err = stmts.queryRow(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id",
 		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), p.body, bandBlob, len(anchors)).Scan(&id)
 	if err != nil {
 		return 0, false, err
@@ -313,11 +301,7 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 		}
 	}
 	if deferred {
-		pend, err := stmts.prepare(ctx, "INSERT INTO pending_postings (content_id) VALUES (?)")
-		if err == nil {
-			_, err = pend.ExecContext(ctx, id)
-		}
-		if err != nil {
+		if err := stmts.exec(ctx, "INSERT INTO pending_postings (content_id) VALUES (?)", id); err != nil {
 			return 0, false, fmt.Errorf("defer postings: %w", err)
 		}
 		p.l.posts.add(id, fp, keys)
@@ -351,12 +335,8 @@ func (p *putTx) countReference(ctx context.Context, fp *index.Fingerprint) (int6
 // bump runs query, which counts a reference to a content, and returns
 // the content's id, or 0 when it counted none.
 func (p *putTx) bump(ctx context.Context, query string, args ...any) (int64, error) {
-	st, err := p.stmts.prepare(ctx, query)
-	if err != nil {
-		return 0, err
-	}
 	var id int64
-	if err := st.QueryRowContext(ctx, args...).Scan(&id); !errors.Is(err, sql.ErrNoRows) {
+	if err := p.stmts.queryRow(ctx, query, args...).Scan(&id); !errors.Is(err, sql.ErrNoRows) {
 		return id, err
 	}
 	return 0, nil

@@ -386,11 +386,7 @@ func (w *textWriter) lookUp(ctx context.Context, stmts *txStmts, entries []index
 			return nil
 		}
 		batch = append(batch, ']')
-		st, err := stmts.prepare(ctx, "SELECT t.h, t.block, t.off, t.len FROM json_each(?) j JOIN text_pieces t ON t.h = j.value")
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, string(batch))
+		rows, err := stmts.query(ctx, "SELECT t.h, t.block, t.off, t.len FROM json_each(?) j JOIN text_pieces t ON t.h = j.value", string(batch))
 		if err != nil {
 			return fmt.Errorf("look up text pieces: %w", err)
 		}
@@ -438,12 +434,8 @@ func (w *textWriter) piece(ctx context.Context, stmts *txStmts, h uint64, l uint
 		run, ok = w.bulk.get(h)
 	} else if !ok && !w.asked[h] { // a text Prepare did not see
 		w.asked[h] = true
-		lookup, err := stmts.prepare(ctx, "SELECT block, off, len FROM text_pieces WHERE h = ?")
-		if err != nil {
-			return textRun{}, false, err
-		}
 		var block, off, n int64
-		err = lookup.QueryRowContext(ctx, int64(h)).Scan(&block, &off, &n)
+		err := stmts.queryRow(ctx, "SELECT block, off, len FROM text_pieces WHERE h = ?", int64(h)).Scan(&block, &off, &n)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return textRun{}, false, fmt.Errorf("look up text piece: %w", err)
 		}
@@ -465,11 +457,7 @@ func (w *textWriter) piece(ctx context.Context, stmts *txStmts, h uint64, l uint
 func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, created bool, text []byte, prepared any) error {
 	if !created {
 		var one int
-		known, err := stmts.prepare(ctx, "SELECT 1 FROM texts WHERE content_id = ?")
-		if err != nil {
-			return err
-		}
-		err = known.QueryRowContext(ctx, int64(c)).Scan(&one)
+		err := stmts.queryRow(ctx, "SELECT 1 FROM texts WHERE content_id = ?", int64(c)).Scan(&one)
 		if err == nil {
 			return nil
 		}
@@ -554,12 +542,7 @@ func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, 
 	for _, b := range row.blocks() {
 		w.refs[b]++
 	}
-	insert, err := stmts.prepare(ctx, "INSERT INTO texts (content_id, codec, data) VALUES (?, ?, ?)")
-	if err != nil {
-		return err
-	}
-	_, err = insert.ExecContext(ctx, int64(c), codecPieces, appendTextRow(nil, &row))
-	return err
+	return stmts.exec(ctx, "INSERT INTO texts (content_id, codec, data) VALUES (?, ?, ?)", int64(c), codecPieces, appendTextRow(nil, &row))
 }
 
 // flush counts the references and inserts the pieces w has collected.
