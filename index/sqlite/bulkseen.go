@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"maps"
 )
 
 // bulkSeen is what a bulk load (Loader) has seen stored:
@@ -150,15 +151,9 @@ func (b *bulkSeen) end(committed bool) {
 		return
 	}
 	if committed && !b.off {
-		for h := range b.addIdems {
-			b.idems[h] = struct{}{}
-		}
-		for h := range b.addKeys {
-			b.keys[h] = struct{}{}
-		}
-		for k, id := range b.addTexts {
-			b.texts[k] = id
-		}
+		maps.Copy(b.idems, b.addIdems)
+		maps.Copy(b.keys, b.addKeys)
+		maps.Copy(b.texts, b.addTexts)
 		b.seq = b.nextSeq
 	}
 	clear(b.addIdems)
