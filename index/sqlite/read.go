@@ -26,17 +26,31 @@ func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int6
 }
 
 // scanIDs reads rows of one id each and closes rows.
-func scanIDs(rows *sql.Rows) ([]int64, error) {
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
+func scanIDs(rows *sql.Rows) (ids []int64, err error) {
+	err = eachRow(rows, nil, func(rows *sql.Rows) error {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			return nil, err
+			return err
 		}
 		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
+}
+
+// eachRow calls fn with each of rows, the result of a query that failed
+// with err if not nil, until fn fails, and closes rows.
+func eachRow(rows *sql.Rows, err error, fn func(*sql.Rows) error) error {
+	if err != nil {
+		return err
 	}
-	return ids, rows.Err()
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 const docColumns = `d.id, d.key, d.version_id, d.idem, d.name, d.source, d.parent_id, d.path, d.media_type, d.meta,
@@ -79,20 +93,17 @@ func (s *Store) records(ctx context.Context, what, where string, args ...any) ([
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
 	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
-	}
-	defer rows.Close()
 	var out []*index.Record
-	for rows.Next() {
+	rows, err := st.QueryContext(ctx, args...)
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return err
 		}
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
 	}
 	return out, nil
