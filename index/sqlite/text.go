@@ -681,30 +681,26 @@ func readPieces(ctx context.Context, tx *sql.Tx, data []byte) ([]byte, error) {
 // number of texts using it and that every block a text uses, or a piece
 // is found in, exists.
 func checkTexts(ctx context.Context, q querier) error {
-	rows, err := q.QueryContext(ctx, "SELECT content_id, data FROM texts WHERE codec = ?", codecPieces)
-	if err != nil {
-		return fmt.Errorf("check texts: %w", err)
-	}
-	defer rows.Close()
 	uses := make(map[int64]int64)
-	for rows.Next() {
+	rows, err := q.QueryContext(ctx, "SELECT content_id, data FROM texts WHERE codec = ?", codecPieces)
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var cid int64
 		var data []byte
 		if err := rows.Scan(&cid, &data); err != nil {
-			return fmt.Errorf("check texts: %w", err)
+			return err
 		}
 		row, err := decodeTextRow(data)
 		if err != nil {
-			return fmt.Errorf("check texts: content %d: %w", cid, err)
+			return fmt.Errorf("content %d: %w", cid, err)
 		}
 		for _, b := range row.blocks() {
 			uses[b]++
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("check texts: %w", err)
 	}
-	rows.Close()
 	blocks, err := q.QueryContext(ctx, "SELECT id, refs FROM text_blocks")
 	if err != nil {
 		return fmt.Errorf("check texts: %w", err)
