@@ -413,8 +413,7 @@ func sharesStale(ctx context.Context, q querier) (bool, error) {
 
 // settleBandShares computes band_shares from the postings, in one
 // transaction, if a bulk load left them stale.
-// l is the load under way, nil in a live store.
-func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level slog.Level, l *Loader) error {
+func (s *Store) settleBandShares(ctx context.Context, level slog.Level) error {
 	return s.settleBulk(ctx, "band shares", sharesStale, func(tx *sql.Tx, _ *anchorDelta) ([]any, error) {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
 			return nil, err
@@ -423,7 +422,7 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level sl
 		// nothing was written since (taken once, whatever becomes of
 		// this transaction).
 		var m *memShares
-		if l != nil {
+		if l := s.load; l != nil {
 			m, l.shares = l.shares, nil
 		}
 		if m != nil {
@@ -446,7 +445,7 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level sl
 		}
 		_, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = '"+bandSharesStaleKey+"'")
 		return []any{"from", from}, err
-	}, log, level)
+	}, level)
 }
 
 // bandKeys decodes contents.bands: each band's posting key, in band order.

@@ -93,7 +93,7 @@ func (l *Loader) postingsView(ctx context.Context) (*bulkView, error) {
 		return v, nil
 	}
 	l.view.CompareAndSwap(v, nil)
-	return nil, l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
+	return nil, l.settlePostings(ctx, slog.LevelDebug)
 }
 
 // settleView inserts the postings of the view, if there is one, for a read
@@ -102,7 +102,7 @@ func (l *Loader) settleView(ctx context.Context) error {
 	if l.loadView() == nil {
 		return nil
 	}
-	return l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
+	return l.settlePostings(ctx, slog.LevelDebug)
 }
 
 // loadView returns the view, if l is not nil.

@@ -98,7 +98,7 @@ func (l *Loader) SettlePostings(ctx context.Context) error {
 	if kept, err := l.keepPostings(ctx); err != nil || kept {
 		return err
 	}
-	return l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
+	return l.settlePostings(ctx, slog.LevelDebug)
 }
 
 // Settle does now what the load leaves to Close, so that the caller can
@@ -108,13 +108,13 @@ func (l *Loader) Settle(ctx context.Context) error {
 	if !l.deferred {
 		return nil
 	}
-	if err := l.settlePostings(ctx, l.logger, slog.LevelDebug, l); err != nil {
+	if err := l.settlePostings(ctx, slog.LevelDebug); err != nil {
 		return err
 	}
 	if err := l.settlePieces(ctx); err != nil {
 		return err
 	}
-	return l.settleBandShares(ctx, l.logger, slog.LevelDebug, l)
+	return l.settleBandShares(ctx, slog.LevelDebug)
 }
 
 // endTx keeps, when committed, or forgets what a transaction of the load

@@ -141,10 +141,10 @@ func (s *Store) begin(ctx context.Context, l *Loader) error {
 			return err
 		}
 	}
-	if err := s.settlePostings(ctx, s.logger, slog.LevelInfo, l); err != nil {
+	if err := s.settlePostings(ctx, slog.LevelInfo); err != nil {
 		return err
 	}
-	return s.settleBandShares(ctx, s.logger, slog.LevelInfo, l)
+	return s.settleBandShares(ctx, slog.LevelInfo)
 }
 
 // openReaders opens the readers' and the checkpointer's connections.
