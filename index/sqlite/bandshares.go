@@ -221,25 +221,22 @@ func bandHolders(ctx context.Context, stmts *txStmts, keys []int64, limit int) (
 	}
 	rows, err := stmts.query(ctx, `SELECT j.key, (SELECT group_concat(c) FROM (SELECT c FROM band_postings WHERE h = j.value LIMIT ?2))
 		FROM json_each(?1) j`, string(list), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := make([][]int64, len(keys))
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var i int
 		var cs sql.NullString
 		if err := rows.Scan(&i, &cs); err != nil {
-			return nil, err
+			return err
 		}
 		if !cs.Valid || cs.String == "" || i < 0 || i >= len(keys) {
-			continue
+			return nil
 		}
 		if out[i], err = parseIDs(cs.String); err != nil {
-			return nil, fmt.Errorf("holders of band key %d: %w", keys[i], err)
+			return fmt.Errorf("holders of band key %d: %w", keys[i], err)
 		}
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 func parseIDs(list string) ([]int64, error) {

@@ -136,27 +136,17 @@ func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.Co
 // ORDER BY) in key order, every row or, when only, only the rows of keys,
 // calling row for each.
 func (s *Store) postingsByKey(ctx context.Context, tx *sql.Tx, query, order string, only bool, keys []int64, row func(*sql.Rows) error) error {
-	each := func(rows *sql.Rows, err error) error {
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := row(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
 	if !only {
-		return each(tx.QueryContext(ctx, query+" ORDER BY "+order))
+		rows, err := tx.QueryContext(ctx, query+" ORDER BY "+order)
+		return eachRow(rows, err, row)
 	}
 	for batch := range slices.Chunk(keys, groupKeysBatch) {
 		list, err := json.Marshal(batch)
 		if err != nil {
 			return err
 		}
-		if err := each(tx.QueryContext(ctx, query+" WHERE h IN (SELECT value FROM json_each(?)) ORDER BY "+order, string(list))); err != nil {
+		rows, err := tx.QueryContext(ctx, query+" WHERE h IN (SELECT value FROM json_each(?)) ORDER BY "+order, string(list))
+		if err := eachRow(rows, err, row); err != nil {
 			return err
 		}
 	}

@@ -190,18 +190,15 @@ func (s *Store) wholeLists(ctx context.Context, tx *sql.Tx, table string, keys [
 		return out, nil
 	}
 	rows, err := s.queryByKeys(ctx, tx, `SELECT p.h, p.c FROM (SELECT DISTINCT value FROM json_each(?)) j JOIN `+table+` p ON p.h = j.value`, keys)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var k, c int64
 		if err := rows.Scan(&k, &c); err != nil {
-			return nil, err
+			return err
 		}
 		out[k] = append(out[k], c)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // postingLists returns, for each key, the contents posted under it in
@@ -215,26 +212,23 @@ func (s *Store) postingLists(ctx context.Context, tx *sql.Tx, table string, keys
 	}
 	rows, err := s.queryByKeys(ctx, tx, `SELECT j.value, (SELECT group_concat(c) FROM (SELECT c FROM `+table+` WHERE h = j.value LIMIT ?2))
 		FROM (SELECT DISTINCT value FROM json_each(?1)) j`, keys, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var k int64
 		var cs sql.NullString
 		if err := rows.Scan(&k, &cs); err != nil {
-			return nil, err
+			return err
 		}
 		if !cs.Valid || cs.String == "" {
-			continue
+			return nil
 		}
 		ids, err := parseIDs(cs.String)
 		if err != nil {
-			return nil, fmt.Errorf("posting list of %d: %w", k, err)
+			return fmt.Errorf("posting list of %d: %w", k, err)
 		}
 		out[k] = ids
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // anchorShare is a content on two or more of a query's anchor lists: on

@@ -289,23 +289,20 @@ func sortPostingsByKey(blocks [][]posting) []posting {
 func pendingPostings(ctx context.Context, tx *sql.Tx, after int64, posts *postings) (n int, last int64, err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.body, c.bands FROM pending_postings p JOIN contents c ON c.id = p.content_id
 		WHERE p.content_id > ? ORDER BY p.content_id LIMIT ?`, after, settleBatch)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer rows.Close()
 	var fp index.Fingerprint
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var body, bands []byte
 		if err := rows.Scan(&last, &body, &bands); err != nil {
-			return 0, 0, err
+			return err
 		}
 		if err := fp.DecodeBody(body); err != nil {
-			return 0, 0, fmt.Errorf("content %d: %w", last, err)
+			return fmt.Errorf("content %d: %w", last, err)
 		}
 		posts.addContent(last, &fp, bandKeys(bands))
 		n++
-	}
-	return n, last, rows.Err()
+		return nil
+	})
+	return n, last, err
 }
 
 // postingsPending reports whether a bulk load left contents to post.

@@ -387,19 +387,19 @@ func (w *textWriter) lookUp(ctx context.Context, stmts *txStmts, entries []index
 		}
 		batch = append(batch, ']')
 		rows, err := stmts.query(ctx, "SELECT t.h, t.block, t.off, t.len FROM json_each(?) j JOIN text_pieces t ON t.h = j.value", string(batch))
+		err = eachRow(rows, err, func(rows *sql.Rows) error {
+			var h, block, off, l int64
+			if err := rows.Scan(&h, &block, &off, &l); err != nil {
+				return err
+			}
+			w.known[uint64(h)] = textRun{block: block, off: uint32(off), len: uint32(l)}
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("look up text pieces: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var h, block, off, l int64
-			if err := rows.Scan(&h, &block, &off, &l); err != nil {
-				return fmt.Errorf("look up text pieces: %w", err)
-			}
-			w.known[uint64(h)] = textRun{block: block, off: uint32(off), len: uint32(l)}
-		}
 		batch, n = batch[:0], 0
-		return rows.Err()
+		return nil
 	}
 	for i := range entries {
 		p, ok := entries[i].Prepared.(*preparedText)
