@@ -188,19 +188,15 @@ func lastBlocks(ctx context.Context, stmts *txStmts, keys []int64) (map[int64]*b
 	}
 	rows, err := stmts.query(ctx, `SELECT b.h, b.first, b.n, b.ids FROM (SELECT DISTINCT value AS h FROM json_each(?)) j
 		JOIN anchor_blocks b ON b.h = j.h AND b.first = (SELECT max(first) FROM anchor_blocks WHERE h = j.h)`, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
-	}
-	defer rows.Close()
 	out := make(map[int64]*block)
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		b, err := scanBlock(rows)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			out[b.h] = b
 		}
-		out[b.h] = b
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
 	}
 	return out, nil
@@ -310,26 +306,22 @@ func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []
 	blocks := min(limit, 1<<24)/anchorBlockIDs + 2
 	rows, err := s.queryByKeys(ctx, tx, `SELECT j.value, b.first, b.n, b.ids FROM (SELECT DISTINCT value FROM json_each(?)) j
 		JOIN anchor_blocks b ON b.h = j.value AND b.first IN (SELECT first FROM anchor_blocks WHERE h = j.value ORDER BY first LIMIT ?)`, keys, blocks)
-	if err != nil {
-		return nil, err
-	}
 	byKey := make(map[int64][]*block, len(keys))
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var b block
 		var n int
 		var data []byte
 		if err := rows.Scan(&b.h, &b.first, &n, &data); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
+		var err error
 		if b.ps, err = decodeBlock(nil, b.first, n, data); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read %s of key %d: %w", anchorTable, b.h, err)
+			return fmt.Errorf("read %s of key %d: %w", anchorTable, b.h, err)
 		}
 		byKey[b.h] = append(byKey[b.h], &b)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	for k, bs := range byKey {

@@ -317,19 +317,10 @@ func readShares(ctx context.Context, stmts *txStmts, query string, ids []int64, 
 		return err
 	}
 	rows, err := stmts.query(ctx, query, string(list))
-	if err != nil {
+	if err := eachRow(rows, err, fn); err != nil {
 		return fmt.Errorf("read band shares: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return fmt.Errorf("read band shares: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read band shares: %w", err)
-	}
-	return rows.Close()
+	return nil
 }
 
 // putShare writes content c's row.
