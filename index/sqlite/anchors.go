@@ -451,52 +451,44 @@ func checkStored(ctx context.Context, conn *sql.Conn, ids map[int64]struct{}) er
 func blockAnchors(ctx context.Context, tx *sql.Tx) error {
 	counts := make(map[int64]int32)
 	rows, err := tx.QueryContext(ctx, "SELECT id, anchors FROM contents")
-	if err != nil {
-		return fmt.Errorf("block anchor postings: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var c int64
 		var n int32
 		if err := rows.Scan(&c, &n); err != nil {
-			rows.Close()
-			return fmt.Errorf("block anchor postings: %w", err)
+			return err
 		}
 		counts[c] = n
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("block anchor postings: %w", err)
-	}
-	rows, err = tx.QueryContext(ctx, "SELECT h, c FROM sample_postings ORDER BY h, c")
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("block anchor postings: %w", err)
 	}
-	defer rows.Close()
 	w := newBlockWriter(ctx, &txStmts{tx: tx})
 	var ps []anchorPosting
 	cur := int64(-1)
-	for rows.Next() {
+	rows, err = tx.QueryContext(ctx, "SELECT h, c FROM sample_postings ORDER BY h, c")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var h, c int64
 		if err := rows.Scan(&h, &c); err != nil {
-			return fmt.Errorf("block anchor postings: %w", err)
+			return err
 		}
 		n, ok := counts[c]
 		if !ok {
-			continue // a posting of no content: nothing finds it
+			return nil // a posting of no content: nothing finds it
 		}
 		if (h != cur || len(ps) == anchorBlockIDs) && len(ps) > 0 {
 			if err := putBlock(w, cur, ps); err != nil {
-				return fmt.Errorf("block anchor postings: %w", err)
+				return err
 			}
 			ps = ps[:0]
 		}
 		cur = h
 		ps = append(ps, anchorPosting{c, n})
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("block anchor postings: %w", err)
 	}
-	rows.Close()
 	if len(ps) > 0 {
 		if err := putBlock(w, cur, ps); err != nil {
 			return fmt.Errorf("block anchor postings: %w", err)

@@ -239,31 +239,26 @@ var backfills = map[int]func(context.Context, *sql.Tx) error{
 
 // backfillAnchors posts the anchors of contents stored before version 2.
 func backfillAnchors(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT id, body FROM contents")
-	if err != nil {
-		return fmt.Errorf("post anchors: %w", err)
-	}
 	type content struct {
 		id      int64
 		anchors []uint64
 	}
 	var all []content
-	for rows.Next() {
+	rows, err := tx.QueryContext(ctx, "SELECT id, body FROM contents")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var id int64
 		var body []byte
 		if err := rows.Scan(&id, &body); err != nil {
-			rows.Close()
-			return fmt.Errorf("post anchors: %w", err)
+			return err
 		}
 		var fp index.Fingerprint
 		if err := fp.DecodeBody(body); err != nil {
-			rows.Close()
-			return fmt.Errorf("post anchors: content %d: %w", id, err)
+			return fmt.Errorf("content %d: %w", id, err)
 		}
 		all = append(all, content{id, fp.Anchors()})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("post anchors: %w", err)
 	}
 	for _, c := range all {
