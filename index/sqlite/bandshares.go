@@ -468,31 +468,27 @@ func bandMask(bands []byte, shared func(int64) bool) int64 {
 func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partners map[int64][]int64, err error) {
 	rows, err := q.QueryContext(ctx, `SELECT h, group_concat(c) FROM band_postings
 		WHERE h IN (SELECT h FROM band_postings GROUP BY h HAVING count(*) > 1) GROUP BY h`)
-	if err != nil {
-		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
-	}
-	defer rows.Close()
 	partners = make(map[int64][]int64)
 	keysOf := make(map[int64][]int64)
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var h int64
 		var list string
 		if err := rows.Scan(&h, &list); err != nil {
-			return nil, nil, fmt.Errorf("find shared band keys: %w", err)
+			return err
 		}
 		holders, err := parseIDs(list)
 		if err != nil {
-			return nil, nil, fmt.Errorf("holders of band key %d: %w", h, err)
+			return fmt.Errorf("holders of band key %d: %w", h, err)
 		}
 		for _, c := range holders {
 			keysOf[c] = append(keysOf[c], h)
 		}
 		addPartners(partners, holders)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
 	}
-	rows.Close()
 	ids := slices.Sorted(maps.Keys(keysOf))
 	masks = make(map[int64]int64, len(ids))
 	const batch = 4096
@@ -504,23 +500,19 @@ func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partner
 		}
 		ids = ids[n:]
 		rows, err := q.QueryContext(ctx, "SELECT c.id, c.bands FROM json_each(?) j JOIN contents c ON c.id = j.value", string(list))
-		if err != nil {
-			return nil, nil, fmt.Errorf("read bands: %w", err)
-		}
-		for rows.Next() {
+		err = eachRow(rows, err, func(rows *sql.Rows) error {
 			var c int64
 			var bands []byte
 			if err := rows.Scan(&c, &bands); err != nil {
-				rows.Close()
-				return nil, nil, fmt.Errorf("read bands: %w", err)
+				return err
 			}
 			ks := keysOf[c]
 			if m := bandMask(bands, func(k int64) bool { return slices.Contains(ks, k) }); m != 0 {
 				masks[c] = m
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, nil, fmt.Errorf("read bands: %w", err)
 		}
 	}

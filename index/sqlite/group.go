@@ -96,20 +96,15 @@ func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.Co
 		if err != nil {
 			return keys, err
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT body, bands FROM contents WHERE id IN (SELECT value FROM json_each(?))", string(list))
-		if err != nil {
-			return keys, fmt.Errorf("read the keys of %d contents: %w", len(batch), s.mapErr(err))
-		}
 		var fp index.Fingerprint
-		for rows.Next() {
+		rows, err := tx.QueryContext(ctx, "SELECT body, bands FROM contents WHERE id IN (SELECT value FROM json_each(?))", string(list))
+		err = eachRow(rows, err, func(rows *sql.Rows) error {
 			var body, bands []byte
 			if err := rows.Scan(&body, &bands); err != nil {
-				rows.Close()
-				return keys, fmt.Errorf("read content keys: %w", err)
+				return err
 			}
 			if err := fp.DecodeBody(body); err != nil {
-				rows.Close()
-				return keys, fmt.Errorf("read content keys: %w", err)
+				return err
 			}
 			keys[0] = append(keys[0], bandKeys(bands)...)
 			for _, c := range fp.Chunks {
@@ -118,11 +113,10 @@ func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.Co
 			for _, a := range fp.Anchors() {
 				keys[2] = append(keys[2], postingKey(a))
 			}
-		}
-		err = rows.Err()
-		rows.Close()
+			return nil
+		})
 		if err != nil {
-			return keys, fmt.Errorf("read content keys: %w", err)
+			return keys, fmt.Errorf("read the keys of %d contents: %w", len(batch), s.mapErr(err))
 		}
 	}
 	for i := range keys {

@@ -259,49 +259,42 @@ func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 	}
 	runs := make(map[int64][]textRun) // by block
 	texts, err := tx.QueryContext(ctx, "SELECT content_id, data FROM texts WHERE codec = ?", codecPieces)
-	if err != nil {
-		return nil, fmt.Errorf("read texts: %w", err)
-	}
-	defer texts.Close()
-	for texts.Next() {
+	err = eachRow(texts, err, func(rows *sql.Rows) error {
 		var content int64
 		var data []byte
-		if err := texts.Scan(&content, &data); err != nil {
-			return nil, fmt.Errorf("read texts: %w", err)
+		if err := rows.Scan(&content, &data); err != nil {
+			return err
 		}
 		row, err := decodeTextRow(data)
 		if err != nil {
-			return nil, fmt.Errorf("text of content %d: %w", content, err)
+			return fmt.Errorf("text of content %d: %w", content, err)
 		}
 		for _, r := range row.runs {
 			runs[r.block] = append(runs[r.block], r)
 		}
-	}
-	if err := texts.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read texts: %w", err)
 	}
 	if len(runs) == 0 {
 		return b, nil
 	}
-	blocks, err := tx.QueryContext(ctx, "SELECT id, data, pieces FROM text_blocks")
-	if err != nil {
-		return nil, fmt.Errorf("read text blocks: %w", err)
-	}
-	defer blocks.Close()
 	listed := make(map[uint64]bool)
-	for blocks.Next() {
+	blocks, err := tx.QueryContext(ctx, "SELECT id, data, pieces FROM text_blocks")
+	err = eachRow(blocks, err, func(rows *sql.Rows) error {
 		var id int64
 		var z, hashes []byte
-		if err := blocks.Scan(&id, &z, &hashes); err != nil {
-			return nil, fmt.Errorf("read text blocks: %w", err)
+		if err := rows.Scan(&id, &z, &hashes); err != nil {
+			return err
 		}
 		in := runs[id]
 		if len(in) == 0 {
-			continue
+			return nil
 		}
 		data, err := textDecoder.DecodeAll(z, nil)
 		if err != nil {
-			return nil, fmt.Errorf("decompress text block %d: %w", id, err)
+			return fmt.Errorf("decompress text block %d: %w", id, err)
 		}
 		clear(listed)
 		for i := 0; i+8 <= len(hashes); i += 8 {
@@ -310,7 +303,7 @@ func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 		slices.SortFunc(in, func(x, y textRun) int { return cmp.Or(cmp.Compare(x.off, y.off), cmp.Compare(x.len, y.len)) })
 		for _, r := range slices.Compact(in) {
 			if uint64(r.off)+uint64(r.len) > uint64(len(data)) {
-				return nil, fmt.Errorf("%w: run beyond text block %d", ErrInconsistent, id)
+				return fmt.Errorf("%w: run beyond text block %d", ErrInconsistent, id)
 			}
 			at := r.off
 			for _, pc := range chunk.Append(pieceParams, nil, data[r.off:r.off+r.len]) {
@@ -320,8 +313,9 @@ func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 				at += pc.Len
 			}
 		}
-	}
-	if err := blocks.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read text blocks: %w", err)
 	}
 	return b, nil
