@@ -631,26 +631,23 @@ func checkBandShares(ctx context.Context, q querier) error {
 	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
-	if err != nil {
-		return fmt.Errorf("check index: %w", err)
-	}
-	defer rows.Close()
 	type row struct {
 		mask     int64
 		partners []int64
 		listed   bool
 	}
 	have := make(map[int64]row)
-	for rows.Next() {
+	rows, err := q.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var c, m int64
 		var blob []byte
 		if err := rows.Scan(&c, &m, &blob); err != nil {
-			return fmt.Errorf("check index: %w", err)
+			return err
 		}
 		have[c] = row{m, decodeIDs(blob), blob != nil}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
 	for c, m := range want {

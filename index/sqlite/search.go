@@ -119,8 +119,7 @@ func (s *Store) Fingerprints(ctx context.Context, ids []index.ContentID, fn func
 }
 
 func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprint) error) error {
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, nil, func(rows *sql.Rows) error {
 		var id, simhash int64
 		// Raw: the body is decoded and the hash copied before Next, and a
 		// copy of each was a tenth of a search's garbage.
@@ -134,11 +133,8 @@ func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprin
 		if err := fp.DecodeBody(body); err != nil {
 			return fmt.Errorf("content %d: %w", id, err)
 		}
-		if err := fn(index.ContentID(id), fp); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(index.ContentID(id), fp)
+	})
 }
 
 // SimHashes calls fn with every content's SimHash, in SimHash order (that

@@ -505,16 +505,14 @@ func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, 
 	}
 	if len(fresh) > 0 {
 		ids := make([]int64, len(fresh))
-		insBlock, err := stmts.prepare(ctx, "INSERT INTO text_blocks (refs, data, pieces) VALUES (0, ?, ?) RETURNING id")
-		if err != nil {
-			return err
-		}
 		for j, data := range fresh {
 			keys := make([]byte, 0, 8*len(freshKeys[j]))
 			for _, k := range freshKeys[j] {
 				keys = binary.LittleEndian.AppendUint64(keys, k.h)
 			}
-			if err := insBlock.QueryRowContext(ctx, textEncoder.EncodeAll(data, nil), keys).Scan(&ids[j]); err != nil {
+			err := stmts.queryRow(ctx, "INSERT INTO text_blocks (refs, data, pieces) VALUES (0, ?, ?) RETURNING id",
+				textEncoder.EncodeAll(data, nil), keys).Scan(&ids[j])
+			if err != nil {
 				return fmt.Errorf("store text block: %w", err)
 			}
 			for _, k := range freshKeys[j] {
@@ -544,18 +542,12 @@ func (w *textWriter) flush(ctx context.Context, stmts *txStmts) error {
 	if w == nil {
 		return nil
 	}
-	if len(w.refs) > 0 {
-		ref, err := stmts.prepare(ctx, "UPDATE text_blocks SET refs = refs + ? WHERE id = ?")
-		if err != nil {
-			return err
+	for _, b := range slices.Sorted(maps.Keys(w.refs)) {
+		if err := stmts.exec(ctx, "UPDATE text_blocks SET refs = refs + ? WHERE id = ?", w.refs[b], b); err != nil {
+			return fmt.Errorf("count references to text block %d: %w", b, err)
 		}
-		for _, b := range slices.Sorted(maps.Keys(w.refs)) {
-			if _, err := ref.ExecContext(ctx, w.refs[b], b); err != nil {
-				return fmt.Errorf("count references to text block %d: %w", b, err)
-			}
-		}
-		clear(w.refs)
 	}
+	clear(w.refs)
 	return w.rows.flush()
 }
 
