@@ -79,12 +79,12 @@ func bumpAnchorsGen(ctx context.Context, stmts *txStmts) (int64, error) {
 
 // readAnchorsGen returns the anchor generation that tx sees.
 func (s *Store) readAnchorsGen(ctx context.Context, tx *sql.Tx) (int64, error) {
-	st, err := s.rs.in(ctx, tx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '"+anchorsGenKey+"'")
-	if err != nil {
-		return 0, err
-	}
 	var gen int64
-	if err := st.QueryRowContext(ctx).Scan(&gen); err != nil {
+	st, err := s.rs.in(ctx, tx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '"+anchorsGenKey+"'")
+	if err == nil {
+		err = st.QueryRowContext(ctx).Scan(&gen)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("read anchor generation: %w", err)
 	}
 	return gen, nil

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -37,9 +38,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 // openStore opens the store at path for l, the bulk load beginning, or nil.
 func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Store, error) {
-	if opts.Durability == "" {
-		opts.Durability = Full
-	}
+	opts.Durability = cmp.Or(opts.Durability, Full)
 	if opts.Durability != Full && opts.Durability != Normal {
 		return nil, fmt.Errorf("open index %s: durability %q: want %q or %q", path, opts.Durability, Full, Normal)
 	}
@@ -52,9 +51,7 @@ func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Stor
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	// Before anything writes: the pragmas below would turn another
 	// application's database into a WAL file, and the migrations would add
 	// tables to it.

@@ -210,14 +210,10 @@ var _ index.MetaFinder = (*Store)(nil)
 
 var _ index.Snapshotter = (*Store)(nil)
 
-// snapshotKey holds a store's *snapshot in a context: each store its
-// own, so that one's snapshot does not hide another's.
+// snapshotKey holds a store's snapshot, the read transaction a series of
+// reads share, in a context: each store its own, so that one's snapshot
+// does not hide another's.
 type snapshotKey struct{ s *Store }
-
-// snapshot is a read transaction that a series of reads share.
-type snapshot struct {
-	tx *sql.Tx
-}
 
 // Snapshot implements index.Snapshotter: the reads of this store given the
 // returned context run in one read transaction, on one of the readers'
@@ -237,12 +233,12 @@ func (s *Store) Snapshot(ctx context.Context) (context.Context, func(), error) {
 	if err != nil {
 		return ctx, nil, fmt.Errorf("begin read snapshot: %w", s.mapErr(err))
 	}
-	return context.WithValue(ctx, snapshotKey{s}, &snapshot{tx: tx}), func() { _ = tx.Rollback() }, nil
+	return context.WithValue(ctx, snapshotKey{s}, tx), func() { _ = tx.Rollback() }, nil
 }
 
 // snapshotIn returns this store's snapshot in ctx, or nil.
-func (s *Store) snapshotIn(ctx context.Context) *snapshot {
-	sn, _ := ctx.Value(snapshotKey{s}).(*snapshot)
+func (s *Store) snapshotIn(ctx context.Context) *sql.Tx {
+	sn, _ := ctx.Value(snapshotKey{s}).(*sql.Tx)
 	return sn
 }
 
@@ -250,7 +246,7 @@ func (s *Store) snapshotIn(ctx context.Context) *snapshot {
 // ends it (and does nothing for a snapshot's, which its owner ends).
 func (s *Store) readTx(ctx context.Context) (tx *sql.Tx, end func(), err error) {
 	if sn := s.snapshotIn(ctx); sn != nil {
-		return sn.tx, func() {}, nil
+		return sn, func() {}, nil
 	}
 	if tx, err = s.r.BeginTx(ctx, nil); err != nil {
 		return nil, nil, s.mapErr(err)
@@ -262,7 +258,7 @@ func (s *Store) readTx(ctx context.Context) (tx *sql.Tx, end func(), err error) 
 // snapshot if it has one.
 func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if sn := s.snapshotIn(ctx); sn != nil {
-		return s.rs.in(ctx, sn.tx, query)
+		return s.rs.in(ctx, sn, query)
 	}
 	return s.rs.get(ctx, query)
 }
@@ -271,7 +267,7 @@ func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 // readers' pool, or ctx's snapshot.
 func (s *Store) reads(ctx context.Context) querier {
 	if sn := s.snapshotIn(ctx); sn != nil {
-		return sn.tx
+		return sn
 	}
 	return s.r
 }
