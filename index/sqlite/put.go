@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/simdex/simdex/index"
 )
@@ -231,39 +230,24 @@ func (p *putTx) insertDocument(ctx context.Context, e *index.Entry, idem string,
 	if fp := e.Fingerprint; fp != nil {
 		rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
 	}
-	path, _ := json.Marshal(nonNil(d.Path))
+	path := []byte("[]") // not null, as a nil Path would marshal
+	if d.Path != nil {
+		path, _ = json.Marshal(d.Path)
+	}
 	meta, _ := json.Marshal(d.Meta)
-	insert, err := p.stmts.prepare(ctx, `INSERT INTO documents
+	var modTime, id int64
+	if !d.ModTime.IsZero() {
+		modTime = d.ModTime.UnixNano()
+	}
+	err := p.stmts.queryRow(ctx, `INSERT INTO documents
 		(key, version_id, idem, name, source, parent_id, path, media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	res, err := insert.ExecContext(ctx,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		d.Key, d.VersionID, idem, d.Name, d.Source, parent, string(path), d.MediaType, string(meta),
-		unixNano(d.ModTime), p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
-	if err != nil {
-		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
-	}
-	id, err := res.LastInsertId()
+		modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
 	}
 	return id, nil
-}
-
-func nonNil(p []string) []string {
-	if p == nil {
-		return []string{}
-	}
-	return p
-}
-
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }
 
 // putContent stores fp's content once and counts a reference to it; the
