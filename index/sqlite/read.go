@@ -176,17 +176,13 @@ func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) err
 	if err != nil {
 		return fmt.Errorf("list documents: %w", s.mapErr(err))
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, nil, func(rows *sql.Rows) error {
 		r, err := scanRecord(rows)
 		if err != nil {
 			return fmt.Errorf("list documents: %w", err)
 		}
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(r)
+	})
 }
 
 // metaWhere selects documents by one metadata value. The paths are

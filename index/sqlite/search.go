@@ -109,17 +109,7 @@ func (s *Store) Fingerprints(ctx context.Context, ids []index.ContentID, fn func
 		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
 	}
 	rows, err := st.QueryContext(ctx, string(list))
-	if err != nil {
-		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
-	}
-	if err := scanFingerprints(rows, fn); err != nil {
-		return fmt.Errorf("load fingerprints: %w", err)
-	}
-	return nil
-}
-
-func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprint) error) error {
-	return eachRow(rows, nil, func(rows *sql.Rows) error {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var id, simhash int64
 		// Raw: the body is decoded and the hash copied before Next, and a
 		// copy of each was a tenth of a search's garbage.
@@ -135,6 +125,10 @@ func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprin
 		}
 		return fn(index.ContentID(id), fp)
 	})
+	if err != nil {
+		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
+	}
+	return nil
 }
 
 // SimHashes calls fn with every content's SimHash, in SimHash order (that
@@ -148,17 +142,13 @@ func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) 
 	if err != nil {
 		return fmt.Errorf("read simhashes: %w", s.mapErr(err))
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, nil, func(rows *sql.Rows) error {
 		var id, h int64
 		if err := rows.Scan(&id, &h); err != nil {
 			return fmt.Errorf("read simhashes: %w", err)
 		}
-		if err := fn(index.ContentID(id), uint64(h)); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(index.ContentID(id), uint64(h))
+	})
 }
 
 // queryByKeys runs query in tx with keys as its first parameter, a JSON
