@@ -186,25 +186,17 @@ func lastBlocks(ctx context.Context, stmts *txStmts, keys []int64) (map[int64]*b
 	if err != nil {
 		return nil, err
 	}
-	st, err := stmts.prepare(ctx, `SELECT b.h, b.first, b.n, b.ids FROM (SELECT DISTINCT value AS h FROM json_each(?)) j
-		JOIN anchor_blocks b ON b.h = j.h AND b.first = (SELECT max(first) FROM anchor_blocks WHERE h = j.h)`)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
-	}
-	rows, err := st.QueryContext(ctx, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
-	}
-	defer rows.Close()
+	rows, err := stmts.query(ctx, `SELECT b.h, b.first, b.n, b.ids FROM (SELECT DISTINCT value AS h FROM json_each(?)) j
+		JOIN anchor_blocks b ON b.h = j.h AND b.first = (SELECT max(first) FROM anchor_blocks WHERE h = j.h)`, string(list))
 	out := make(map[int64]*block)
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		b, err := scanBlock(rows)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			out[b.h] = b
 		}
-		out[b.h] = b
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", anchorTable, err)
 	}
 	return out, nil
@@ -314,26 +306,22 @@ func (s *Store) anchorLists(ctx context.Context, tx *sql.Tx, gen uint64, keys []
 	blocks := min(limit, 1<<24)/anchorBlockIDs + 2
 	rows, err := s.queryByKeys(ctx, tx, `SELECT j.value, b.first, b.n, b.ids FROM (SELECT DISTINCT value FROM json_each(?)) j
 		JOIN anchor_blocks b ON b.h = j.value AND b.first IN (SELECT first FROM anchor_blocks WHERE h = j.value ORDER BY first LIMIT ?)`, keys, blocks)
-	if err != nil {
-		return nil, err
-	}
 	byKey := make(map[int64][]*block, len(keys))
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var b block
 		var n int
 		var data []byte
 		if err := rows.Scan(&b.h, &b.first, &n, &data); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
+		var err error
 		if b.ps, err = decodeBlock(nil, b.first, n, data); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read %s of key %d: %w", anchorTable, b.h, err)
+			return fmt.Errorf("read %s of key %d: %w", anchorTable, b.h, err)
 		}
 		byKey[b.h] = append(byKey[b.h], &b)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	for k, bs := range byKey {
@@ -463,52 +451,44 @@ func checkStored(ctx context.Context, conn *sql.Conn, ids map[int64]struct{}) er
 func blockAnchors(ctx context.Context, tx *sql.Tx) error {
 	counts := make(map[int64]int32)
 	rows, err := tx.QueryContext(ctx, "SELECT id, anchors FROM contents")
-	if err != nil {
-		return fmt.Errorf("block anchor postings: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var c int64
 		var n int32
 		if err := rows.Scan(&c, &n); err != nil {
-			rows.Close()
-			return fmt.Errorf("block anchor postings: %w", err)
+			return err
 		}
 		counts[c] = n
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("block anchor postings: %w", err)
-	}
-	rows, err = tx.QueryContext(ctx, "SELECT h, c FROM sample_postings ORDER BY h, c")
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("block anchor postings: %w", err)
 	}
-	defer rows.Close()
 	w := newBlockWriter(ctx, &txStmts{tx: tx})
 	var ps []anchorPosting
 	cur := int64(-1)
-	for rows.Next() {
+	rows, err = tx.QueryContext(ctx, "SELECT h, c FROM sample_postings ORDER BY h, c")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var h, c int64
 		if err := rows.Scan(&h, &c); err != nil {
-			return fmt.Errorf("block anchor postings: %w", err)
+			return err
 		}
 		n, ok := counts[c]
 		if !ok {
-			continue // a posting of no content: nothing finds it
+			return nil // a posting of no content: nothing finds it
 		}
 		if (h != cur || len(ps) == anchorBlockIDs) && len(ps) > 0 {
 			if err := putBlock(w, cur, ps); err != nil {
-				return fmt.Errorf("block anchor postings: %w", err)
+				return err
 			}
 			ps = ps[:0]
 		}
 		cur = h
 		ps = append(ps, anchorPosting{c, n})
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("block anchor postings: %w", err)
 	}
-	rows.Close()
 	if len(ps) > 0 {
 		if err := putBlock(w, cur, ps); err != nil {
 			return fmt.Errorf("block anchor postings: %w", err)

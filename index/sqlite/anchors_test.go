@@ -247,8 +247,8 @@ func TestMigrateToAnchorBlocks(t *testing.T) {
 		t.Errorf("the migration was not logged:\n%s", logged.String())
 	}
 	var v int
-	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
-		t.Fatalf("schema version %d (%v), want %d", v, err, schemaVersion)
+	if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
+		t.Fatalf("schema version %d (%v), want %d", v, err, SchemaVersion)
 	}
 	if got := anchorList(t, s, h); !slices.Equal(got, want) {
 		t.Fatalf("migrated list: %d ids, want %d", len(got), len(want))

@@ -200,11 +200,7 @@ func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys 
 	}
 	for _, u := range ups {
 		if u.mask == 0 && !u.overflow && len(u.partners) == 0 {
-			del, err := stmts.prepare(ctx, "DELETE FROM band_shares WHERE c = ?")
-			if err == nil {
-				_, err = del.ExecContext(ctx, u.o)
-			}
-			if err != nil {
+			if err := stmts.exec(ctx, "DELETE FROM band_shares WHERE c = ?", u.o); err != nil {
 				return fmt.Errorf("delete shared bands of content %d: %w", u.o, err)
 			}
 			continue
@@ -223,31 +219,24 @@ func bandHolders(ctx context.Context, stmts *txStmts, keys []int64, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	st, err := stmts.prepare(ctx, `SELECT j.key, (SELECT group_concat(c) FROM (SELECT c FROM band_postings WHERE h = j.value LIMIT ?2))
-		FROM json_each(?1) j`)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, string(list), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+	rows, err := stmts.query(ctx, `SELECT j.key, (SELECT group_concat(c) FROM (SELECT c FROM band_postings WHERE h = j.value LIMIT ?2))
+		FROM json_each(?1) j`, string(list), limit)
 	out := make([][]int64, len(keys))
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var i int
 		var cs sql.NullString
 		if err := rows.Scan(&i, &cs); err != nil {
-			return nil, err
+			return err
 		}
 		if !cs.Valid || cs.String == "" || i < 0 || i >= len(keys) {
-			continue
+			return nil
 		}
 		if out[i], err = parseIDs(cs.String); err != nil {
-			return nil, fmt.Errorf("holders of band key %d: %w", keys[i], err)
+			return fmt.Errorf("holders of band key %d: %w", keys[i], err)
 		}
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 func parseIDs(list string) ([]int64, error) {
@@ -299,12 +288,8 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 	}
 	for _, u := range ups {
 		if keys := others[u.o]; len(keys) > 0 {
-			st, err := stmts.prepare(ctx, "SELECT bands FROM contents WHERE id = ?")
-			if err != nil {
-				return err
-			}
 			var bands []byte
-			if err := st.QueryRowContext(ctx, u.o).Scan(&bands); err != nil {
+			if err := stmts.queryRow(ctx, "SELECT bands FROM contents WHERE id = ?", u.o).Scan(&bands); err != nil {
 				return fmt.Errorf("read bands of content %d: %w", u.o, err)
 			}
 			u.mask |= bandMask(bands, func(k int64) bool { return slices.Contains(keys, k) })
@@ -331,37 +316,20 @@ func readShares(ctx context.Context, stmts *txStmts, query string, ids []int64, 
 	if err != nil {
 		return err
 	}
-	st, err := stmts.prepare(ctx, query)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, string(list))
-	if err != nil {
+	rows, err := stmts.query(ctx, query, string(list))
+	if err := eachRow(rows, err, fn); err != nil {
 		return fmt.Errorf("read band shares: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return fmt.Errorf("read band shares: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read band shares: %w", err)
-	}
-	return rows.Close()
+	return nil
 }
 
 // putShare writes content c's row.
 func putShare(ctx context.Context, stmts *txStmts, c, mask int64, partners []int64, overflow bool) error {
-	st, err := stmts.prepare(ctx, "INSERT OR REPLACE INTO band_shares (c, mask, partners) VALUES (?, ?, ?)")
-	if err != nil {
-		return err
-	}
 	var blob []byte // NULL: too many partners to list
 	if !overflow {
 		blob = encodeIDs(partners)
 	}
-	if _, err := st.ExecContext(ctx, c, mask, blob); err != nil {
+	if err := stmts.exec(ctx, "INSERT OR REPLACE INTO band_shares (c, mask, partners) VALUES (?, ?, ?)", c, mask, blob); err != nil {
 		return fmt.Errorf("record shared bands of content %d: %w", c, err)
 	}
 	return nil
@@ -433,8 +401,7 @@ func sharesStale(ctx context.Context, q querier) (bool, error) {
 
 // settleBandShares computes band_shares from the postings, in one
 // transaction, if a bulk load left them stale.
-// l is the load under way, nil in a live store.
-func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level slog.Level, l *Loader) error {
+func (s *Store) settleBandShares(ctx context.Context, level slog.Level) error {
 	return s.settleBulk(ctx, "band shares", sharesStale, func(tx *sql.Tx, _ *anchorDelta) ([]any, error) {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM band_shares"); err != nil {
 			return nil, err
@@ -443,7 +410,7 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level sl
 		// nothing was written since (taken once, whatever becomes of
 		// this transaction).
 		var m *memShares
-		if l != nil {
+		if l := s.load; l != nil {
 			m, l.shares = l.shares, nil
 		}
 		if m != nil {
@@ -466,7 +433,7 @@ func (s *Store) settleBandShares(ctx context.Context, log *slog.Logger, level sl
 		}
 		_, err := tx.ExecContext(ctx, "DELETE FROM meta WHERE key = '"+bandSharesStaleKey+"'")
 		return []any{"from", from}, err
-	}, log, level)
+	}, level)
 }
 
 // bandKeys decodes contents.bands: each band's posting key, in band order.
@@ -501,31 +468,27 @@ func bandMask(bands []byte, shared func(int64) bool) int64 {
 func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partners map[int64][]int64, err error) {
 	rows, err := q.QueryContext(ctx, `SELECT h, group_concat(c) FROM band_postings
 		WHERE h IN (SELECT h FROM band_postings GROUP BY h HAVING count(*) > 1) GROUP BY h`)
-	if err != nil {
-		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
-	}
-	defer rows.Close()
 	partners = make(map[int64][]int64)
 	keysOf := make(map[int64][]int64)
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var h int64
 		var list string
 		if err := rows.Scan(&h, &list); err != nil {
-			return nil, nil, fmt.Errorf("find shared band keys: %w", err)
+			return err
 		}
 		holders, err := parseIDs(list)
 		if err != nil {
-			return nil, nil, fmt.Errorf("holders of band key %d: %w", h, err)
+			return fmt.Errorf("holders of band key %d: %w", h, err)
 		}
 		for _, c := range holders {
 			keysOf[c] = append(keysOf[c], h)
 		}
 		addPartners(partners, holders)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("find shared band keys: %w", err)
 	}
-	rows.Close()
 	ids := slices.Sorted(maps.Keys(keysOf))
 	masks = make(map[int64]int64, len(ids))
 	const batch = 4096
@@ -537,23 +500,19 @@ func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partner
 		}
 		ids = ids[n:]
 		rows, err := q.QueryContext(ctx, "SELECT c.id, c.bands FROM json_each(?) j JOIN contents c ON c.id = j.value", string(list))
-		if err != nil {
-			return nil, nil, fmt.Errorf("read bands: %w", err)
-		}
-		for rows.Next() {
+		err = eachRow(rows, err, func(rows *sql.Rows) error {
 			var c int64
 			var bands []byte
 			if err := rows.Scan(&c, &bands); err != nil {
-				rows.Close()
-				return nil, nil, fmt.Errorf("read bands: %w", err)
+				return err
 			}
 			ks := keysOf[c]
 			if m := bandMask(bands, func(k int64) bool { return slices.Contains(ks, k) }); m != 0 {
 				masks[c] = m
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, nil, fmt.Errorf("read bands: %w", err)
 		}
 	}
@@ -672,26 +631,23 @@ func checkBandShares(ctx context.Context, q querier) error {
 	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
-	if err != nil {
-		return fmt.Errorf("check index: %w", err)
-	}
-	defer rows.Close()
 	type row struct {
 		mask     int64
 		partners []int64
 		listed   bool
 	}
 	have := make(map[int64]row)
-	for rows.Next() {
+	rows, err := q.QueryContext(ctx, "SELECT c, mask, partners FROM band_shares")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var c, m int64
 		var blob []byte
 		if err := rows.Scan(&c, &m, &blob); err != nil {
-			return fmt.Errorf("check index: %w", err)
+			return err
 		}
 		have[c] = row{m, decodeIDs(blob), blob != nil}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("check index: %w", err)
 	}
 	for c, m := range want {

@@ -215,18 +215,21 @@ func TestBandSharesBeyondPartners(t *testing.T) {
 	}
 }
 
-// TestDeferredBandShares: a bulk load leaves band_shares to its close;
-// meanwhile queries look up every key and still find everything, and a
-// store opened without deferring (after a crash, or beside the load)
-// computes them.
+// TestDeferredBandShares: a bulk load leaves band_shares to its close,
+// even once its postings are settled; meanwhile queries look up every key
+// and still find everything, and a store opened without deferring (after
+// a crash, or beside the load) computes them.
 func TestDeferredBandShares(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	bulk, err := openLoader(ctx, path, Options{Scheme: 1}, true)
+	bulk, err := OpenLoader(ctx, path, Options{Scheme: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	entries := putBandDocs(t, bulk, 60, 7)
+	if err := bulk.SettlePostings(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if skipped := sameCandidates(t, bulk, entries); skipped != 0 {
 		t.Fatalf("%d band keys skipped while band shares are stale", skipped)
 	}
@@ -244,6 +247,9 @@ func TestDeferredBandShares(t *testing.T) {
 	}
 	more := bandDoc("late", "late", entries[0].Bands...)
 	if _, err := bulk.Put(ctx, []index.Entry{more}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bulk.SettlePostings(ctx); err != nil {
 		t.Fatal(err)
 	}
 	all := append(entries, more)
@@ -265,12 +271,15 @@ func TestDeferredBandShares(t *testing.T) {
 // the store stays open, as scan does while it writes its report.
 func TestSettleBeforeClose(t *testing.T) {
 	ctx := context.Background()
-	bulk, err := openLoader(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1}, true)
+	bulk, err := OpenLoader(ctx, filepath.Join(t.TempDir(), "index.db"), Options{Scheme: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bulk.Close()
 	entries := putBandDocs(t, bulk, 60, 7)
+	if err := bulk.SettlePostings(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if skipped := sameCandidates(t, bulk, entries); skipped != 0 {
 		t.Fatalf("%d band keys skipped while band shares are stale", skipped)
 	}

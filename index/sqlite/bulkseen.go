@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"maps"
 )
 
 // bulkSeen is what a bulk load (Loader) has seen stored:
@@ -54,37 +55,31 @@ func newBulkSeen(ctx context.Context, q querier) (*bulkSeen, error) {
 
 // read adds the documents and contents q holds to what b has seen.
 func (b *bulkSeen) read(ctx context.Context, q querier) error {
-	rows, err := q.QueryContext(ctx, "SELECT idem, key FROM documents")
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var idem, key string
-	for rows.Next() {
+	rows, err := q.QueryContext(ctx, "SELECT idem, key FROM documents")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		if err := rows.Scan(&idem, &key); err != nil {
 			return err
 		}
 		b.idems[maphash.String(b.seed, idem)] = struct{}{}
 		b.keys[maphash.String(b.seed, key)] = struct{}{}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	if rows, err = q.QueryContext(ctx, "SELECT id, text_sha256 FROM contents"); err != nil {
-		return err
-	}
-	defer rows.Close()
 	var id int64
 	var sha []byte
-	for rows.Next() {
+	rows, err = q.QueryContext(ctx, "SELECT id, text_sha256 FROM contents")
+	return eachRow(rows, err, func(rows *sql.Rows) error {
 		if err := rows.Scan(&id, &sha); err != nil {
 			return err
 		}
 		if len(sha) >= 8 {
 			b.texts[binary.LittleEndian.Uint64(sha)] = id
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // begin returns b for the put in tx, or nil when the tables must be asked:
@@ -150,15 +145,9 @@ func (b *bulkSeen) end(committed bool) {
 		return
 	}
 	if committed && !b.off {
-		for h := range b.addIdems {
-			b.idems[h] = struct{}{}
-		}
-		for h := range b.addKeys {
-			b.keys[h] = struct{}{}
-		}
-		for k, id := range b.addTexts {
-			b.texts[k] = id
-		}
+		maps.Copy(b.idems, b.addIdems)
+		maps.Copy(b.keys, b.addKeys)
+		maps.Copy(b.texts, b.addTexts)
 		b.seq = b.nextSeq
 	}
 	clear(b.addIdems)

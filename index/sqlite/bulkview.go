@@ -77,11 +77,11 @@ func (l *Loader) keepPostings(ctx context.Context) (ok bool, err error) {
 }
 
 // postingsView returns the view of the load's postings if there is one
-// and it holds for ctx's reads. When another process has added contents
+// and it holds for ctx's reads; l may be nil. When another process has added contents
 // since it was taken, the postings are inserted, and the tables answer
 // from then on.
 func (l *Loader) postingsView(ctx context.Context) (*bulkView, error) {
-	v := l.view.Load()
+	v := l.loadView()
 	if v == nil {
 		return nil, nil
 	}
@@ -93,16 +93,16 @@ func (l *Loader) postingsView(ctx context.Context) (*bulkView, error) {
 		return v, nil
 	}
 	l.view.CompareAndSwap(v, nil)
-	return nil, l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
+	return nil, l.settlePostings(ctx, slog.LevelDebug)
 }
 
 // settleView inserts the postings of the view, if there is one, for a read
-// that only the posting tables answer.
+// that only the posting tables answer; l may be nil.
 func (l *Loader) settleView(ctx context.Context) error {
-	if l.view.Load() == nil {
+	if l.loadView() == nil {
 		return nil
 	}
-	return l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
+	return l.settlePostings(ctx, slog.LevelDebug)
 }
 
 // loadView returns the view, if l is not nil.
@@ -119,64 +119,6 @@ func (l *Loader) dropView() {
 	if l != nil {
 		l.view.Store(nil)
 	}
-}
-
-// Candidates returns contents that share a band key or a chunk, from the
-// tables, into which the view's postings are inserted first.
-func (l *Loader) Candidates(ctx context.Context, q index.CandidateQuery) ([]index.ContentID, error) {
-	if err := l.settleView(ctx); err != nil {
-		return nil, fmt.Errorf("find candidates: %w", err)
-	}
-	return l.store.Candidates(ctx, q)
-}
-
-// AnchorCandidates implements index.Searcher from the tables, into which
-// the view's postings are inserted first.
-func (l *Loader) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs int, minShare float64, limit int) ([]index.ContentID, error) {
-	if len(anchors) > 0 && limit > 0 {
-		if err := l.settleView(ctx); err != nil {
-			return nil, fmt.Errorf("find anchor candidates: %w", err)
-		}
-	}
-	return l.store.AnchorCandidates(ctx, anchors, maxDocs, minShare, limit)
-}
-
-// Groups implements index.Grouper, from the view while it holds.
-func (l *Loader) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
-	v, err := l.postingsView(ctx)
-	if err != nil {
-		return fmt.Errorf("group contents: %w", err)
-	}
-	if v != nil {
-		return v.groups(maxChunkDocs, of, fn)
-	}
-	return l.store.Groups(ctx, maxChunkDocs, of, fn)
-}
-
-// AnchorGroups implements index.Grouper, from the view while it holds.
-func (l *Loader) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
-	v, err := l.postingsView(ctx)
-	if err != nil {
-		return fmt.Errorf("group anchors: %w", err)
-	}
-	if v != nil {
-		return v.anchorGroups(maxDocs, of, fn)
-	}
-	return l.store.AnchorGroups(ctx, maxDocs, of, fn)
-}
-
-// ChunkContents counts the contents holding each chunk, from the view if
-// there is one. It is taken as it is, without asking whether another
-// process has added contents since (postingsView): a scan's analysis asks
-// for each of its shared chunks, and the question cost more than the
-// counts. A count only decides whether a chunk is ubiquitous, held by
-// more than a share of all contents, which a few contents added meanwhile
-// hardly change; Groups and AnchorGroups do ask, and drop the view.
-func (l *Loader) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
-	if v := l.view.Load(); v != nil {
-		return v.chunkContents(hashes), nil
-	}
-	return l.store.ChunkContents(ctx, hashes)
 }
 
 // sort sorts b's postings by key, table by table, and keeps them so (one

@@ -71,17 +71,13 @@ func ReadFootprint(ctx context.Context, path string) (Footprint, error) {
 func (fp *Footprint) readTables(ctx context.Context, db *sql.DB) error {
 	rows, err := db.QueryContext(ctx, `SELECT COALESCE(s.tbl_name, d.name), d.name != COALESCE(s.tbl_name, d.name), SUM(d.pgsize)
 		FROM dbstat d LEFT JOIN sqlite_schema s ON s.name = d.name GROUP BY 1, 2`)
-	if err != nil {
-		return fmt.Errorf("read page use: %w", err)
-	}
-	defer rows.Close()
 	byTable := map[string]*TableBytes{}
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var table string
 		var isIndex bool
 		var n int64
 		if err := rows.Scan(&table, &isIndex, &n); err != nil {
-			return fmt.Errorf("read page use: %w", err)
+			return err
 		}
 		t := byTable[table]
 		if t == nil {
@@ -94,8 +90,9 @@ func (fp *Footprint) readTables(ctx context.Context, db *sql.DB) error {
 			t.Bytes += n
 		}
 		fp.PageBytes += n
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("read page use: %w", err)
 	}
 	for _, t := range byTable {

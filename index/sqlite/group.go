@@ -12,10 +12,16 @@ import (
 
 // Groups calls fn with every set of contents sharing a band key or a chunk
 // held by at most maxChunkDocs contents; with of, only the sets holding
-// one of of.
+// one of of. A bulk load's view answers while it holds (bulkview.go).
 func (s *Store) Groups(ctx context.Context, maxChunkDocs int, of []index.ContentID, fn func([]index.ContentID) error) error {
 	if err := s.errStale(); err != nil {
 		return err
+	}
+	if v, err := s.load.postingsView(ctx); err != nil || v != nil {
+		if err != nil {
+			return fmt.Errorf("group contents: %w", err)
+		}
+		return v.groups(maxChunkDocs, of, fn)
 	}
 	tx, end, keys, err := s.groupingTx(ctx, of)
 	if err != nil {
@@ -90,20 +96,15 @@ func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.Co
 		if err != nil {
 			return keys, err
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT body, bands FROM contents WHERE id IN (SELECT value FROM json_each(?))", string(list))
-		if err != nil {
-			return keys, fmt.Errorf("read the keys of %d contents: %w", len(batch), s.mapErr(err))
-		}
 		var fp index.Fingerprint
-		for rows.Next() {
+		rows, err := tx.QueryContext(ctx, "SELECT body, bands FROM contents WHERE id IN (SELECT value FROM json_each(?))", string(list))
+		err = eachRow(rows, err, func(rows *sql.Rows) error {
 			var body, bands []byte
 			if err := rows.Scan(&body, &bands); err != nil {
-				rows.Close()
-				return keys, fmt.Errorf("read content keys: %w", err)
+				return err
 			}
 			if err := fp.DecodeBody(body); err != nil {
-				rows.Close()
-				return keys, fmt.Errorf("read content keys: %w", err)
+				return err
 			}
 			keys[0] = append(keys[0], bandKeys(bands)...)
 			for _, c := range fp.Chunks {
@@ -112,11 +113,10 @@ func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.Co
 			for _, a := range fp.Anchors() {
 				keys[2] = append(keys[2], postingKey(a))
 			}
-		}
-		err = rows.Err()
-		rows.Close()
+			return nil
+		})
 		if err != nil {
-			return keys, fmt.Errorf("read content keys: %w", err)
+			return keys, fmt.Errorf("read the keys of %d contents: %w", len(batch), s.mapErr(err))
 		}
 	}
 	for i := range keys {
@@ -130,37 +130,37 @@ func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.Co
 // ORDER BY) in key order, every row or, when only, only the rows of keys,
 // calling row for each.
 func (s *Store) postingsByKey(ctx context.Context, tx *sql.Tx, query, order string, only bool, keys []int64, row func(*sql.Rows) error) error {
-	each := func(rows *sql.Rows, err error) error {
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := row(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
 	if !only {
-		return each(tx.QueryContext(ctx, query+" ORDER BY "+order))
+		rows, err := tx.QueryContext(ctx, query+" ORDER BY "+order)
+		return eachRow(rows, err, row)
 	}
 	for batch := range slices.Chunk(keys, groupKeysBatch) {
 		list, err := json.Marshal(batch)
 		if err != nil {
 			return err
 		}
-		if err := each(tx.QueryContext(ctx, query+" WHERE h IN (SELECT value FROM json_each(?)) ORDER BY "+order, string(list))); err != nil {
+		rows, err := tx.QueryContext(ctx, query+" WHERE h IN (SELECT value FROM json_each(?)) ORDER BY "+order, string(list))
+		if err := eachRow(rows, err, row); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ChunkContents counts the contents holding each chunk.
+// ChunkContents counts the contents holding each chunk, from a bulk
+// load's view if there is one. It is taken as it is, without asking
+// whether another process has added contents since (postingsView): a
+// scan's analysis asks for each of its shared chunks, and the question
+// cost more than the counts. A count only decides whether a chunk is
+// ubiquitous, held by more than a share of all contents, which a few
+// contents added meanwhile hardly change; Groups and AnchorGroups do ask,
+// and drop the view.
 func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]int, error) {
 	if err := s.errStale(); err != nil {
 		return nil, err
+	}
+	if v := s.load.loadView(); v != nil {
+		return v.chunkContents(hashes), nil
 	}
 	out := make(map[uint64]int, len(hashes))
 	// One read transaction for every count, on one connection.
@@ -186,10 +186,17 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 	return out, nil
 }
 
-// AnchorGroups implements index.Grouper.
+// AnchorGroups implements index.Grouper, from a bulk load's view while
+// it holds.
 func (s *Store) AnchorGroups(ctx context.Context, maxDocs int, of []index.ContentID, fn func([]index.ContentID, []int) error) error {
 	if err := s.errStale(); err != nil {
 		return err
+	}
+	if v, err := s.load.postingsView(ctx); err != nil || v != nil {
+		if err != nil {
+			return fmt.Errorf("group anchors: %w", err)
+		}
+		return v.anchorGroups(maxDocs, of, fn)
 	}
 	// One snapshot: the postings carry each content's anchor count.
 	tx, end, keys, err := s.groupingTx(ctx, of)

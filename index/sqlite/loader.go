@@ -23,17 +23,16 @@ import (
 // holding posted contents it defers nothing: a live index keeps every
 // document findable as soon as it is committed.
 //
-// Its methods are the Store's; Put, Remove, the grouping reads and Close
-// take the load into account. It is safe for concurrent use.
+// Its methods are the Store's, which take the load into account (Store.load).
+// It is safe for concurrent use.
 type Loader struct {
 	*store
-	deferShares bool                     // band shares are left to settle
-	deferPosts  bool                     // postings are left to settle
-	pieces      *bulkPieces              // the load's text pieces, until settled (text.go)
-	posts       *bulkPostings            // the load's postings, until settled (settle.go)
-	shares      *memShares               // band shares computed from them, until a write
-	view        atomic.Pointer[bulkView] // posts sorted, until a write (bulkview.go)
-	seen        *bulkSeen                // what the load wrote (bulkseen.go); guarded by mu
+	deferred bool                     // postings and band shares are left to settle
+	pieces   *bulkPieces              // the load's text pieces, until settled (text.go)
+	posts    *bulkPostings            // the load's postings, until settled (settle.go)
+	shares   *memShares               // band shares computed from them, until a write
+	view     atomic.Pointer[bulkView] // posts sorted, until a write (bulkview.go)
+	seen     *bulkSeen                // what the load wrote (bulkseen.go); guarded by mu
 }
 
 // store names the Store a Loader embeds, unexported so that no caller
@@ -63,18 +62,14 @@ func OpenLoader(ctx context.Context, path string, opts Options) (*Loader, error)
 // 20). What it reads, it reads in one transaction of the writer, which no
 // other process's write interleaves.
 func (l *Loader) begin(ctx context.Context, s *Store) error {
-	if l.deferShares {
-		return nil // the band shares alone (a test's load)
-	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin a bulk load: %w", s.mapErr(err))
 	}
 	defer tx.Rollback()
-	if l.deferPosts, err = nonePosted(ctx, tx); err != nil || !l.deferPosts {
+	if l.deferred, err = nonePosted(ctx, tx); err != nil || !l.deferred {
 		return err
 	}
-	l.deferShares = true // computed from the band postings
 	if l.pieces, err = pendingPieces(ctx, tx); err != nil {
 		return err
 	}
@@ -90,17 +85,6 @@ func (l *Loader) begin(ctx context.Context, s *Store) error {
 	return nil
 }
 
-// Put commits entries in one transaction, leaving what the load defers.
-func (l *Loader) Put(ctx context.Context, entries []index.Entry) ([]index.Committed, error) {
-	return l.write(ctx, entries, l)
-}
-
-// Remove deletes a document version (or every version of key) and its
-// children.
-func (l *Loader) Remove(ctx context.Context, key, versionID string) ([]index.DocID, error) {
-	return l.remove(ctx, key, versionID, l)
-}
-
 // SettlePostings makes the postings the load has deferred searchable, and
 // nothing else: a load that analyses its postings next calls it. When
 // they are every posting of the index, they are sorted in memory, where
@@ -108,37 +92,29 @@ func (l *Loader) Remove(ctx context.Context, key, versionID string) ([]index.Doc
 // or Close (bulkview.go); otherwise they are inserted now. Either way the
 // band shares are left to Settle.
 func (l *Loader) SettlePostings(ctx context.Context) error {
-	if !l.deferPosts {
+	if !l.deferred {
 		return nil
 	}
 	if kept, err := l.keepPostings(ctx); err != nil || kept {
 		return err
 	}
-	return l.settlePostings(ctx, l.logger, slog.LevelDebug, l)
+	return l.settlePostings(ctx, slog.LevelDebug)
 }
 
 // Settle does now what the load leaves to Close, so that the caller can
 // do other work meanwhile: the writer's connection does it, and queries
 // go on. Close then finds nothing to do, unless documents were put since.
 func (l *Loader) Settle(ctx context.Context) error {
-	if l.deferPosts {
-		if err := l.settlePostings(ctx, l.logger, slog.LevelDebug, l); err != nil {
-			return err
-		}
+	if !l.deferred {
+		return nil
+	}
+	if err := l.settlePostings(ctx, slog.LevelDebug); err != nil {
+		return err
 	}
 	if err := l.settlePieces(ctx); err != nil {
 		return err
 	}
-	if l.deferShares {
-		return l.settleBandShares(ctx, l.logger, slog.LevelDebug, l)
-	}
-	return nil
-}
-
-// Close settles the load and releases the database. Further calls do
-// nothing.
-func (l *Loader) Close() error {
-	return l.closeAfter(func() error { return l.Settle(context.Background()) })
+	return l.settleBandShares(ctx, slog.LevelDebug)
 }
 
 // endTx keeps, when committed, or forgets what a transaction of the load

@@ -69,12 +69,9 @@ func (d *anchorDelta) remove(h, c int64) {
 // bumpAnchorsGen adds one to the anchor generation in tx (whose postings
 // changed) and returns the generation it had before.
 func bumpAnchorsGen(ctx context.Context, stmts *txStmts) (int64, error) {
-	st, err := stmts.prepare(ctx, "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '"+anchorsGenKey+"' RETURNING CAST(value AS INTEGER) - 1")
-	if err != nil {
-		return 0, err
-	}
 	var before int64
-	if err := st.QueryRowContext(ctx).Scan(&before); err != nil {
+	query := "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '" + anchorsGenKey + "' RETURNING CAST(value AS INTEGER) - 1"
+	if err := stmts.queryRow(ctx, query).Scan(&before); err != nil {
 		return 0, fmt.Errorf("count anchor changes: %w", err)
 	}
 	return before, nil
@@ -82,12 +79,12 @@ func bumpAnchorsGen(ctx context.Context, stmts *txStmts) (int64, error) {
 
 // readAnchorsGen returns the anchor generation that tx sees.
 func (s *Store) readAnchorsGen(ctx context.Context, tx *sql.Tx) (int64, error) {
-	st, err := s.rs.in(ctx, tx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '"+anchorsGenKey+"'")
-	if err != nil {
-		return 0, err
-	}
 	var gen int64
-	if err := st.QueryRowContext(ctx).Scan(&gen); err != nil {
+	st, err := s.rs.in(ctx, tx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '"+anchorsGenKey+"'")
+	if err == nil {
+		err = st.QueryRowContext(ctx).Scan(&gen)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("read anchor generation: %w", err)
 	}
 	return gen, nil
@@ -226,24 +223,21 @@ func (s *Store) readAnchors(ctx context.Context) (*loaded, error) {
 	l.offs = make([]uint32, 0, blocks+1)
 	l.ids = make([]uint32, 0, postings)
 	l.counts = make([]int32, maxID+1)
-	rows, err := tx.QueryContext(ctx, "SELECT h, first, n, ids FROM anchor_blocks ORDER BY h, first")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var ps []anchorPosting
-	for rows.Next() {
+	rows, err := tx.QueryContext(ctx, "SELECT h, first, n, ids FROM anchor_blocks ORDER BY h, first")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var h, first int64
 		var n int
 		var data sql.RawBytes
 		if err := rows.Scan(&h, &first, &n, &data); err != nil {
-			return nil, err
+			return err
 		}
+		var err error
 		if ps, err = decodeBlock(ps[:0], first, n, data); err != nil {
-			return nil, fmt.Errorf("key %d: %w", h, err)
+			return fmt.Errorf("key %d: %w", h, err)
 		}
 		if h < 0 || h > math.MaxUint32 {
-			return nil, fmt.Errorf("%w: key %d", errBadBlock, h)
+			return fmt.Errorf("%w: key %d", errBadBlock, h)
 		}
 		if k := uint32(h); len(l.keys) == 0 || l.keys[len(l.keys)-1] != k {
 			l.keys = append(l.keys, k)
@@ -251,13 +245,14 @@ func (s *Store) readAnchors(ctx context.Context) (*loaded, error) {
 		}
 		for _, p := range ps {
 			if p.c < 0 || p.c > math.MaxUint32 || uint64(len(l.ids)) == math.MaxUint32 {
-				return nil, fmt.Errorf("%w: %d", errAnchorsTooLarge, p.c)
+				return fmt.Errorf("%w: %d", errAnchorsTooLarge, p.c)
 			}
 			l.ids = append(l.ids, uint32(p.c))
 			l.counts = setCount(l.counts, p.c, p.n)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	l.offs = append(l.offs, uint32(len(l.ids)))

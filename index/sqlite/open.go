@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -24,8 +25,10 @@ var indexKind = func() sqlitedb.Kind {
 	return k
 }()
 
-// schemaVersion is the number of migrations this build knows.
-var schemaVersion = len(migrations)
+// SchemaVersion is the schema version this code writes: an index opened
+// by it is migrated up to this version, and one of a later version is
+// refused (index.ErrSchemaVersion).
+var SchemaVersion = len(migrations)
 
 // Open opens or creates the live store at path, migrating its schema
 // forward and settling what a bulk load that did not get to close left.
@@ -35,9 +38,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 // openStore opens the store at path for l, the bulk load beginning, or nil.
 func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Store, error) {
-	if opts.Durability == "" {
-		opts.Durability = Full
-	}
+	opts.Durability = cmp.Or(opts.Durability, Full)
 	if opts.Durability != Full && opts.Durability != Normal {
 		return nil, fmt.Errorf("open index %s: durability %q: want %q or %q", path, opts.Durability, Full, Normal)
 	}
@@ -50,9 +51,7 @@ func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Stor
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	// Before anything writes: the pragmas below would turn another
 	// application's database into a WAL file, and the migrations would add
 	// tables to it.
@@ -86,7 +85,7 @@ func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Stor
 // openConns opens the store's connections, migrates its schema, checks its
 // scheme and begins l's load; on error it closes whatever it opened.
 func openConns(ctx context.Context, path, dsn, sync string, opts Options, l *Loader) (_ *Store, err error) {
-	s := &Store{path: path, now: opts.Now, scheme: opts.Scheme}
+	s := &Store{path: path, now: opts.Now, scheme: opts.Scheme, load: l}
 	defer func() {
 		if err == nil {
 			return
@@ -132,25 +131,17 @@ func openConns(ctx context.Context, path, dsn, sync string, opts Options, l *Loa
 // does neither: Refingerprint posts everything again.
 func (s *Store) begin(ctx context.Context, l *Loader) error {
 	if s.stale.Load() != nil {
-		if l != nil {
-			l.deferShares = false
-		}
 		return nil
 	}
 	if l != nil {
-		if err := l.begin(ctx, s); err != nil {
+		if err := l.begin(ctx, s); err != nil || l.deferred {
 			return err
 		}
 	}
-	if l == nil || !l.deferPosts {
-		if err := s.settlePostings(ctx, s.logger, slog.LevelInfo, l); err != nil {
-			return err
-		}
+	if err := s.settlePostings(ctx, slog.LevelInfo); err != nil {
+		return err
 	}
-	if l == nil || !l.deferShares {
-		return s.settleBandShares(ctx, s.logger, slog.LevelInfo, l)
-	}
-	return nil
+	return s.settleBandShares(ctx, slog.LevelInfo)
 }
 
 // openReaders opens the readers' and the checkpointer's connections.
@@ -198,13 +189,13 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
 	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	if v > schemaVersion {
-		return fmt.Errorf("%w: store has version %d, this simdex knows up to %d", index.ErrSchemaVersion, v, schemaVersion)
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: store has version %d, this simdex knows up to %d", index.ErrSchemaVersion, v, SchemaVersion)
 	}
 	if v == 0 { // a new store: nothing to report
 		log = slog.New(slog.DiscardHandler)
 	}
-	for ; v < schemaVersion; v++ {
+	for ; v < SchemaVersion; v++ {
 		// Each step is one transaction: a crash leaves the previous version,
 		// and the next open carries on from there.
 		start := time.Now()
@@ -245,31 +236,26 @@ var backfills = map[int]func(context.Context, *sql.Tx) error{
 
 // backfillAnchors posts the anchors of contents stored before version 2.
 func backfillAnchors(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT id, body FROM contents")
-	if err != nil {
-		return fmt.Errorf("post anchors: %w", err)
-	}
 	type content struct {
 		id      int64
 		anchors []uint64
 	}
 	var all []content
-	for rows.Next() {
+	rows, err := tx.QueryContext(ctx, "SELECT id, body FROM contents")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var id int64
 		var body []byte
 		if err := rows.Scan(&id, &body); err != nil {
-			rows.Close()
-			return fmt.Errorf("post anchors: %w", err)
+			return err
 		}
 		var fp index.Fingerprint
 		if err := fp.DecodeBody(body); err != nil {
-			rows.Close()
-			return fmt.Errorf("post anchors: content %d: %w", id, err)
+			return fmt.Errorf("content %d: %w", id, err)
 		}
 		all = append(all, content{id, fp.Anchors()})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("post anchors: %w", err)
 	}
 	for _, c := range all {

@@ -296,7 +296,7 @@ func TestBulkLoadCarriedOnAfterACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resumed.Close()
-	if !resumed.deferPosts || !strings.Contains(logged.String(), "carrying on a bulk load that did not settle") {
+	if !resumed.deferred || !strings.Contains(logged.String(), "carrying on a bulk load that did not settle") {
 		t.Fatalf("the load was not carried on (log: %s)", logged.String())
 	}
 	if n, rows := pendingCount(t, resumed), len(dumpPostings(t, resumed)); n != 25 || rows != 0 {

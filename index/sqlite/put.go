@@ -7,22 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/simdex/simdex/index"
 )
 
-// Put commits entries in one transaction.
+// Put commits entries in one transaction, leaving what a bulk load defers.
 func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committed, error) {
-	return s.write(ctx, entries, nil)
-}
-
-// write commits entries in one transaction; l is the load under way, nil
-// in a live store.
-func (s *Store) write(ctx context.Context, entries []index.Entry, l *Loader) ([]index.Committed, error) {
 	if err := s.errStale(); err != nil {
 		return nil, err
 	}
+	l := s.load
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -122,12 +116,8 @@ func (p *putTx) begin(ctx context.Context, entries []index.Entry) error {
 	if p.l != nil {
 		pieces, seen = p.l.pieces, p.l.seen
 	}
-	if p.l != nil && p.l.deferShares {
-		mark, err := p.stmts.prepare(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('"+bandSharesStaleKey+"', '1')")
-		if err == nil {
-			_, err = mark.ExecContext(ctx)
-		}
-		if err != nil {
+	if p.l != nil && p.l.deferred {
+		if err := p.stmts.exec(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('"+bandSharesStaleKey+"', '1')"); err != nil {
 			return fmt.Errorf("mark band shares stale: %w", err)
 		}
 	}
@@ -197,11 +187,7 @@ func (s *Store) putEntry(ctx context.Context, p *putTx, entries []index.Entry, i
 func (p *putTx) stored(ctx context.Context, idem, key string) (*index.Committed, error) {
 	var existing int64
 	var cid sql.NullInt64
-	lookup, err := p.stmts.prepare(ctx, "SELECT id, content_id FROM documents WHERE idem = ?")
-	if err != nil {
-		return nil, err
-	}
-	err = lookup.QueryRowContext(ctx, idem).Scan(&existing, &cid)
+	err := p.stmts.queryRow(ctx, "SELECT id, content_id FROM documents WHERE idem = ?", idem).Scan(&existing, &cid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -244,39 +230,24 @@ func (p *putTx) insertDocument(ctx context.Context, e *index.Entry, idem string,
 	if fp := e.Fingerprint; fp != nil {
 		rawSHA, rawSize = fp.RawSHA256[:], fp.RawSize
 	}
-	path, _ := json.Marshal(nonNil(d.Path))
+	path := []byte("[]") // not null, as a nil Path would marshal
+	if d.Path != nil {
+		path, _ = json.Marshal(d.Path)
+	}
 	meta, _ := json.Marshal(d.Meta)
-	insert, err := p.stmts.prepare(ctx, `INSERT INTO documents
+	var modTime, id int64
+	if !d.ModTime.IsZero() {
+		modTime = d.ModTime.UnixNano()
+	}
+	err := p.stmts.queryRow(ctx, `INSERT INTO documents
 		(key, version_id, idem, name, source, parent_id, path, media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	res, err := insert.ExecContext(ctx,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		d.Key, d.VersionID, idem, d.Name, d.Source, parent, string(path), d.MediaType, string(meta),
-		unixNano(d.ModTime), p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
-	if err != nil {
-		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
-	}
-	id, err := res.LastInsertId()
+		modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
 	}
 	return id, nil
-}
-
-func nonNil(p []string) []string {
-	if p == nil {
-		return []string{}
-	}
-	return p
-}
-
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }
 
 // putContent stores fp's content once and counts a reference to it; the
@@ -287,7 +258,7 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 		return index.ContentID(id), false, err
 	}
 	stmts := &p.stmts
-	deferShares := p.l != nil && p.l.deferShares
+	deferred := p.l != nil && p.l.deferred
 	p.body = fp.AppendBody(p.body[:0])
 	keys := make([]int64, len(bands))
 	bandBlob := make([]byte, 0, 4*len(bands))
@@ -296,33 +267,25 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
 	}
 	var shares shared
-	if !deferShares {
+	if !deferred {
 		if shares, err = stmts.bands.shareOf(ctx, stmts, keys); err != nil {
 			return 0, false, err
 		}
 	}
 	anchors := fp.Anchors()
-	insert, err := stmts.prepare(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id")
-	if err != nil {
-		return 0, false, err
-	}
 	var id int64
-	err = insert.QueryRowContext(ctx,
+	err = stmts.queryRow(ctx, "INSERT INTO contents (text_sha256, text_size, simhash, body, bands, refs, anchors) VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING id",
 		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), p.body, bandBlob, len(anchors)).Scan(&id)
 	if err != nil {
 		return 0, false, err
 	}
-	if !deferShares {
+	if !deferred {
 		if err := stmts.bands.stored(ctx, stmts, id, keys, shares); err != nil {
 			return 0, false, err
 		}
 	}
-	if p.l != nil && p.l.deferPosts {
-		pend, err := stmts.prepare(ctx, "INSERT INTO pending_postings (content_id) VALUES (?)")
-		if err == nil {
-			_, err = pend.ExecContext(ctx, id)
-		}
-		if err != nil {
+	if deferred {
+		if err := stmts.exec(ctx, "INSERT INTO pending_postings (content_id) VALUES (?)", id); err != nil {
 			return 0, false, fmt.Errorf("defer postings: %w", err)
 		}
 		p.l.posts.add(id, fp, keys)
@@ -356,12 +319,8 @@ func (p *putTx) countReference(ctx context.Context, fp *index.Fingerprint) (int6
 // bump runs query, which counts a reference to a content, and returns
 // the content's id, or 0 when it counted none.
 func (p *putTx) bump(ctx context.Context, query string, args ...any) (int64, error) {
-	st, err := p.stmts.prepare(ctx, query)
-	if err != nil {
-		return 0, err
-	}
 	var id int64
-	if err := st.QueryRowContext(ctx, args...).Scan(&id); !errors.Is(err, sql.ErrNoRows) {
+	if err := p.stmts.queryRow(ctx, query, args...).Scan(&id); !errors.Is(err, sql.ErrNoRows) {
 		return id, err
 	}
 	return 0, nil

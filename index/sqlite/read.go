@@ -26,17 +26,31 @@ func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int6
 }
 
 // scanIDs reads rows of one id each and closes rows.
-func scanIDs(rows *sql.Rows) ([]int64, error) {
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
+func scanIDs(rows *sql.Rows) (ids []int64, err error) {
+	err = eachRow(rows, nil, func(rows *sql.Rows) error {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			return nil, err
+			return err
 		}
 		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
+}
+
+// eachRow calls fn with each of rows, the result of a query that failed
+// with err if not nil, until fn fails, and closes rows.
+func eachRow(rows *sql.Rows, err error, fn func(*sql.Rows) error) error {
+	if err != nil {
+		return err
 	}
-	return ids, rows.Err()
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 const docColumns = `d.id, d.key, d.version_id, d.idem, d.name, d.source, d.parent_id, d.path, d.media_type, d.meta,
@@ -79,20 +93,17 @@ func (s *Store) records(ctx context.Context, what, where string, args ...any) ([
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
 	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
-	}
-	defer rows.Close()
 	var out []*index.Record
-	for rows.Next() {
+	rows, err := st.QueryContext(ctx, args...)
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return err
 		}
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, s.mapErr(err))
 	}
 	return out, nil
@@ -165,15 +176,94 @@ func (s *Store) Documents(ctx context.Context, fn func(*index.Record) error) err
 	if err != nil {
 		return fmt.Errorf("list documents: %w", s.mapErr(err))
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, nil, func(rows *sql.Rows) error {
 		r, err := scanRecord(rows)
 		if err != nil {
 			return fmt.Errorf("list documents: %w", err)
 		}
-		if err := fn(r); err != nil {
-			return err
-		}
+		return fn(r)
+	})
+}
+
+// metaWhere selects documents by one metadata value. The paths are
+// literal so that the expression indexes of migration 9 serve them.
+var metaWhere = map[string]string{
+	index.MetaThreadID:  "WHERE json_extract(d.meta, '$.thread_id') = ? ORDER BY d.id",
+	index.MetaMessageID: "WHERE json_extract(d.meta, '$.message_id') = ? ORDER BY d.id",
+}
+
+// ByMeta returns the documents whose metadata key, index.MetaThreadID or
+// index.MetaMessageID, equals value, by id.
+func (s *Store) ByMeta(ctx context.Context, key, value string) ([]*index.Record, error) {
+	where, ok := metaWhere[key]
+	if !ok {
+		return nil, fmt.Errorf("documents by metadata %q: not an indexed key", key)
 	}
-	return rows.Err()
+	return s.records(ctx, "documents with "+key, where, value)
+}
+
+var _ index.MetaFinder = (*Store)(nil)
+
+var _ index.Snapshotter = (*Store)(nil)
+
+// snapshotKey holds a store's snapshot, the read transaction a series of
+// reads share, in a context: each store its own, so that one's snapshot
+// does not hide another's.
+type snapshotKey struct{ s *Store }
+
+// Snapshot implements index.Snapshotter: the reads of this store given the
+// returned context run in one read transaction, on one of the readers'
+// connections, held until done is called. A near-copy search reads a
+// document, its fingerprint, its candidates' and then their documents:
+// each on a connection of its own missed the pages the one before had
+// read into its connection's cache.
+//
+// Every read method honours the snapshot: one that took another connection
+// while the snapshot holds one could wait for ever once every connection
+// is held by a snapshot.
+func (s *Store) Snapshot(ctx context.Context) (context.Context, func(), error) {
+	if s.snapshotIn(ctx) != nil {
+		return ctx, func() {}, nil
+	}
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return ctx, nil, fmt.Errorf("begin read snapshot: %w", s.mapErr(err))
+	}
+	return context.WithValue(ctx, snapshotKey{s}, tx), func() { _ = tx.Rollback() }, nil
+}
+
+// snapshotIn returns this store's snapshot in ctx, or nil.
+func (s *Store) snapshotIn(ctx context.Context) *sql.Tx {
+	sn, _ := ctx.Value(snapshotKey{s}).(*sql.Tx)
+	return sn
+}
+
+// readTx returns the read transaction of ctx's snapshot, or a new one; end
+// ends it (and does nothing for a snapshot's, which its owner ends).
+func (s *Store) readTx(ctx context.Context) (tx *sql.Tx, end func(), err error) {
+	if sn := s.snapshotIn(ctx); sn != nil {
+		return sn, func() {}, nil
+	}
+	if tx, err = s.r.BeginTx(ctx, nil); err != nil {
+		return nil, nil, s.mapErr(err)
+	}
+	return tx, func() { _ = tx.Rollback() }, nil
+}
+
+// readStmt returns the readers' statement for query, bound to ctx's
+// snapshot if it has one.
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if sn := s.snapshotIn(ctx); sn != nil {
+		return s.rs.in(ctx, sn, query)
+	}
+	return s.rs.get(ctx, query)
+}
+
+// reads returns what ctx's reads of unprepared statements run on: the
+// readers' pool, or ctx's snapshot.
+func (s *Store) reads(ctx context.Context) querier {
+	if sn := s.snapshotIn(ctx); sn != nil {
+		return sn
+	}
+	return s.r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/simdex/simdex/index"
 )
@@ -11,11 +12,7 @@ import (
 // Remove deletes a document version (or every version of key) and its
 // children.
 func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocID, error) {
-	return s.remove(ctx, key, versionID, nil)
-}
-
-// remove is Remove; l is the load under way, nil in a live store.
-func (s *Store) remove(ctx context.Context, key, versionID string, l *Loader) ([]index.DocID, error) {
+	l := s.load
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -154,6 +151,53 @@ func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, ke
 	for _, k := range keys {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE h = ? AND c = ?", k, cid); err != nil {
 			return fmt.Errorf("delete %s of content %d: %w", table, cid, err)
+		}
+	}
+	return nil
+}
+
+// MarkDeletedAtSource records that the top-level documents ids were
+// deleted at their source while a legal hold kept them: their metadata
+// gains index.MetaDeletedAtSource (RFC 3339, UTC) and
+// index.MetaDeletedAtSourceEvent (what reported it). The documents stay
+// indexed, searchable and exportable. A document marked already keeps its
+// first mark. It returns how many documents were newly marked.
+func (s *Store) MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("mark deleted at source: %w", s.mapErr(err))
+	}
+	defer tx.Rollback()
+	n := 0
+	for _, id := range ids {
+		res, err := tx.ExecContext(ctx, `UPDATE documents SET meta = json_set(meta, '$."`+index.MetaDeletedAtSource+`"', ?, '$."`+index.MetaDeletedAtSourceEvent+`"', ?)
+			WHERE id = ? AND json_extract(meta, '$."`+index.MetaDeletedAtSource+`"') IS NULL`,
+			at.UTC().Format(time.RFC3339Nano), event, int64(id))
+		if err != nil {
+			return 0, fmt.Errorf("mark document %d deleted at source: %w", id, s.mapErr(err))
+		}
+		k, _ := res.RowsAffected()
+		n += int(k)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("mark deleted at source: commit: %w", s.mapErr(err))
+	}
+	return n, nil
+}
+
+// DeletedAtSource calls fn with every top-level document marked by
+// MarkDeletedAtSource.
+func (s *Store) DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error {
+	rs, err := s.records(ctx, "list documents deleted at source",
+		`WHERE d.parent_id IS NULL AND json_extract(d.meta, '$."`+index.MetaDeletedAtSource+`"') IS NOT NULL ORDER BY d.id`)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := fn(r); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -17,6 +17,9 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 	if err := s.errStale(); err != nil {
 		return nil, err
 	}
+	if err := s.load.settleView(ctx); err != nil { // only the tables answer
+		return nil, fmt.Errorf("find candidates: %w", err)
+	}
 	gen := s.over.start(s.now())
 	tx, end, err := s.readTx(ctx) // one read lock for every lookup
 	if err != nil {
@@ -106,18 +109,7 @@ func (s *Store) Fingerprints(ctx context.Context, ids []index.ContentID, fn func
 		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
 	}
 	rows, err := st.QueryContext(ctx, string(list))
-	if err != nil {
-		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
-	}
-	if err := scanFingerprints(rows, fn); err != nil {
-		return fmt.Errorf("load fingerprints: %w", err)
-	}
-	return nil
-}
-
-func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprint) error) error {
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var id, simhash int64
 		// Raw: the body is decoded and the hash copied before Next, and a
 		// copy of each was a tenth of a search's garbage.
@@ -131,11 +123,12 @@ func scanFingerprints(rows *sql.Rows, fn func(index.ContentID, *index.Fingerprin
 		if err := fp.DecodeBody(body); err != nil {
 			return fmt.Errorf("content %d: %w", id, err)
 		}
-		if err := fn(index.ContentID(id), fp); err != nil {
-			return err
-		}
+		return fn(index.ContentID(id), fp)
+	})
+	if err != nil {
+		return fmt.Errorf("load fingerprints: %w", s.mapErr(err))
 	}
-	return rows.Err()
+	return nil
 }
 
 // SimHashes calls fn with every content's SimHash, in SimHash order (that
@@ -149,17 +142,13 @@ func (s *Store) SimHashes(ctx context.Context, fn func(index.ContentID, uint64) 
 	if err != nil {
 		return fmt.Errorf("read simhashes: %w", s.mapErr(err))
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, nil, func(rows *sql.Rows) error {
 		var id, h int64
 		if err := rows.Scan(&id, &h); err != nil {
 			return fmt.Errorf("read simhashes: %w", err)
 		}
-		if err := fn(index.ContentID(id), uint64(h)); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(index.ContentID(id), uint64(h))
+	})
 }
 
 // queryByKeys runs query in tx with keys as its first parameter, a JSON
@@ -187,18 +176,15 @@ func (s *Store) wholeLists(ctx context.Context, tx *sql.Tx, table string, keys [
 		return out, nil
 	}
 	rows, err := s.queryByKeys(ctx, tx, `SELECT p.h, p.c FROM (SELECT DISTINCT value FROM json_each(?)) j JOIN `+table+` p ON p.h = j.value`, keys)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var k, c int64
 		if err := rows.Scan(&k, &c); err != nil {
-			return nil, err
+			return err
 		}
 		out[k] = append(out[k], c)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // postingLists returns, for each key, the contents posted under it in
@@ -212,26 +198,23 @@ func (s *Store) postingLists(ctx context.Context, tx *sql.Tx, table string, keys
 	}
 	rows, err := s.queryByKeys(ctx, tx, `SELECT j.value, (SELECT group_concat(c) FROM (SELECT c FROM `+table+` WHERE h = j.value LIMIT ?2))
 		FROM (SELECT DISTINCT value FROM json_each(?1)) j`, keys, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var k int64
 		var cs sql.NullString
 		if err := rows.Scan(&k, &cs); err != nil {
-			return nil, err
+			return err
 		}
 		if !cs.Valid || cs.String == "" {
-			continue
+			return nil
 		}
 		ids, err := parseIDs(cs.String)
 		if err != nil {
-			return nil, fmt.Errorf("posting list of %d: %w", k, err)
+			return fmt.Errorf("posting list of %d: %w", k, err)
 		}
 		out[k] = ids
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // anchorShare is a content on two or more of a query's anchor lists: on
@@ -361,6 +344,9 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	}
 	if len(anchors) == 0 || limit <= 0 {
 		return nil, nil
+	}
+	if err := s.load.settleView(ctx); err != nil { // only the tables answer
+		return nil, fmt.Errorf("find anchor candidates: %w", err)
 	}
 	gen := s.over.start(s.now())
 	// One read transaction for every lookup: each statement on its own

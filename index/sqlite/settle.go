@@ -23,7 +23,7 @@ const settleBatch = 16384
 // an open finds it left by a load that did not get to close, Debug when a
 // load settles its own), with work's attributes.
 func (s *Store) settleBulk(ctx context.Context, what string, left func(context.Context, querier) (bool, error),
-	work func(*sql.Tx, *anchorDelta) ([]any, error), log *slog.Logger, level slog.Level) error {
+	work func(*sql.Tx, *anchorDelta) ([]any, error), level slog.Level) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Read first: every open runs this, and a write transaction would wait
@@ -48,7 +48,7 @@ func (s *Store) settleBulk(ctx context.Context, what string, left func(context.C
 	if err := s.commit(tx, &d); err != nil {
 		return fmt.Errorf("settle %s: commit: %w", what, s.mapErr(err))
 	}
-	log.Log(ctx, level, "settled the "+what+" left by a bulk load", append([]any{"path", s.path, "seconds", time.Since(start).Seconds()}, attrs...)...)
+	s.logger.Log(ctx, level, "settled the "+what+" left by a bulk load", append([]any{"path", s.path, "seconds", time.Since(start).Seconds()}, attrs...)...)
 	return nil
 }
 
@@ -56,11 +56,10 @@ func (s *Store) settleBulk(ctx context.Context, what string, left func(context.C
 // pending (Loader), in key order, in one transaction, and
 // clears the list. Each table's B-tree is then written from one end to
 // the other once, instead of a few rows on each of its pages at every
-// commit of the load.
-//
-// l is the load under way, nil in a live store, which settles at open
-// what a load that did not get to close left.
-func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog.Level, l *Loader) error {
+// commit of the load. A live store settles at open what a load that did
+// not get to close left.
+func (s *Store) settlePostings(ctx context.Context, level slog.Level) error {
+	l := s.load
 	err := s.settleBulk(ctx, "postings", postingsPending, func(tx *sql.Tx, d *anchorDelta) ([]any, error) {
 		// Another process's anchor lists in memory learn of the change
 		// from the anchor generation; this one's, if any, from the delta
@@ -106,7 +105,7 @@ func (s *Store) settlePostings(ctx context.Context, log *slog.Logger, level slog
 			posted, after = posted+n, last
 		}
 		return []any{"contents", posted}, s.clearPending(ctx, &stmts, d, anchors)
-	}, log, level)
+	}, level)
 	if err != nil {
 		s.mu.Lock()
 		l.wrote() // the band shares were computed from postings not committed
@@ -290,23 +289,20 @@ func sortPostingsByKey(blocks [][]posting) []posting {
 func pendingPostings(ctx context.Context, tx *sql.Tx, after int64, posts *postings) (n int, last int64, err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.body, c.bands FROM pending_postings p JOIN contents c ON c.id = p.content_id
 		WHERE p.content_id > ? ORDER BY p.content_id LIMIT ?`, after, settleBatch)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer rows.Close()
 	var fp index.Fingerprint
-	for rows.Next() {
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var body, bands []byte
 		if err := rows.Scan(&last, &body, &bands); err != nil {
-			return 0, 0, err
+			return err
 		}
 		if err := fp.DecodeBody(body); err != nil {
-			return 0, 0, fmt.Errorf("content %d: %w", last, err)
+			return fmt.Errorf("content %d: %w", last, err)
 		}
 		posts.addContent(last, &fp, bandKeys(bands))
 		n++
-	}
-	return n, last, rows.Err()
+		return nil
+	})
+	return n, last, err
 }
 
 // postingsPending reports whether a bulk load left contents to post.

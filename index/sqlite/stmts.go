@@ -156,14 +156,45 @@ func (t *txStmts) prepare(ctx context.Context, query string) (*sql.Stmt, error) 
 	return st, nil
 }
 
-// stmtIDs runs the constant query, prepared once for the transaction's
-// connection, and returns the ids it selects.
-func stmtIDs(ctx context.Context, stmts *txStmts, query string, args ...any) ([]int64, error) {
-	st, err := stmts.prepare(ctx, query)
+// exec runs the constant query, prepared once for the transaction's
+// connection.
+func (t *txStmts) exec(ctx context.Context, query string, args ...any) error {
+	st, err := t.prepare(ctx, query)
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
+	return err
+}
+
+// errRow is the row of a statement that could not be prepared.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// queryRow runs the constant query, prepared once for the transaction's
+// connection, for one row; the row's Scan reports a failed preparation.
+func (t *txStmts) queryRow(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
+	st, err := t.prepare(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// query runs the constant query, prepared once for the transaction's
+// connection.
+func (t *txStmts) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.prepare(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	return st.QueryContext(ctx, args...)
+}
+
+// stmtIDs runs the constant query, prepared once for the transaction's
+// connection, and returns the ids it selects.
+func stmtIDs(ctx context.Context, stmts *txStmts, query string, args ...any) ([]int64, error) {
+	rows, err := stmts.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

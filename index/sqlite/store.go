@@ -77,6 +77,7 @@ type Store struct {
 	scheme    uint32                 // Options.Scheme
 	stale     atomic.Pointer[string] // the scheme of the stored fingerprints, if not scheme
 	memWanted bool                   // Options.AnchorsInMemory
+	load      *Loader                // the bulk load under way, nil in a live store
 
 	rs, ws *statements // the readers' and the writer's prepared statements
 
@@ -88,17 +89,14 @@ type Store struct {
 
 var _ index.Store = (*Store)(nil)
 
-// Close releases the database. Further calls return index.ErrClosed.
-func (s *Store) Close() error { return s.closeAfter(nil) }
-
-// closeAfter closes the store once, after settle, if not nil, has run
-// (with the anchor lists no longer loading).
-func (s *Store) closeAfter(settle func() error) error {
+// Close settles the bulk load, if s is a Loader's, and releases the
+// database. Further calls do nothing.
+func (s *Store) Close() error {
 	var err error
 	s.close.Do(func() {
-		s.stopAnchors()
-		if settle != nil {
-			err = settle()
+		s.stopAnchors() // the anchor lists no longer load while it settles
+		if s.load != nil {
+			err = s.load.Settle(context.Background())
 		}
 		var c error
 		if s.ckpt != nil {
@@ -188,4 +186,16 @@ func (s *Store) committed() {
 	case s.ckptWake <- struct{}{}:
 	default: // already awake
 	}
+}
+
+// Config is what a configuration file sets of the store: under the
+// daemon's index section, the keys path, durability and anchors_in_memory.
+type Config struct {
+	// Path of the database file; the daemon defaults it to
+	// data_dir/index.db.
+	Path string `mapstructure:"path"`
+	// Durability is Full (fsync at every commit) or Normal.
+	Durability Durability `mapstructure:"durability"`
+	// AnchorsInMemory: see Options.AnchorsInMemory.
+	AnchorsInMemory bool `mapstructure:"anchors_in_memory"`
 }

@@ -26,21 +26,6 @@ type tested interface {
 
 func (s *Store) raw() *Store { return s }
 
-// openLoader opens a Loader; sharesOnly defers the band shares alone,
-// each commit posting its contents as a live store's does.
-func openLoader(ctx context.Context, path string, opts Options, sharesOnly bool) (*Loader, error) {
-	if !sharesOnly {
-		return OpenLoader(ctx, path, opts)
-	}
-	l := &Loader{deferShares: true}
-	s, err := openStore(ctx, path, opts, l)
-	if err != nil {
-		return nil, err
-	}
-	l.store = s
-	return l, nil
-}
-
 func open(t *testing.T, path string, scheme uint32) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), path, Options{Scheme: scheme})

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -37,18 +38,14 @@ func (s *Store) AddTemplate(ctx context.Context, t index.Template) (int64, error
 
 // Templates returns every stored template.
 func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
-	rows, err := s.reads(ctx).QueryContext(ctx, "SELECT id, name, reason, actor, at, chunks, samples FROM templates ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("read templates: %w", s.mapErr(err))
-	}
-	defer rows.Close()
 	var out []index.Template
-	for rows.Next() {
+	rows, err := s.reads(ctx).QueryContext(ctx, "SELECT id, name, reason, actor, at, chunks, samples FROM templates ORDER BY id")
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var t index.Template
 		var at int64
 		var chunks, samples []byte
 		if err := rows.Scan(&t.ID, &t.Name, &t.Reason, &t.Actor, &at, &chunks, &samples); err != nil {
-			return nil, fmt.Errorf("read templates: %w", err)
+			return err
 		}
 		t.At = time.Unix(0, at).UTC()
 		for ; len(chunks) >= 8; chunks = chunks[8:] {
@@ -58,6 +55,10 @@ func (s *Store) Templates(ctx context.Context) ([]index.Template, error) {
 			t.Samples = append(t.Samples, binary.LittleEndian.Uint32(samples))
 		}
 		out = append(out, t)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read templates: %w", s.mapErr(err))
 	}
-	return out, rows.Err()
+	return out, nil
 }

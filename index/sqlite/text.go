@@ -259,49 +259,42 @@ func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 	}
 	runs := make(map[int64][]textRun) // by block
 	texts, err := tx.QueryContext(ctx, "SELECT content_id, data FROM texts WHERE codec = ?", codecPieces)
-	if err != nil {
-		return nil, fmt.Errorf("read texts: %w", err)
-	}
-	defer texts.Close()
-	for texts.Next() {
+	err = eachRow(texts, err, func(rows *sql.Rows) error {
 		var content int64
 		var data []byte
-		if err := texts.Scan(&content, &data); err != nil {
-			return nil, fmt.Errorf("read texts: %w", err)
+		if err := rows.Scan(&content, &data); err != nil {
+			return err
 		}
 		row, err := decodeTextRow(data)
 		if err != nil {
-			return nil, fmt.Errorf("text of content %d: %w", content, err)
+			return fmt.Errorf("text of content %d: %w", content, err)
 		}
 		for _, r := range row.runs {
 			runs[r.block] = append(runs[r.block], r)
 		}
-	}
-	if err := texts.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read texts: %w", err)
 	}
 	if len(runs) == 0 {
 		return b, nil
 	}
-	blocks, err := tx.QueryContext(ctx, "SELECT id, data, pieces FROM text_blocks")
-	if err != nil {
-		return nil, fmt.Errorf("read text blocks: %w", err)
-	}
-	defer blocks.Close()
 	listed := make(map[uint64]bool)
-	for blocks.Next() {
+	blocks, err := tx.QueryContext(ctx, "SELECT id, data, pieces FROM text_blocks")
+	err = eachRow(blocks, err, func(rows *sql.Rows) error {
 		var id int64
 		var z, hashes []byte
-		if err := blocks.Scan(&id, &z, &hashes); err != nil {
-			return nil, fmt.Errorf("read text blocks: %w", err)
+		if err := rows.Scan(&id, &z, &hashes); err != nil {
+			return err
 		}
 		in := runs[id]
 		if len(in) == 0 {
-			continue
+			return nil
 		}
 		data, err := textDecoder.DecodeAll(z, nil)
 		if err != nil {
-			return nil, fmt.Errorf("decompress text block %d: %w", id, err)
+			return fmt.Errorf("decompress text block %d: %w", id, err)
 		}
 		clear(listed)
 		for i := 0; i+8 <= len(hashes); i += 8 {
@@ -310,7 +303,7 @@ func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 		slices.SortFunc(in, func(x, y textRun) int { return cmp.Or(cmp.Compare(x.off, y.off), cmp.Compare(x.len, y.len)) })
 		for _, r := range slices.Compact(in) {
 			if uint64(r.off)+uint64(r.len) > uint64(len(data)) {
-				return nil, fmt.Errorf("%w: run beyond text block %d", ErrInconsistent, id)
+				return fmt.Errorf("%w: run beyond text block %d", ErrInconsistent, id)
 			}
 			at := r.off
 			for _, pc := range chunk.Append(pieceParams, nil, data[r.off:r.off+r.len]) {
@@ -320,8 +313,9 @@ func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 				at += pc.Len
 			}
 		}
-	}
-	if err := blocks.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read text blocks: %w", err)
 	}
 	return b, nil
@@ -386,24 +380,20 @@ func (w *textWriter) lookUp(ctx context.Context, stmts *txStmts, entries []index
 			return nil
 		}
 		batch = append(batch, ']')
-		st, err := stmts.prepare(ctx, "SELECT t.h, t.block, t.off, t.len FROM json_each(?) j JOIN text_pieces t ON t.h = j.value")
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, string(batch))
+		rows, err := stmts.query(ctx, "SELECT t.h, t.block, t.off, t.len FROM json_each(?) j JOIN text_pieces t ON t.h = j.value", string(batch))
+		err = eachRow(rows, err, func(rows *sql.Rows) error {
+			var h, block, off, l int64
+			if err := rows.Scan(&h, &block, &off, &l); err != nil {
+				return err
+			}
+			w.known[uint64(h)] = textRun{block: block, off: uint32(off), len: uint32(l)}
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("look up text pieces: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var h, block, off, l int64
-			if err := rows.Scan(&h, &block, &off, &l); err != nil {
-				return fmt.Errorf("look up text pieces: %w", err)
-			}
-			w.known[uint64(h)] = textRun{block: block, off: uint32(off), len: uint32(l)}
-		}
 		batch, n = batch[:0], 0
-		return rows.Err()
+		return nil
 	}
 	for i := range entries {
 		p, ok := entries[i].Prepared.(*preparedText)
@@ -438,12 +428,8 @@ func (w *textWriter) piece(ctx context.Context, stmts *txStmts, h uint64, l uint
 		run, ok = w.bulk.get(h)
 	} else if !ok && !w.asked[h] { // a text Prepare did not see
 		w.asked[h] = true
-		lookup, err := stmts.prepare(ctx, "SELECT block, off, len FROM text_pieces WHERE h = ?")
-		if err != nil {
-			return textRun{}, false, err
-		}
 		var block, off, n int64
-		err = lookup.QueryRowContext(ctx, int64(h)).Scan(&block, &off, &n)
+		err := stmts.queryRow(ctx, "SELECT block, off, len FROM text_pieces WHERE h = ?", int64(h)).Scan(&block, &off, &n)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return textRun{}, false, fmt.Errorf("look up text piece: %w", err)
 		}
@@ -465,11 +451,7 @@ func (w *textWriter) piece(ctx context.Context, stmts *txStmts, h uint64, l uint
 func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, created bool, text []byte, prepared any) error {
 	if !created {
 		var one int
-		known, err := stmts.prepare(ctx, "SELECT 1 FROM texts WHERE content_id = ?")
-		if err != nil {
-			return err
-		}
-		err = known.QueryRowContext(ctx, int64(c)).Scan(&one)
+		err := stmts.queryRow(ctx, "SELECT 1 FROM texts WHERE content_id = ?", int64(c)).Scan(&one)
 		if err == nil {
 			return nil
 		}
@@ -523,16 +505,14 @@ func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, 
 	}
 	if len(fresh) > 0 {
 		ids := make([]int64, len(fresh))
-		insBlock, err := stmts.prepare(ctx, "INSERT INTO text_blocks (refs, data, pieces) VALUES (0, ?, ?) RETURNING id")
-		if err != nil {
-			return err
-		}
 		for j, data := range fresh {
 			keys := make([]byte, 0, 8*len(freshKeys[j]))
 			for _, k := range freshKeys[j] {
 				keys = binary.LittleEndian.AppendUint64(keys, k.h)
 			}
-			if err := insBlock.QueryRowContext(ctx, textEncoder.EncodeAll(data, nil), keys).Scan(&ids[j]); err != nil {
+			err := stmts.queryRow(ctx, "INSERT INTO text_blocks (refs, data, pieces) VALUES (0, ?, ?) RETURNING id",
+				textEncoder.EncodeAll(data, nil), keys).Scan(&ids[j])
+			if err != nil {
 				return fmt.Errorf("store text block: %w", err)
 			}
 			for _, k := range freshKeys[j] {
@@ -554,12 +534,7 @@ func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, 
 	for _, b := range row.blocks() {
 		w.refs[b]++
 	}
-	insert, err := stmts.prepare(ctx, "INSERT INTO texts (content_id, codec, data) VALUES (?, ?, ?)")
-	if err != nil {
-		return err
-	}
-	_, err = insert.ExecContext(ctx, int64(c), codecPieces, appendTextRow(nil, &row))
-	return err
+	return stmts.exec(ctx, "INSERT INTO texts (content_id, codec, data) VALUES (?, ?, ?)", int64(c), codecPieces, appendTextRow(nil, &row))
 }
 
 // flush counts the references and inserts the pieces w has collected.
@@ -567,18 +542,12 @@ func (w *textWriter) flush(ctx context.Context, stmts *txStmts) error {
 	if w == nil {
 		return nil
 	}
-	if len(w.refs) > 0 {
-		ref, err := stmts.prepare(ctx, "UPDATE text_blocks SET refs = refs + ? WHERE id = ?")
-		if err != nil {
-			return err
+	for _, b := range slices.Sorted(maps.Keys(w.refs)) {
+		if err := stmts.exec(ctx, "UPDATE text_blocks SET refs = refs + ? WHERE id = ?", w.refs[b], b); err != nil {
+			return fmt.Errorf("count references to text block %d: %w", b, err)
 		}
-		for _, b := range slices.Sorted(maps.Keys(w.refs)) {
-			if _, err := ref.ExecContext(ctx, w.refs[b], b); err != nil {
-				return fmt.Errorf("count references to text block %d: %w", b, err)
-			}
-		}
-		clear(w.refs)
 	}
+	clear(w.refs)
 	return w.rows.flush()
 }
 
@@ -646,41 +615,17 @@ func releaseText(ctx context.Context, stmts *txStmts, cid int64) error {
 
 // Text returns the extracted text kept for content.
 func (s *Store) Text(ctx context.Context, content index.ContentID) ([]byte, error) {
-	text, err := s.text(ctx, content)
-	if err != nil {
-		return nil, fmt.Errorf("text of content %d: %w", content, err)
-	}
-	return text, nil
-}
-
-func (s *Store) text(ctx context.Context, content index.ContentID) ([]byte, error) {
 	// One read transaction (or ctx's snapshot), so that a block cannot go
 	// between the row and the block reads.
 	tx, end, err := s.readTx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	var codec string
-	var data []byte
-	err = tx.QueryRowContext(ctx, "SELECT codec, data FROM texts WHERE content_id = ?", int64(content)).Scan(&codec, &data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, index.ErrNoText
-	}
-	if err != nil {
-		return nil, s.mapErr(err)
-	}
-	switch codec {
-	case codecZstd:
-		text, err := textDecoder.DecodeAll(data, nil)
-		if err != nil {
-			return nil, fmt.Errorf("decompress: %w", err)
+	if err == nil {
+		defer end()
+		var text []byte
+		if text, err = textIn(ctx, tx, int64(content)); err == nil {
+			return text, nil
 		}
-		return text, nil
-	case codecPieces:
-		return readPieces(ctx, tx, data)
 	}
-	return nil, fmt.Errorf("%w: unknown text codec %q", ErrInconsistent, codec)
+	return nil, fmt.Errorf("text of content %d: %w", content, s.mapErr(err))
 }
 
 // readPieces assembles a codecPieces text from its blocks, each read and
@@ -722,30 +667,26 @@ func readPieces(ctx context.Context, tx *sql.Tx, data []byte) ([]byte, error) {
 // number of texts using it and that every block a text uses, or a piece
 // is found in, exists.
 func checkTexts(ctx context.Context, q querier) error {
-	rows, err := q.QueryContext(ctx, "SELECT content_id, data FROM texts WHERE codec = ?", codecPieces)
-	if err != nil {
-		return fmt.Errorf("check texts: %w", err)
-	}
-	defer rows.Close()
 	uses := make(map[int64]int64)
-	for rows.Next() {
+	rows, err := q.QueryContext(ctx, "SELECT content_id, data FROM texts WHERE codec = ?", codecPieces)
+	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var cid int64
 		var data []byte
 		if err := rows.Scan(&cid, &data); err != nil {
-			return fmt.Errorf("check texts: %w", err)
+			return err
 		}
 		row, err := decodeTextRow(data)
 		if err != nil {
-			return fmt.Errorf("check texts: content %d: %w", cid, err)
+			return fmt.Errorf("content %d: %w", cid, err)
 		}
 		for _, b := range row.blocks() {
 			uses[b]++
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("check texts: %w", err)
 	}
-	rows.Close()
 	blocks, err := q.QueryContext(ctx, "SELECT id, refs FROM text_blocks")
 	if err != nil {
 		return fmt.Errorf("check texts: %w", err)
