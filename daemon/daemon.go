@@ -25,6 +25,7 @@ import (
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
+	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
@@ -227,9 +228,29 @@ func (d *Daemon) openNATS(_ context.Context, p *parts) error {
 	return nil
 }
 
+// Engine is the index with its embedded store and the ingest stage.
+type Engine = ingest.Engine[*sqlite.Store]
+
+// OpenEngine opens the embedded store at cfg.IndexPath(), the index over
+// it and the extraction cfg configures.
+func OpenEngine(ctx context.Context, cfg *Config, logger *slog.Logger) (*Engine, error) {
+	opts := cfg.Index.Options
+	opts.Logger = logger
+	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
+		Scheme: opts.Scheme(), Durability: cfg.Index.Durability, Logger: logger,
+		AnchorsInMemory: cfg.Index.AnchorsInMemory,
+	})
+	if err != nil {
+		return nil, err
+	}
+	xo := cfg.Extract
+	xo.SpoolDir = cfg.SpoolDir()
+	return ingest.OpenEngine(ctx, st, cfg.IndexPath(), opts, xo)
+}
+
 // openEngine opens the index with its store and extraction.
 func (d *Daemon) openEngine(ctx context.Context, p *parts) error {
-	eng, err := OpenEngine(ctx, &d.cfg, "", d.logger)
+	eng, err := OpenEngine(ctx, &d.cfg, d.logger)
 	if err != nil {
 		return err
 	}
@@ -301,7 +322,7 @@ func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
 func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
 	cfg := d.cfg.Pipeline
 	p.pipeline = ingest.NewPipeline(ingest.PipelineOptions{
-		Ingester: p.eng.Ingester, Ledger: p.eng.Store, Remover: p.eng.Index, Holds: p.policy, Marker: p.eng.Store,
+		Ingester: p.eng.Ingester, Ledger: p.eng.Store, Remover: p.eng.Index, Holds: p.policy,
 		Observers: []ingest.Observer{p.policy}, Workers: cfg.Workers, InFlightBytes: cfg.InFlightBytes,
 		ShutdownTimeout: cfg.ShutdownTimeout, Registerer: d.reg, Logger: d.logger.With("component", "pipeline"),
 	})

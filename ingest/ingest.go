@@ -65,6 +65,45 @@ type Ingester struct {
 // New returns an Ingester.
 func New(ex extractor, ix adder) *Ingester { return &Ingester{ex: ex, ix: ix} }
 
+// Store is an index store that can be closed: the daemon's, or a scan's
+// bulk load.
+type Store interface {
+	index.Store
+	Close() error
+}
+
+// Engine is an index over its store, with the extraction and the
+// Ingester that feed it.
+type Engine[S Store] struct {
+	Store     S
+	Index     *index.Index
+	Extractor *extract.Extractor
+	Ingester  *Ingester
+}
+
+// OpenEngine opens the index over st, the store at path, with the
+// extraction xo configures; on failure it closes st.
+func OpenEngine[S Store](ctx context.Context, st S, path string, opts index.Options, xo extract.Options) (*Engine[S], error) {
+	ix, err := index.New(ctx, st, opts)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	ex, err := extract.New(xo)
+	if err != nil {
+		ix.Close()
+		st.Close()
+		return nil, fmt.Errorf("configure extraction: %w", err)
+	}
+	return &Engine[S]{Store: st, Index: ix, Extractor: ex, Ingester: New(ex, ix)}, nil
+}
+
+// Close stops the index and closes the store.
+func (e *Engine[S]) Close() error {
+	e.Index.Close()
+	return e.Store.Close()
+}
+
 // Outcome reports one ingested object: the documents committed (the object
 // first, then its descendants in depth-first order) and their results.
 type Outcome struct {

@@ -17,12 +17,15 @@ import (
 	"github.com/simdex/simdex/index"
 )
 
-// Ledger is what the pipeline needs to skip events already indexed, and
-// to find what they committed.
+// Ledger is what the pipeline needs to skip events already indexed, to
+// find what they committed, and to record held documents deleted at their
+// source.
 type Ledger interface {
 	Seen(ctx context.Context, idempotencyKey string) (bool, error)
 	Lookup(ctx context.Context, key string) ([]*index.Record, error)
 	Children(ctx context.Context, id index.DocID) ([]*index.Record, error)
+	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
+	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
 }
 
 // Remover is what the pipeline needs to apply deletions.
@@ -34,12 +37,6 @@ type Remover interface {
 // when their source deletes them.
 type HoldKeeper interface {
 	HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error)
-}
-
-// DeletionMarker records held documents deleted at their source.
-type DeletionMarker interface {
-	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
-	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
 }
 
 // Observer is told about every committed object before its event is
@@ -59,8 +56,7 @@ type PipelineOptions struct {
 	Ingester  *Ingester
 	Ledger    Ledger
 	Remover   Remover
-	Holds     HoldKeeper     // nil: nothing is kept
-	Marker    DeletionMarker // required with Holds
+	Holds     HoldKeeper // nil: nothing is kept
 	Observers []Observer
 	Workers   int
 	// InFlightBytes bounds the bytes of the objects in flight (0: no
@@ -483,7 +479,7 @@ func (p *Pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, v
 		removed, err = p.o.Remover.Remove(ctx, key, vid)
 		return removed, 0, err
 	}
-	newly, err := p.o.Marker.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
+	newly, err := p.o.Ledger.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -519,7 +515,7 @@ func (p *Pipeline) purgeReleased(ctx context.Context) error {
 		return nil
 	}
 	var free []*index.Record
-	err := p.o.Marker.DeletedAtSource(ctx, func(r *index.Record) error {
+	err := p.o.Ledger.DeletedAtSource(ctx, func(r *index.Record) error {
 		matters, err := p.o.Holds.HoldingMatters(ctx, r.Key, r.VersionID)
 		if err == nil && len(matters) == 0 {
 			free = append(free, r)

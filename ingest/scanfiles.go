@@ -44,7 +44,7 @@ func walkAll(dirs []string, problems *[]FileError) []scanFile {
 
 // indexing is what a scan's workers share.
 type indexing struct {
-	sc        *scan
+	ing       *Ingester
 	o         *ScanOptions
 	files     []scanFile
 	next      atomic.Int64 // the next file to index
@@ -60,11 +60,11 @@ type indexing struct {
 // indexFiles indexes files, o.Workers at a time, and returns this scan's
 // documents by the path reported; the files' errors are added to
 // problems.
-func (sc *scan) indexFiles(ctx context.Context, o *ScanOptions, files []scanFile, problems *[]FileError) (map[index.DocID]string, error) {
+func indexFiles(ctx context.Context, ing *Ingester, o *ScanOptions, files []scanFile, problems *[]FileError) (map[index.DocID]string, error) {
 	// Files are read and prepared on all cores but one, which is left to
 	// the index's single writer: each waits for it, and with every core
 	// preparing it waited for one behind them (see index.Index.Commit).
-	x := &indexing{sc: sc, o: o, files: files, inFlight: semaphore.NewWeighted(o.InFlightBytes),
+	x := &indexing{ing: ing, o: o, files: files, inFlight: semaphore.NewWeighted(o.InFlightBytes),
 		preparing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), scanned: map[index.DocID]string{}, problems: problems}
 	var wg sync.WaitGroup
 	for w := 0; w < o.Workers; w++ {
@@ -92,7 +92,7 @@ func (x *indexing) work(ctx context.Context) {
 		if err := x.inFlight.Acquire(ctx, weight); err != nil {
 			return // interrupted: reported by indexFiles
 		}
-		out, err := x.sc.ing.ingestFile(ctx, x.preparing, sf)
+		out, err := x.ing.ingestFile(ctx, x.preparing, sf)
 		x.inFlight.Release(weight)
 		if !x.record(sf, out, err) {
 			return

@@ -60,7 +60,7 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	}
 	// One query: loading every anchor list would cost more than it saves.
 	cfg.Index.AnchorsInMemory = false
-	eng, err := daemon.OpenEngine(ctx, &cfg, "", g.logger(cfg))
+	eng, err := daemon.OpenEngine(ctx, &cfg, g.logger(cfg))
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
