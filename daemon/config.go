@@ -307,26 +307,24 @@ func (c *Config) validate(getenv func(string) string) error {
 // "invalid policy configuration: policy.schedules.evaluate: bad schedule:
 // ...", is one message and is kept whole.
 func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok && isJoin(err, j.Unwrap()) {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, unjoin(e)...)
-		}
-		return out
-	}
+	joined, prefix := err, ""
 	if w := errors.Unwrap(err); w != nil {
-		if j, ok := w.(interface{ Unwrap() []error }); ok && isJoin(w, j.Unwrap()) {
-			prefix := strings.TrimSuffix(err.Error(), w.Error())
-			var out []error
-			for _, e := range j.Unwrap() {
-				for _, ee := range unjoin(e) {
-					out = append(out, fmt.Errorf("%s%w", prefix, ee))
-				}
+		joined, prefix = w, strings.TrimSuffix(err.Error(), w.Error())
+	}
+	j, ok := joined.(interface{ Unwrap() []error })
+	if !ok || !isJoin(joined, j.Unwrap()) {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		for _, ee := range unjoin(e) {
+			if joined != err {
+				ee = fmt.Errorf("%s%w", prefix, ee)
 			}
-			return out
+			out = append(out, ee)
 		}
 	}
-	return []error{err}
+	return out
 }
 
 // isJoin reports whether err is a list of errs as errors.Join makes it:

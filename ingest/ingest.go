@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -314,12 +315,8 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 
 func metadata(m extract.Metadata, origin map[string]string) map[string]string {
 	out := make(map[string]string, len(origin)+len(m.Extra)+8)
-	for k, v := range origin {
-		out[k] = v
-	}
-	for k, v := range m.Extra {
-		out[k] = v
-	}
+	maps.Copy(out, origin)
+	maps.Copy(out, m.Extra)
 	set := func(k, v string) {
 		if v = strings.TrimSpace(v); v != "" {
 			out[k] = v
@@ -333,14 +330,10 @@ func metadata(m extract.Metadata, origin map[string]string) map[string]string {
 	set("subject", m.Subject)
 	set("message_id", m.MessageID)
 	set("in_reply_to", m.InReplyTo)
-	if !m.Created.IsZero() {
-		out["created"] = m.Created.UTC().Format(time.RFC3339)
-	}
-	if !m.Modified.IsZero() {
-		out["modified"] = m.Modified.UTC().Format(time.RFC3339)
-	}
-	if !m.Date.IsZero() {
-		out["date"] = m.Date.UTC().Format(time.RFC3339)
+	for k, t := range map[string]time.Time{"created": m.Created, "modified": m.Modified, "date": m.Date} {
+		if !t.IsZero() {
+			out[k] = t.UTC().Format(time.RFC3339)
+		}
 	}
 	return out
 }

@@ -18,11 +18,10 @@ indexed are recognised by their idempotency key and skipped, so running it
 again is safe.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
+			c, err := g.daemonClient(addr)
 			if err != nil {
 				return err
 			}
-			c := g.daemonClient(cfg, addr)
 			if err := c.do(cmd.Context(), "POST", "/api/v1/connectors/"+url.PathEscape(args[0])+"/backfill", nil, nil); err != nil {
 				return &exitError{code: 1, err: err}
 			}

@@ -20,10 +20,14 @@ type daemonClient struct {
 	hc   *http.Client
 }
 
-// newDaemonClient returns a client of the daemon at addr (default
-// http.addr, over https when http.tls is set) signing every request with
-// token.
-func newDaemonClient(cfg daemon.Config, addr, token string) *daemonClient {
+// daemonClient returns a client of the daemon --config configures, at
+// addr (default http.addr, over https when http.tls is set), signing
+// every request with the API token.
+func (g *globals) daemonClient(addr string) (*daemonClient, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return nil, err
+	}
 	if addr == "" {
 		addr = cfg.HTTP.Addr
 	}
@@ -36,8 +40,8 @@ func newDaemonClient(cfg daemon.Config, addr, token string) *daemonClient {
 	}
 	return &daemonClient{base: strings.TrimRight(addr, "/"), hc: &http.Client{
 		Timeout:   10 * time.Minute,
-		Transport: bearer{token: token, base: http.DefaultTransport},
-	}}
+		Transport: bearer{token: g.apiToken(cfg), base: http.DefaultTransport},
+	}}, nil
 }
 
 // bearer signs requests with an API token.
@@ -66,11 +70,6 @@ func (g *globals) apiToken(cfg daemon.Config) string {
 	}
 	t, _ := daemon.ReadTokenFile(cfg.InitialAdminTokenPath())
 	return t
-}
-
-// daemonClient returns a client of the daemon of cfg.
-func (g *globals) daemonClient(cfg daemon.Config, addr string) *daemonClient {
-	return newDaemonClient(cfg, addr, g.apiToken(cfg))
 }
 
 // do sends a request and decodes a JSON answer into out (when not nil).

@@ -26,14 +26,13 @@ cap, references to missing objects...), with the reason. They stay in the
 DEADLETTER stream for review; nothing is dropped silently.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
 			var out struct {
 				DeadLetters []api.DeadLetter `json:"deadletters"`
 			}
-			c := g.daemonClient(cfg, addr)
+			c, err := g.daemonClient(addr)
+			if err != nil {
+				return err
+			}
 			if err := c.do(cmd.Context(), "GET", "/api/v1/deadletters?limit="+strconv.Itoa(limit), nil, &out); err != nil {
 				return &exitError{code: 1, err: err}
 			}

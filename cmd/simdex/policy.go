@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,15 +40,11 @@ func (f *remoteFlags) register(cmd *cobra.Command) {
 }
 
 func (f *remoteFlags) client(g *globals) (*policyClient, error) {
-	cfg, err := g.load()
+	c, err := g.daemonClient(f.addr)
 	if err != nil {
 		return nil, err
 	}
-	actor := f.actor
-	if actor == "" {
-		actor = localActor()
-	}
-	return &policyClient{daemonClient: g.daemonClient(cfg, f.addr), actor: actor}, nil
+	return &policyClient{daemonClient: c, actor: cmp.Or(f.actor, localActor())}, nil
 }
 
 func (c *policyClient) call(ctx context.Context, method, path string, body, out any) error {
