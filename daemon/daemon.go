@@ -332,11 +332,11 @@ func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
 // openHTTP opens the token stores and binds the HTTP listener.
 func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	cfg := &d.cfg
-	tokens, tokenStores, err := openTokens(ctx, cfg, p.records)
+	tokens, closeTokens, err := openTokens(ctx, cfg, p.records)
 	if err != nil {
 		return err
 	}
-	p.onClose(func() { tokenStores.Close() })
+	p.onClose(func() { closeTokens() })
 	if cfg.HTTP.InitialAdminToken {
 		if err := bootstrapToken(ctx, cfg, tokens, p.log); err != nil {
 			return err

@@ -301,15 +301,13 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		p.m.extractErr.WithLabelValues(ev.Source).Inc()
 		log.Warn("indexed with an extraction error, recorded for manual review", "err", out.Err)
 	}
+	ids := make([]index.DocID, 0, len(out.Results))
 	for i, r := range out.Results {
 		// Stored without a fingerprint (an empty text, a child that failed):
 		// the top-level object's extraction error is logged above.
 		if r.Err != nil && (i > 0 || out.Err == nil) && !r.Duplicate {
 			log.Warn("indexed without a fingerprint, recorded for manual review", "doc", out.Inputs[i].Doc.Key, "err", r.Err)
 		}
-	}
-	ids := make([]index.DocID, 0, len(out.Results))
-	for _, r := range out.Results {
 		if r.ID != 0 {
 			ids = append(ids, r.ID)
 		}

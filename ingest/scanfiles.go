@@ -114,22 +114,15 @@ func (x *indexing) record(sf scanFile, out *Outcome, err error) bool {
 		return false
 	}
 	for j, r := range out.Results {
-		name := sf.rel
-		if j > 0 {
-			name = reportName(sf.rel, out.Inputs[j].Doc.Key, out.Inputs[0].Doc.Key)
-		}
+		// A child is named by its parent's report path followed by its
+		// location inside it.
+		name := sf.rel + out.Inputs[j].Doc.Key[len(out.Inputs[0].Doc.Key):]
 		x.scanned[r.ID] = name
 		if r.Err != nil {
 			*x.problems = append(*x.problems, FileError{Path: name, Error: r.Err.Error()})
 		}
 	}
 	return true
-}
-
-// reportName names a child for the report: its parent's report path
-// followed by the child's location inside it.
-func reportName(parentRel, childKey, parentKey string) string {
-	return parentRel + childKey[len(parentKey):]
 }
 
 // walk lists the regular files under dir, following links to files.
