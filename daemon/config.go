@@ -227,45 +227,30 @@ func (c *Config) Validate() error { return c.validate(os.Getenv) }
 // Load checks a configuration against the environment it was given.
 func (c *Config) validate(getenv func(string) string) error {
 	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	badIf := func(cond bool, key, format string, args ...any) {
+		if cond {
+			errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+		}
 	}
-	if c.DataDir == "" {
-		bad("data_dir", "must not be empty")
-	}
+	badIf(c.DataDir == "", "data_dir", "must not be empty")
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+		badIf(true, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
-	if c.Log.Format != "text" && c.Log.Format != "json" {
-		bad("log.format", "%q is not text or json", c.Log.Format)
-	}
+	badIf(c.Log.Format != "text" && c.Log.Format != "json", "log.format", "%q is not text or json", c.Log.Format)
 	errs = append(errs, c.HTTP.TLS.validate()...)
-	if c.HTTP.MaxSearches < 0 {
-		bad("http.max_searches", "%d is negative", c.HTTP.MaxSearches)
-	}
-	if c.Pipeline.Workers < 1 {
-		bad("pipeline.workers", "%d is below 1", c.Pipeline.Workers)
-	}
-	if c.Pipeline.InFlightBytes < 1 {
-		bad("pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
-	}
-	if c.Pipeline.ShutdownTimeout <= 0 {
-		bad("pipeline.shutdown_timeout", "must be positive")
-	}
-	if c.Extract.MaxSpoolSize < 0 {
-		bad("extract.max_spool_size", "must not be negative")
-	}
-	if c.Pipeline.PurgeInterval <= 0 {
-		bad("pipeline.purge_interval", "must be positive")
-	}
+	badIf(c.HTTP.MaxSearches < 0, "http.max_searches", "%d is negative", c.HTTP.MaxSearches)
+	badIf(c.Pipeline.Workers < 1, "pipeline.workers", "%d is below 1", c.Pipeline.Workers)
+	badIf(c.Pipeline.InFlightBytes < 1, "pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
+	badIf(c.Pipeline.ShutdownTimeout <= 0, "pipeline.shutdown_timeout", "must be positive")
+	badIf(c.Extract.MaxSpoolSize < 0, "extract.max_spool_size", "must not be negative")
+	badIf(c.Pipeline.PurgeInterval <= 0, "pipeline.purge_interval", "must be positive")
 	errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.validateSubjects()...)
-	if c.Index.Durability != sqlite.Full && c.Index.Durability != sqlite.Normal {
-		bad("index.durability", "%q is not full or normal", c.Index.Durability)
-	}
+	dur := c.Index.Durability
+	badIf(dur != sqlite.Full && dur != sqlite.Normal, "index.durability", "%q is not full or normal", dur)
 	if err := c.Index.Options.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("index.%w", e))
@@ -290,9 +275,7 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	for i, a := range stores {
 		for _, b := range stores[i+1:] {
-			if filepath.Clean(a.path) == filepath.Clean(b.path) {
-				bad(a.key, "%s is also %s", a.path, b.key)
-			}
+			badIf(filepath.Clean(a.path) == filepath.Clean(b.path), a.key, "%s is also %s", a.path, b.key)
 		}
 	}
 	if len(errs) == 0 {
