@@ -148,16 +148,14 @@ func (bs bucketFetcher) Fetch(ctx context.Context, name, key, versionID string) 
 		Err: fmt.Errorf("%w: bucket %q is not configured under connectors.s3", connectors.ErrObjectMissing, name)}
 }
 
-// inventory is what reconciliation needs of the index.
-type inventory struct{ st index.Reader }
-
-// Seen reports whether an object version is indexed.
-func (i inventory) Seen(ctx context.Context, key string) (bool, error) { return i.st.Seen(ctx, key) }
+// inventory is what reconciliation needs of the index: Seen, and the
+// objects of one bucket.
+type inventory struct{ index.Reader }
 
 // Objects lists the top-level documents of one bucket.
 func (i inventory) Objects(ctx context.Context, source, bucket string, fn func(key, versionID string) error) error {
 	prefix := source + "/" + bucket + "/"
-	return i.st.Documents(ctx, func(r *index.Record) error {
+	return i.Documents(ctx, func(r *index.Record) error {
 		if r.Parent != 0 || !strings.HasPrefix(r.Key, prefix) {
 			return nil
 		}

@@ -58,8 +58,6 @@ func (g *globals) logger(cfg daemon.Config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
-func newRootCmd() *cobra.Command { return newRoot(&globals{}) }
-
 func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "simdex",
