@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -182,10 +183,7 @@ func DefaultConfig() Config {
 // PolicyPath returns the path of the policy store (rules, holds, flags,
 // audit log).
 func (c *Config) PolicyPath() string {
-	if c.Policy.Path != "" {
-		return c.Policy.Path
-	}
-	return filepath.Join(c.DataDir, "policy.db")
+	return cmp.Or(c.Policy.Path, filepath.Join(c.DataDir, "policy.db"))
 }
 
 // OutboxPath returns the path of the notifier's outbox.
@@ -193,10 +191,7 @@ func (c *Config) OutboxPath() string { return filepath.Join(c.DataDir, "outbox.d
 
 // TokensPath returns the path of the API token store.
 func (c *Config) TokensPath() string {
-	if c.HTTP.TokensPath != "" {
-		return c.HTTP.TokensPath
-	}
-	return filepath.Join(c.DataDir, "auth.db")
+	return cmp.Or(c.HTTP.TokensPath, filepath.Join(c.DataDir, "auth.db"))
 }
 
 // InitialAdminTokenPath is where the first admin token is written.
@@ -206,18 +201,12 @@ func (c *Config) InitialAdminTokenPath() string {
 
 // IndexPath returns the store path.
 func (c *Config) IndexPath() string {
-	if c.Index.Path != "" {
-		return c.Index.Path
-	}
-	return filepath.Join(c.DataDir, "index.db")
+	return cmp.Or(c.Index.Path, filepath.Join(c.DataDir, "index.db"))
 }
 
 // SpoolDir is where mailboxes are spooled while they are read.
 func (c *Config) SpoolDir() string {
-	if c.Extract.SpoolDir != "" {
-		return c.Extract.SpoolDir
-	}
-	return filepath.Join(c.DataDir, "spool")
+	return cmp.Or(c.Extract.SpoolDir, filepath.Join(c.DataDir, "spool"))
 }
 
 // Validate reports every problem, each naming its key.
@@ -364,10 +353,10 @@ func Load(path string, environ []string) (Config, error) {
 		yamlListHook,
 		mapstructure.StringToSliceHookFunc(","),
 	))); err != nil {
-		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, orDefault(path, "environment"), explainDecodeError(err, fromEnv))
+		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, cmp.Or(path, "environment"), explainDecodeError(err, fromEnv))
 	}
 	if err := c.validate(func(k string) string { return env[k] }); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", orDefault(path, "configuration"), err)
+		return Config{}, fmt.Errorf("%s: %w", cmp.Or(path, "configuration"), err)
 	}
 	return c, nil
 }
@@ -408,13 +397,6 @@ func explainDecodeError(err error, fromEnv map[string]string) string {
 
 // LoadFromEnvironment is Load with the process environment.
 func LoadFromEnvironment(path string) (Config, error) { return Load(path, os.Environ()) }
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
 
 type leafKey struct {
 	name  string

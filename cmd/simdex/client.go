@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,9 +29,7 @@ func (g *globals) daemonClient(addr string) (*daemonClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	if addr == "" {
-		addr = cfg.HTTP.Addr
-	}
+	addr = cmp.Or(addr, cfg.HTTP.Addr)
 	if !strings.Contains(addr, "://") {
 		scheme := "http://"
 		if cfg.HTTP.TLS.CertFile != "" {

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,9 +43,7 @@ func (g *globals) load() (daemon.Config, error) {
 	if err != nil {
 		return cfg, &exitError{code: 2, err: err}
 	}
-	if g.logLevel != "" {
-		cfg.Log.Level = g.logLevel
-	}
+	cfg.Log.Level = cmp.Or(g.logLevel, cfg.Log.Level)
 	return cfg, nil
 }
 

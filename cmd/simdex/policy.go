@@ -247,10 +247,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tDOCUMENT\tNAME\tMATTER/RULE\tRESEMBLANCE")
 			for _, f := range out.Flags {
-				why := f.Matter
-				if why == "" {
-					why = f.Rule
-				}
+				why := cmp.Or(f.Matter, f.Rule)
 				res := "-"
 				if f.Evidence.Scores != nil {
 					res = strconv.FormatFloat(f.Evidence.Scores.Resemblance, 'f', 3, 64)

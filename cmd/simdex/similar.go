@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -55,9 +56,7 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	if err != nil {
 		return err
 	}
-	if f.index != "" {
-		cfg.Index.Path = f.index
-	}
+	cfg.Index.Path = cmp.Or(f.index, cfg.Index.Path)
 	// One query: loading every anchor list would cost more than it saves.
 	cfg.Index.AnchorsInMemory = false
 	eng, err := daemon.OpenEngine(ctx, &cfg, g.logger(cfg))
