@@ -14,6 +14,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,10 +285,7 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 	*inputs = append(*inputs, in)
 	var inner *MemberError
 	for i, c := range d.Children {
-		loc := c.Name
-		if loc == "" {
-			loc = fmt.Sprintf("child %d", i+1)
-		}
+		loc := cmp.Or(c.Name, fmt.Sprintf("child %d", i+1))
 		child := index.Doc{
 			Key:       base.Key + ChildSeparator + loc,
 			VersionID: base.VersionID,

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -148,9 +149,7 @@ func (r *ScanResult) close(sc *scan, settled <-chan error) {
 // openScan opens the index at o.IndexPath as a bulk load, and the stage
 // that extracts and indexes files into it.
 func openScan(ctx context.Context, o *ScanOptions) (*scan, error) {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	iopts := o.Index
 	iopts.Logger = o.Logger
 	// A scan wants throughput, not the latency of each document: larger

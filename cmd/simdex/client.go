@@ -71,14 +71,10 @@ func (g *globals) apiToken(cfg daemon.Config) string {
 	return t
 }
 
-// do sends a request and decodes a JSON answer into out (when not nil).
-// Non-2xx answers become errors carrying the daemon's message.
-func (c *daemonClient) do(ctx context.Context, method, path string, body any, out any) error {
-	return c.doWith(ctx, method, path, body, out, nil)
-}
-
-// doWith is do with extra request headers. A non-2xx answer is decoded
-// into out as well, when it is JSON, for answers that explain a refusal.
+// doWith sends a request with extra headers and decodes a JSON answer
+// into out (when not nil). Non-2xx answers become errors carrying the
+// daemon's message, and are decoded into out as well, when they are JSON,
+// for answers that explain a refusal.
 func (c *daemonClient) doWith(ctx context.Context, method, path string, body any, out any, headers map[string]string) error {
 	var rd io.Reader
 	if body != nil {
