@@ -19,19 +19,12 @@ import (
 
 // validate checks the TLS section; each error names its key.
 func (t *TLSConfig) validate() []error {
-	var errs []error
-	if (t.CertFile == "") != (t.KeyFile == "") {
-		errs = append(errs, errors.New("http.tls: cert_file and key_file go together"))
-	}
-	if t.ClientCAFile != "" && t.CertFile == "" {
-		errs = append(errs, errors.New("http.tls.client_ca_file: mutual TLS needs cert_file and key_file"))
-	}
-	if len(t.ClientCerts) > 0 && t.ClientCAFile == "" {
-		errs = append(errs, errors.New("http.tls.client_certs: needs client_ca_file to verify the certificates"))
-	}
-	if _, err := t.certMap(); err != nil {
-		errs = append(errs, fmt.Errorf("http.tls.client_certs: %w", err))
-	}
+	var errs problems
+	errs.badIf((t.CertFile == "") != (t.KeyFile == ""), "http.tls", "cert_file and key_file go together")
+	errs.badIf(t.ClientCAFile != "" && t.CertFile == "", "http.tls.client_ca_file", "mutual TLS needs cert_file and key_file")
+	errs.badIf(len(t.ClientCerts) > 0 && t.ClientCAFile == "", "http.tls.client_certs", "needs client_ca_file to verify the certificates")
+	_, err := t.certMap()
+	errs.badIf(err != nil, "http.tls.client_certs", "%w", err)
 	return errs
 }
 

@@ -209,37 +209,42 @@ func (c *Config) SpoolDir() string {
 	return cmp.Or(c.Extract.SpoolDir, filepath.Join(c.DataDir, "spool"))
 }
 
+// problems collects a configuration's problems, each naming its key.
+type problems []error
+
+// badIf records the problem format describes with key when cond holds.
+func (p *problems) badIf(cond bool, key, format string, args ...any) {
+	if cond {
+		*p = append(*p, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+}
+
 // Validate reports every problem, each naming its key.
 func (c *Config) Validate() error { return c.validate(os.Getenv) }
 
 // validate is Validate with the environment's variables read by getenv:
 // Load checks a configuration against the environment it was given.
 func (c *Config) validate(getenv func(string) string) error {
-	var errs []error
-	badIf := func(cond bool, key, format string, args ...any) {
-		if cond {
-			errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-		}
-	}
-	badIf(c.DataDir == "", "data_dir", "must not be empty")
+	var errs problems
+	errs.badIf(c.DataDir == "", "data_dir", "must not be empty")
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		badIf(true, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+		errs.badIf(true, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
-	badIf(c.Log.Format != "text" && c.Log.Format != "json", "log.format", "%q is not text or json", c.Log.Format)
+	errs.badIf(c.Log.Format != "text" && c.Log.Format != "json", "log.format", "%q is not text or json", c.Log.Format)
 	errs = append(errs, c.HTTP.TLS.validate()...)
-	badIf(c.HTTP.MaxSearches < 0, "http.max_searches", "%d is negative", c.HTTP.MaxSearches)
-	badIf(c.Pipeline.Workers < 1, "pipeline.workers", "%d is below 1", c.Pipeline.Workers)
-	badIf(c.Pipeline.InFlightBytes < 1, "pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
-	badIf(c.Pipeline.ShutdownTimeout <= 0, "pipeline.shutdown_timeout", "must be positive")
-	badIf(c.Extract.MaxSpoolSize < 0, "extract.max_spool_size", "must not be negative")
-	badIf(c.Pipeline.PurgeInterval <= 0, "pipeline.purge_interval", "must be positive")
+	errs.badIf(c.HTTP.MaxSearches < 0, "http.max_searches", "%d is negative", c.HTTP.MaxSearches)
+	errs.badIf(c.Pipeline.Workers < 1, "pipeline.workers", "%d is below 1", c.Pipeline.Workers)
+	errs.badIf(c.Pipeline.InFlightBytes < 1, "pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
+	errs.badIf(c.Pipeline.ShutdownTimeout <= 0, "pipeline.shutdown_timeout", "must be positive")
+	errs.badIf(c.Extract.MaxSpoolSize < 0, "extract.max_spool_size", "must not be negative")
+	errs.badIf(c.Pipeline.PurgeInterval <= 0, "pipeline.purge_interval", "must be positive")
 	errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.validateSubjects()...)
 	dur := c.Index.Durability
-	badIf(dur != sqlite.Full && dur != sqlite.Normal, "index.durability", "%q is not full or normal", dur)
+	errs.badIf(dur != sqlite.Full && dur != sqlite.Normal, "index.durability", "%q is not full or normal", dur)
 	if err := c.Index.Options.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("index.%w", e))
@@ -264,7 +269,7 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	for i, a := range stores {
 		for _, b := range stores[i+1:] {
-			badIf(filepath.Clean(a.path) == filepath.Clean(b.path), a.key, "%s is also %s", a.path, b.key)
+			errs.badIf(filepath.Clean(a.path) == filepath.Clean(b.path), a.key, "%s is also %s", a.path, b.key)
 		}
 	}
 	if len(errs) == 0 {

@@ -206,7 +206,7 @@ func (t NATSTLSConfig) config(readFile func(string) ([]byte, error)) (*tls.Confi
 // validate checks the NATS section; secrets are looked up so that a
 // missing one stops the daemon at start.
 func (n NATSConfig) validate(getenv func(string) string, readFile func(string) ([]byte, error)) []error {
-	var errs []error
+	var errs problems
 	methods := 0
 	for _, set := range []bool{n.User != "" || n.PasswordEnv != "" || n.PasswordFile != "", n.NKeySeedFile != "", n.CredsFile != "", n.TokenEnv != "" || n.TokenFile != ""} {
 		if set {
@@ -214,15 +214,10 @@ func (n NATSConfig) validate(getenv func(string) string, readFile func(string) (
 		}
 	}
 	hasPassword := n.PasswordEnv != "" || n.PasswordFile != ""
-	if hasPassword && n.User == "" {
-		errs = append(errs, errors.New("nats.user: required with password_env or password_file"))
-	}
-	if methods > 1 {
-		errs = append(errs, errors.New("nats: give one of user with a password, nkey_seed_file, creds_file and token_env/token_file"))
-	}
-	if n.URL == "" && (methods > 0 || n.TLS != NATSTLSConfig{}) {
-		errs = append(errs, errors.New("nats: credentials and tls are for an external server (nats.url); the embedded one makes its own"))
-	}
+	errs.badIf(hasPassword && n.User == "", "nats.user", "required with password_env or password_file")
+	errs.badIf(methods > 1, "nats", "give one of user with a password, nkey_seed_file, creds_file and token_env/token_file")
+	errs.badIf(n.URL == "" && (methods > 0 || n.TLS != NATSTLSConfig{}), "nats",
+		"credentials and tls are for an external server (nats.url); the embedded one makes its own")
 	if len(errs) == 0 && n.URL != "" {
 		if _, err := n.clientOptions(getenv, readFile); err != nil {
 			errs = append(errs, err)
@@ -272,12 +267,10 @@ func subjectsOverlap(a, b string) bool {
 // would index its own messages.
 func (c *Config) validateSubjects() []error {
 	published := append(c.Notifier.PublishedSubjects(), jsconn.DeadLetterPrefix+">")
-	var errs []error
+	var errs problems
 	check := func(key, subject string) {
 		for _, p := range published {
-			if subjectsOverlap(subject, p) {
-				errs = append(errs, fmt.Errorf("%s: %q overlaps %q, which the daemon itself publishes to", key, subject, p))
-			}
+			errs.badIf(subjectsOverlap(subject, p), key, "%q overlaps %q, which the daemon itself publishes to", subject, p)
 		}
 	}
 	for i, n := range c.Connectors.NATS {
