@@ -286,13 +286,8 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 	var inner *MemberError
 	for i, c := range d.Children {
 		loc := cmp.Or(c.Name, fmt.Sprintf("child %d", i+1))
-		child := index.Doc{
-			Key:       base.Key + ChildSeparator + loc,
-			VersionID: base.VersionID,
-			Name:      base.Name + ChildSeparator + loc,
-			Source:    base.Source,
-			ModTime:   base.ModTime,
-		}
+		child := index.Doc{Key: base.Key + ChildSeparator + loc, Name: base.Name + ChildSeparator + loc,
+			VersionID: base.VersionID, Source: base.Source, ModTime: base.ModTime}
 		if err := flatten(c, child, nil, self, inputs); err != nil && inner == nil {
 			inner = &MemberError{Path: []string{loc}, Err: err}
 			var me *MemberError

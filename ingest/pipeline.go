@@ -257,16 +257,9 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	t = time.Now()
 	var out *Outcome
 	prep, err := p.o.Ingester.Prepare(ctx, Object{
-		Key:          docKey(ev),
-		VersionID:    ev.VersionID,
-		Name:         ev.Key,
-		Source:       ev.Source,
-		Idempotency:  idem,
-		ContentType:  ev.ContentType,
-		Meta:         ev.Metadata,
-		ModTime:      ev.Time,
+		Key: docKey(ev), VersionID: ev.VersionID, Name: ev.Key, Source: ev.Source, Idempotency: idem,
+		ContentType: ev.ContentType, Meta: ev.Metadata, ModTime: ev.Time, Body: body,
 		KeepVersions: ev.Bucket != "" && ev.VersionID != "",
-		Body:         body,
 	})
 	// An object that could not be read for a passing reason (a
 	// connection reset halfway through its GET, the daemon stopping) is

@@ -184,13 +184,8 @@ func (ing *Ingester) ingestFile(ctx context.Context, preparing chan struct{}, sf
 	if err != nil {
 		abs = sf.path
 	}
-	obj := Object{
-		Key:       "fs:" + filepath.ToSlash(abs),
-		VersionID: strconv.FormatInt(sf.info.ModTime().UnixNano(), 10) + "-" + strconv.FormatInt(sf.info.Size(), 10),
-		Name:      sf.rel,
-		Source:    "scan",
-		ModTime:   sf.info.ModTime(),
-	}
+	obj := Object{Key: "fs:" + filepath.ToSlash(abs), Name: sf.rel, Source: "scan", ModTime: sf.info.ModTime(),
+		VersionID: strconv.FormatInt(sf.info.ModTime().UnixNano(), 10) + "-" + strconv.FormatInt(sf.info.Size(), 10)}
 	select {
 	case preparing <- struct{}{}:
 	case <-ctx.Done():
