@@ -165,13 +165,10 @@ func DefaultConfig() Config {
 	limits := extract.DefaultLimits()
 	limits.MaxSpoolSize = 0 // max_object_size
 	return Config{
-		DataDir: "data",
-		Log:     LogConfig{Level: "info", Format: "text"},
-		HTTP:    HTTPConfig{Addr: "127.0.0.1:8080", InitialAdminToken: true, TLS: TLSConfig{ClientCerts: []ClientCertConfig{}}},
-		Index: IndexConfig{
-			Config:  sqlite.Config{Durability: sqlite.Full, AnchorsInMemory: true},
-			Options: ix,
-		},
+		DataDir:    "data",
+		Log:        LogConfig{Level: "info", Format: "text"},
+		HTTP:       HTTPConfig{Addr: "127.0.0.1:8080", InitialAdminToken: true, TLS: TLSConfig{ClientCerts: []ClientCertConfig{}}},
+		Index:      IndexConfig{Config: sqlite.Config{Durability: sqlite.Full, AnchorsInMemory: true}, Options: ix},
 		Extract:    extract.Options{Limits: limits},
 		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second, PurgeInterval: time.Minute},
 		Connectors: defaultConnectorsConfig(),

@@ -41,16 +41,10 @@ func startEmbeddedNATS(dataDir, password string, logger *slog.Logger) (*server.S
 		return nil, fmt.Errorf("start embedded NATS: hash its password: %w", err)
 	}
 	opts := &server.Options{
-		Users:              []*server.User{{Username: EmbeddedNATSUser, Password: string(hash)}},
-		ServerName:         "simdex-embedded",
-		Host:               "127.0.0.1",
-		Port:               server.RANDOM_PORT,
-		JetStream:          true,
-		StoreDir:           filepath.Join(dataDir, "nats"),
-		SyncAlways:         true,
-		NoSigs:             true,
-		MaxPayload:         8 << 20,
-		JetStreamMaxMemory: 256 << 20,
+		ServerName: "simdex-embedded", Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true,
+		Users:     []*server.User{{Username: EmbeddedNATSUser, Password: string(hash)}},
+		JetStream: true, StoreDir: filepath.Join(dataDir, "nats"), SyncAlways: true,
+		MaxPayload: 8 << 20, JetStreamMaxMemory: 256 << 20,
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

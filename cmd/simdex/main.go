@@ -59,12 +59,7 @@ func (g *globals) logger(cfg daemon.Config) *slog.Logger {
 }
 
 func newRoot(g *globals) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "simdex",
-		Short:         "Find every copy and near-copy of a document",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+	root := &cobra.Command{Use: "simdex", Short: "Find every copy and near-copy of a document", SilenceUsage: true, SilenceErrors: true}
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (YAML); SIMDEX_* environment variables override it")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.token, "token", "", "API token for commands that call the daemon (default: $SIMDEX_TOKEN, else the daemon's initial admin token file when readable)")
