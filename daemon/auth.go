@@ -73,11 +73,10 @@ type auditLog struct {
 func (a auditLog) Record(ctx context.Context, actor, action, object, reason string, details map[string]any) error {
 	var raw json.RawMessage
 	if len(details) > 0 {
-		b, err := json.Marshal(details)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(details); err != nil {
 			return fmt.Errorf("audit %s: %w", action, err)
 		}
-		raw = b
 	}
 	return a.log.Append(ctx, policy.AuditEntry{Time: a.now().UTC(), Actor: actor, Action: action, Object: object, Reason: reason, Details: raw})
 }

@@ -390,17 +390,16 @@ func (p *Pipeline) committed(ctx context.Context, idem string) ([]index.DocID, e
 		if r.Idempotency != idem {
 			continue // Lookup answers a key's versions first; idem names one
 		}
-		frontier := []index.DocID{r.ID}
-		for len(frontier) > 0 {
-			id := frontier[0]
-			frontier = frontier[1:]
-			ids = append(ids, id)
-			kids, err := p.o.Ledger.Children(ctx, id)
+		// Breadth first, ids being the queue: each document's children
+		// are appended after it.
+		ids = append(ids, r.ID)
+		for i := len(ids) - 1; i < len(ids); i++ {
+			kids, err := p.o.Ledger.Children(ctx, ids[i])
 			if err != nil {
 				return nil, err
 			}
 			for _, k := range kids {
-				frontier = append(frontier, k.ID)
+				ids = append(ids, k.ID)
 			}
 		}
 	}

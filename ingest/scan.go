@@ -135,20 +135,16 @@ func Scan(ctx context.Context, o ScanOptions) (*ScanResult, error) {
 	// copies the log into the database and frees the page caches page by
 	// page (2 CPU-s), which had followed the report.
 	res.Analysis = an
-	go res.close(sc, settled)
+	go func() {
+		res.closeErr = errors.Join(<-settled, sc.Close())
+		close(res.closed)
+	}()
 	return res, nil
-}
-
-// close closes sc's index once settled says whether what the load
-// deferred was settled.
-func (r *ScanResult) close(sc *scan, settled <-chan error) {
-	r.closeErr = errors.Join(<-settled, sc.Close())
-	close(r.closed)
 }
 
 // openScan opens the index at o.IndexPath as a bulk load, and the stage
 // that extracts and indexes files into it.
-func openScan(ctx context.Context, o *ScanOptions) (*scan, error) {
+func openScan(ctx context.Context, o *ScanOptions) (*Engine[*sqlite.Loader], error) {
 	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	iopts := o.Index
 	iopts.Logger = o.Logger
@@ -163,6 +159,3 @@ func openScan(ctx context.Context, o *ScanOptions) (*scan, error) {
 	}
 	return OpenEngine(ctx, load, o.IndexPath, iopts, o.Extract)
 }
-
-// scan is a Scan's index, open as a bulk load.
-type scan = Engine[*sqlite.Loader]
