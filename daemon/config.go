@@ -281,9 +281,9 @@ func (c *Config) validate(getenv func(string) string) error {
 // "invalid policy configuration: policy.schedules.evaluate: bad schedule:
 // ...", is one message and is kept whole.
 func unjoin(err error) []error {
-	joined, prefix := err, ""
+	joined, prefix, wrapped := err, "", false
 	if w := errors.Unwrap(err); w != nil {
-		joined, prefix = w, strings.TrimSuffix(err.Error(), w.Error())
+		joined, prefix, wrapped = w, strings.TrimSuffix(err.Error(), w.Error()), true
 	}
 	j, ok := joined.(interface{ Unwrap() []error })
 	if !ok || !isJoin(joined, j.Unwrap()) {
@@ -292,7 +292,7 @@ func unjoin(err error) []error {
 	var out []error
 	for _, e := range j.Unwrap() {
 		for _, ee := range unjoin(e) {
-			if joined != err {
+			if wrapped {
 				ee = fmt.Errorf("%s%w", prefix, ee)
 			}
 			out = append(out, ee)
