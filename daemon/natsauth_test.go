@@ -46,7 +46,9 @@ func TestEmbeddedNATSRefusesStrangers(t *testing.T) {
 	url := d.NATSURL()
 
 	for _, opts := range [][]nats.Option{nil, {nats.UserInfo(EmbeddedNATSUser, "guess")}, {nats.UserInfo("admin", "admin")}} {
-		nc, err := nats.Connect(url, opts...)
+		// A loaded machine may take seconds to answer: wait for the
+		// server's verdict, not the client's default two seconds.
+		nc, err := nats.Connect(url, append(opts, nats.Timeout(time.Minute))...)
 		if err == nil {
 			nc.Close()
 			t.Fatalf("connected to the embedded NATS with %d options, want refused", len(opts))
