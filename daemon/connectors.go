@@ -301,10 +301,7 @@ func listDeadLetters(ctx context.Context, nc *nats.Conn, limit int) ([]api.DeadL
 	}
 	out := make([]api.DeadLetter, len(dls))
 	for i, d := range dls {
-		data := d.Data
-		if len(data) > 64<<10 {
-			data = data[:64<<10]
-		}
+		data := d.Data[:min(len(d.Data), 64<<10)]
 		out[i] = api.DeadLetter{Source: d.Source, Subject: d.Subject, Stream: d.Stream, Sequence: d.Sequence,
 			Delivered: d.Delivered, Error: d.Error, Time: d.Time, Published: d.Published,
 			Headers: d.Header, Size: len(d.Data), Data: strings.ToValidUTF8(string(data), "\uFFFD")}

@@ -228,11 +228,10 @@ func newFlagsCmd(g *globals) *cobra.Command {
 					q.Set(k, v)
 				}
 			}
-			if document > 0 {
-				q.Set("document", strconv.FormatInt(document, 10))
-			}
-			if after > 0 {
-				q.Set("after", strconv.FormatInt(after, 10))
+			for k, n := range map[string]int64{"document": document, "after": after} {
+				if n > 0 {
+					q.Set(k, strconv.FormatInt(n, 10))
+				}
 			}
 			q.Set("limit", strconv.Itoa(limit))
 			var out struct {
