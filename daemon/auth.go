@@ -19,19 +19,12 @@ import (
 
 // validate checks the TLS section; each error names its key.
 func (t *TLSConfig) validate() []error {
-	var errs []error
-	if (t.CertFile == "") != (t.KeyFile == "") {
-		errs = append(errs, errors.New("http.tls: cert_file and key_file go together"))
-	}
-	if t.ClientCAFile != "" && t.CertFile == "" {
-		errs = append(errs, errors.New("http.tls.client_ca_file: mutual TLS needs cert_file and key_file"))
-	}
-	if len(t.ClientCerts) > 0 && t.ClientCAFile == "" {
-		errs = append(errs, errors.New("http.tls.client_certs: needs client_ca_file to verify the certificates"))
-	}
-	if _, err := t.certMap(); err != nil {
-		errs = append(errs, fmt.Errorf("http.tls.client_certs: %w", err))
-	}
+	var errs problems
+	errs.badIf((t.CertFile == "") != (t.KeyFile == ""), "http.tls", "cert_file and key_file go together")
+	errs.badIf(t.ClientCAFile != "" && t.CertFile == "", "http.tls.client_ca_file", "mutual TLS needs cert_file and key_file")
+	errs.badIf(len(t.ClientCerts) > 0 && t.ClientCAFile == "", "http.tls.client_certs", "needs client_ca_file to verify the certificates")
+	_, err := t.certMap()
+	errs.badIf(err != nil, "http.tls.client_certs", "%w", err)
 	return errs
 }
 
@@ -80,82 +73,67 @@ type auditLog struct {
 func (a auditLog) Record(ctx context.Context, actor, action, object, reason string, details map[string]any) error {
 	var raw json.RawMessage
 	if len(details) > 0 {
-		b, err := json.Marshal(details)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(details); err != nil {
 			return fmt.Errorf("audit %s: %w", action, err)
 		}
-		raw = b
 	}
 	return a.log.Append(ctx, policy.AuditEntry{Time: a.now().UTC(), Actor: actor, Action: action, Object: object, Reason: reason, Details: raw})
 }
 
-// tokenStores are the stores the token manager needs, opened together.
-type tokenStores struct {
-	tokens *authsqlite.Store
-	policy *policysqlite.Store // nil when the caller lent its own audit log
-}
-
-func (s *tokenStores) Close() error {
-	err := s.tokens.Close()
-	if s.policy != nil {
-		err = errors.Join(err, s.policy.Close())
-	}
-	return err
-}
-
 // openTokens opens the token store and a manager auditing to log, or, when
 // log is nil, to the policy store at cfg.PolicyPath (several processes may
-// write both: SQLite serialises them).
-func openTokens(ctx context.Context, cfg *Config, log policy.AuditLog) (*auth.Manager, *tokenStores, error) {
-	st := &tokenStores{}
-	var err error
-	if st.tokens, err = authsqlite.Open(ctx, cfg.TokensPath()); err != nil {
+// write both: SQLite serialises them). closeStores closes what it opened.
+func openTokens(ctx context.Context, cfg *Config, log policy.AuditLog) (m *auth.Manager, closeStores func() error, err error) {
+	tokens, err := authsqlite.Open(ctx, cfg.TokensPath())
+	if err != nil {
 		return nil, nil, fmt.Errorf("open token store %s: %w", cfg.TokensPath(), err)
 	}
+	closeStores = tokens.Close
 	if log == nil {
-		if st.policy, err = policysqlite.Open(ctx, cfg.PolicyPath()); err != nil {
-			st.tokens.Close()
+		pst, err := policysqlite.Open(ctx, cfg.PolicyPath())
+		if err != nil {
+			tokens.Close()
 			return nil, nil, fmt.Errorf("open audit log %s: %w", cfg.PolicyPath(), err)
 		}
-		log = st.policy
+		log, closeStores = pst, func() error { return errors.Join(tokens.Close(), pst.Close()) }
 	}
-	m, err := auth.NewManager(st.tokens, auditLog{log: log, now: time.Now}, auth.ManagerOptions{})
-	if err != nil {
-		st.Close()
+	if m, err = auth.NewManager(tokens, auditLog{log: log, now: time.Now}, auth.ManagerOptions{}); err != nil {
+		closeStores()
 		return nil, nil, err
 	}
-	return m, st, nil
+	return m, closeStores, nil
 }
 
 // CreateToken creates an API token in the token store of cfg, auditing
 // the creation, and returns the token (shown once) with its record. It
 // works whether or not the daemon is running.
 func CreateToken(ctx context.Context, cfg Config, actor string, req auth.CreateRequest) (string, auth.Token, error) {
-	m, st, err := openTokens(ctx, &cfg, nil)
+	m, closeStores, err := openTokens(ctx, &cfg, nil)
 	if err != nil {
 		return "", auth.Token{}, err
 	}
-	defer st.Close()
+	defer closeStores()
 	return m.Create(ctx, actor, req)
 }
 
 // RevokeToken revokes the token with id, auditing why.
 func RevokeToken(ctx context.Context, cfg Config, actor, id, reason string) error {
-	m, st, err := openTokens(ctx, &cfg, nil)
+	m, closeStores, err := openTokens(ctx, &cfg, nil)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeStores()
 	return m.Revoke(ctx, actor, id, reason)
 }
 
 // ListTokens returns every token, oldest first (hashes, never secrets).
 func ListTokens(ctx context.Context, cfg Config) ([]auth.Token, error) {
-	m, st, err := openTokens(ctx, &cfg, nil)
+	m, closeStores, err := openTokens(ctx, &cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer closeStores()
 	return m.Tokens(ctx)
 }
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -164,13 +165,10 @@ func DefaultConfig() Config {
 	limits := extract.DefaultLimits()
 	limits.MaxSpoolSize = 0 // max_object_size
 	return Config{
-		DataDir: "data",
-		Log:     LogConfig{Level: "info", Format: "text"},
-		HTTP:    HTTPConfig{Addr: "127.0.0.1:8080", InitialAdminToken: true, TLS: TLSConfig{ClientCerts: []ClientCertConfig{}}},
-		Index: IndexConfig{
-			Config:  sqlite.Config{Durability: sqlite.Full, AnchorsInMemory: true},
-			Options: ix,
-		},
+		DataDir:    "data",
+		Log:        LogConfig{Level: "info", Format: "text"},
+		HTTP:       HTTPConfig{Addr: "127.0.0.1:8080", InitialAdminToken: true, TLS: TLSConfig{ClientCerts: []ClientCertConfig{}}},
+		Index:      IndexConfig{Config: sqlite.Config{Durability: sqlite.Full, AnchorsInMemory: true}, Options: ix},
 		Extract:    extract.Options{Limits: limits},
 		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second, PurgeInterval: time.Minute},
 		Connectors: defaultConnectorsConfig(),
@@ -182,10 +180,7 @@ func DefaultConfig() Config {
 // PolicyPath returns the path of the policy store (rules, holds, flags,
 // audit log).
 func (c *Config) PolicyPath() string {
-	if c.Policy.Path != "" {
-		return c.Policy.Path
-	}
-	return filepath.Join(c.DataDir, "policy.db")
+	return cmp.Or(c.Policy.Path, filepath.Join(c.DataDir, "policy.db"))
 }
 
 // OutboxPath returns the path of the notifier's outbox.
@@ -193,10 +188,7 @@ func (c *Config) OutboxPath() string { return filepath.Join(c.DataDir, "outbox.d
 
 // TokensPath returns the path of the API token store.
 func (c *Config) TokensPath() string {
-	if c.HTTP.TokensPath != "" {
-		return c.HTTP.TokensPath
-	}
-	return filepath.Join(c.DataDir, "auth.db")
+	return cmp.Or(c.HTTP.TokensPath, filepath.Join(c.DataDir, "auth.db"))
 }
 
 // InitialAdminTokenPath is where the first admin token is written.
@@ -206,18 +198,22 @@ func (c *Config) InitialAdminTokenPath() string {
 
 // IndexPath returns the store path.
 func (c *Config) IndexPath() string {
-	if c.Index.Path != "" {
-		return c.Index.Path
-	}
-	return filepath.Join(c.DataDir, "index.db")
+	return cmp.Or(c.Index.Path, filepath.Join(c.DataDir, "index.db"))
 }
 
 // SpoolDir is where mailboxes are spooled while they are read.
 func (c *Config) SpoolDir() string {
-	if c.Extract.SpoolDir != "" {
-		return c.Extract.SpoolDir
+	return cmp.Or(c.Extract.SpoolDir, filepath.Join(c.DataDir, "spool"))
+}
+
+// problems collects a configuration's problems, each naming its key.
+type problems []error
+
+// badIf records the problem format describes with key when cond holds.
+func (p *problems) badIf(cond bool, key, format string, args ...any) {
+	if cond {
+		*p = append(*p, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
 	}
-	return filepath.Join(c.DataDir, "spool")
 }
 
 // Validate reports every problem, each naming its key.
@@ -226,46 +222,26 @@ func (c *Config) Validate() error { return c.validate(os.Getenv) }
 // validate is Validate with the environment's variables read by getenv:
 // Load checks a configuration against the environment it was given.
 func (c *Config) validate(getenv func(string) string) error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
-	if c.DataDir == "" {
-		bad("data_dir", "must not be empty")
-	}
+	var errs problems
+	errs.badIf(c.DataDir == "", "data_dir", "must not be empty")
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+		errs.badIf(true, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
-	if c.Log.Format != "text" && c.Log.Format != "json" {
-		bad("log.format", "%q is not text or json", c.Log.Format)
-	}
+	errs.badIf(c.Log.Format != "text" && c.Log.Format != "json", "log.format", "%q is not text or json", c.Log.Format)
 	errs = append(errs, c.HTTP.TLS.validate()...)
-	if c.HTTP.MaxSearches < 0 {
-		bad("http.max_searches", "%d is negative", c.HTTP.MaxSearches)
-	}
-	if c.Pipeline.Workers < 1 {
-		bad("pipeline.workers", "%d is below 1", c.Pipeline.Workers)
-	}
-	if c.Pipeline.InFlightBytes < 1 {
-		bad("pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
-	}
-	if c.Pipeline.ShutdownTimeout <= 0 {
-		bad("pipeline.shutdown_timeout", "must be positive")
-	}
-	if c.Extract.MaxSpoolSize < 0 {
-		bad("extract.max_spool_size", "must not be negative")
-	}
-	if c.Pipeline.PurgeInterval <= 0 {
-		bad("pipeline.purge_interval", "must be positive")
-	}
+	errs.badIf(c.HTTP.MaxSearches < 0, "http.max_searches", "%d is negative", c.HTTP.MaxSearches)
+	errs.badIf(c.Pipeline.Workers < 1, "pipeline.workers", "%d is below 1", c.Pipeline.Workers)
+	errs.badIf(c.Pipeline.InFlightBytes < 1, "pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
+	errs.badIf(c.Pipeline.ShutdownTimeout <= 0, "pipeline.shutdown_timeout", "must be positive")
+	errs.badIf(c.Extract.MaxSpoolSize < 0, "extract.max_spool_size", "must not be negative")
+	errs.badIf(c.Pipeline.PurgeInterval <= 0, "pipeline.purge_interval", "must be positive")
 	errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.validateSubjects()...)
-	if c.Index.Durability != sqlite.Full && c.Index.Durability != sqlite.Normal {
-		bad("index.durability", "%q is not full or normal", c.Index.Durability)
-	}
+	dur := c.Index.Durability
+	errs.badIf(dur != sqlite.Full && dur != sqlite.Normal, "index.durability", "%q is not full or normal", dur)
 	if err := c.Index.Options.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("index.%w", e))
@@ -290,9 +266,7 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	for i, a := range stores {
 		for _, b := range stores[i+1:] {
-			if filepath.Clean(a.path) == filepath.Clean(b.path) {
-				bad(a.key, "%s is also %s", a.path, b.key)
-			}
+			errs.badIf(filepath.Clean(a.path) == filepath.Clean(b.path), a.key, "%s is also %s", a.path, b.key)
 		}
 	}
 	if len(errs) == 0 {
@@ -307,26 +281,24 @@ func (c *Config) validate(getenv func(string) string) error {
 // "invalid policy configuration: policy.schedules.evaluate: bad schedule:
 // ...", is one message and is kept whole.
 func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok && isJoin(err, j.Unwrap()) {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, unjoin(e)...)
-		}
-		return out
-	}
+	joined, prefix, wrapped := err, "", false
 	if w := errors.Unwrap(err); w != nil {
-		if j, ok := w.(interface{ Unwrap() []error }); ok && isJoin(w, j.Unwrap()) {
-			prefix := strings.TrimSuffix(err.Error(), w.Error())
-			var out []error
-			for _, e := range j.Unwrap() {
-				for _, ee := range unjoin(e) {
-					out = append(out, fmt.Errorf("%s%w", prefix, ee))
-				}
+		joined, prefix, wrapped = w, strings.TrimSuffix(err.Error(), w.Error()), true
+	}
+	j, ok := joined.(interface{ Unwrap() []error })
+	if !ok || !isJoin(joined, j.Unwrap()) {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		for _, ee := range unjoin(e) {
+			if wrapped {
+				ee = fmt.Errorf("%s%w", prefix, ee)
 			}
-			return out
+			out = append(out, ee)
 		}
 	}
-	return []error{err}
+	return out
 }
 
 // isJoin reports whether err is a list of errs as errors.Join makes it:
@@ -383,10 +355,10 @@ func Load(path string, environ []string) (Config, error) {
 		yamlListHook,
 		mapstructure.StringToSliceHookFunc(","),
 	))); err != nil {
-		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, orDefault(path, "environment"), explainDecodeError(err, fromEnv))
+		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, cmp.Or(path, "environment"), explainDecodeError(err, fromEnv))
 	}
 	if err := c.validate(func(k string) string { return env[k] }); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", orDefault(path, "configuration"), err)
+		return Config{}, fmt.Errorf("%s: %w", cmp.Or(path, "configuration"), err)
 	}
 	return c, nil
 }
@@ -427,13 +399,6 @@ func explainDecodeError(err error, fromEnv map[string]string) string {
 
 // LoadFromEnvironment is Load with the process environment.
 func LoadFromEnvironment(path string) (Config, error) { return Load(path, os.Environ()) }
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
 
 type leafKey struct {
 	name  string

@@ -148,16 +148,14 @@ func (bs bucketFetcher) Fetch(ctx context.Context, name, key, versionID string) 
 		Err: fmt.Errorf("%w: bucket %q is not configured under connectors.s3", connectors.ErrObjectMissing, name)}
 }
 
-// inventory is what reconciliation needs of the index.
-type inventory struct{ st index.Reader }
-
-// Seen reports whether an object version is indexed.
-func (i inventory) Seen(ctx context.Context, key string) (bool, error) { return i.st.Seen(ctx, key) }
+// inventory is what reconciliation needs of the index: Seen, and the
+// objects of one bucket.
+type inventory struct{ index.Reader }
 
 // Objects lists the top-level documents of one bucket.
 func (i inventory) Objects(ctx context.Context, source, bucket string, fn func(key, versionID string) error) error {
 	prefix := source + "/" + bucket + "/"
-	return i.st.Documents(ctx, func(r *index.Record) error {
+	return i.Documents(ctx, func(r *index.Record) error {
 		if r.Parent != 0 || !strings.HasPrefix(r.Key, prefix) {
 			return nil
 		}
@@ -303,10 +301,7 @@ func listDeadLetters(ctx context.Context, nc *nats.Conn, limit int) ([]api.DeadL
 	}
 	out := make([]api.DeadLetter, len(dls))
 	for i, d := range dls {
-		data := d.Data
-		if len(data) > 64<<10 {
-			data = data[:64<<10]
-		}
+		data := d.Data[:min(len(d.Data), 64<<10)]
 		out[i] = api.DeadLetter{Source: d.Source, Subject: d.Subject, Stream: d.Stream, Sequence: d.Sequence,
 			Delivered: d.Delivered, Error: d.Error, Time: d.Time, Published: d.Published,
 			Headers: d.Header, Size: len(d.Data), Data: strings.ToValidUTF8(string(data), "\uFFFD")}

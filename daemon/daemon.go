@@ -1,3 +1,7 @@
+// Package daemon wires simdex together: configuration, the connectors, the
+// ingest pipeline, the index, policy and notifier, the HTTP endpoints, and
+// their lifecycle (start, signals, graceful shutdown). It is the only
+// package that imports all the others.
 package daemon
 
 import (
@@ -25,6 +29,7 @@ import (
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
+	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
@@ -227,9 +232,29 @@ func (d *Daemon) openNATS(_ context.Context, p *parts) error {
 	return nil
 }
 
+// Engine is the index with its embedded store and the ingest stage.
+type Engine = ingest.Engine[*sqlite.Store]
+
+// OpenEngine opens the embedded store at cfg.IndexPath(), the index over
+// it and the extraction cfg configures.
+func OpenEngine(ctx context.Context, cfg *Config, logger *slog.Logger) (*Engine, error) {
+	opts := cfg.Index.Options
+	opts.Logger = logger
+	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
+		Scheme: opts.Scheme(), Durability: cfg.Index.Durability, Logger: logger,
+		AnchorsInMemory: cfg.Index.AnchorsInMemory,
+	})
+	if err != nil {
+		return nil, err
+	}
+	xo := cfg.Extract
+	xo.SpoolDir = cfg.SpoolDir()
+	return ingest.OpenEngine(ctx, st, cfg.IndexPath(), opts, xo)
+}
+
 // openEngine opens the index with its store and extraction.
 func (d *Daemon) openEngine(ctx context.Context, p *parts) error {
-	eng, err := OpenEngine(ctx, &d.cfg, "", d.logger)
+	eng, err := OpenEngine(ctx, &d.cfg, d.logger)
 	if err != nil {
 		return err
 	}
@@ -301,7 +326,7 @@ func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
 func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
 	cfg := d.cfg.Pipeline
 	p.pipeline = ingest.NewPipeline(ingest.PipelineOptions{
-		Ingester: p.eng.Ingester, Ledger: p.eng.Store, Remover: p.eng.Index, Holds: p.policy, Marker: p.eng.Store,
+		Ingester: p.eng.Ingester, Ledger: p.eng.Store, Remover: p.eng.Index, Holds: p.policy,
 		Observers: []ingest.Observer{p.policy}, Workers: cfg.Workers, InFlightBytes: cfg.InFlightBytes,
 		ShutdownTimeout: cfg.ShutdownTimeout, Registerer: d.reg, Logger: d.logger.With("component", "pipeline"),
 	})
@@ -311,11 +336,11 @@ func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
 // openHTTP opens the token stores and binds the HTTP listener.
 func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	cfg := &d.cfg
-	tokens, tokenStores, err := openTokens(ctx, cfg, p.records)
+	tokens, closeTokens, err := openTokens(ctx, cfg, p.records)
 	if err != nil {
 		return err
 	}
-	p.onClose(func() { tokenStores.Close() })
+	p.onClose(func() { closeTokens() })
 	if cfg.HTTP.InitialAdminToken {
 		if err := bootstrapToken(ctx, cfg, tokens, p.log); err != nil {
 			return err

@@ -20,8 +20,6 @@ type s3Enforcer struct {
 	Client func(source, bucket string) (*s3.Client, bool)
 }
 
-var _ policy.Enforcer = (*s3Enforcer)(nil)
-
 func (s *s3Enforcer) client(o policy.Object) (*s3.Client, error) {
 	if o.Bucket == "" || s.Client == nil {
 		return nil, fmt.Errorf("%w: %s is not an S3 object", policy.ErrNotEnforceable, o)

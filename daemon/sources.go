@@ -147,83 +147,51 @@ func (s S3SourceConfig) Credentials() (access, secret string, err error) {
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 func (s *ConnectorsConfig) validate(getenv func(string) string, readFile func(string) ([]byte, error)) []error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
-	if len(s.FS.Dirs) > 0 && s.FS.Interval <= 0 {
-		bad("connectors.fs.interval", "must be positive")
-	}
-	if s.FS.Settle < 0 {
-		bad("connectors.fs.settle", "must not be negative")
-	}
+	var errs problems
+	errs.badIf(len(s.FS.Dirs) > 0 && s.FS.Interval <= 0, "connectors.fs.interval", "must be positive")
+	errs.badIf(s.FS.Settle < 0, "connectors.fs.settle", "must not be negative")
 	for i, d := range s.FS.Dirs {
-		if d == "" {
-			bad(fmt.Sprintf("connectors.fs.dirs[%d]", i), "empty path")
-		}
+		errs.badIf(d == "", fmt.Sprintf("connectors.fs.dirs[%d]", i), "empty path")
 	}
 	names := map[string]bool{}
 	unique := func(key, name string) {
 		if name == "" {
-			bad(key+".name", "required")
+			errs.badIf(true, key+".name", "required")
 			return
 		}
-		if names[name] {
-			bad(key+".name", "%q is used by another source", name)
-		}
+		errs.badIf(names[name], key+".name", "%q is used by another source", name)
 		names[name] = true
 	}
 	for i, n := range s.NATS {
 		key := fmt.Sprintf("connectors.nats[%d]", i)
 		unique(key, n.Name)
-		if n.Stream == "" {
-			bad(key+".stream", "required")
-		}
-		if len(n.Subjects) == 0 {
-			bad(key+".subjects", "required")
-		}
-		if n.Durable == "" {
-			bad(key+".durable", "required")
-		}
-		if n.MaxDeliver < 1 {
-			bad(key+".max_deliver", "%d is below 1", n.MaxDeliver)
-		}
-		if n.AckWait <= 0 {
-			bad(key+".ack_wait", "must be positive")
-		}
+		errs.badIf(n.Stream == "", key+".stream", "required")
+		errs.badIf(len(n.Subjects) == 0, key+".subjects", "required")
+		errs.badIf(n.Durable == "", key+".durable", "required")
+		errs.badIf(n.MaxDeliver < 1, key+".max_deliver", "%d is below 1", n.MaxDeliver)
+		errs.badIf(n.AckWait <= 0, key+".ack_wait", "must be positive")
 	}
 	for i, b := range s.S3 {
 		key := fmt.Sprintf("connectors.s3[%d]", i)
 		unique(key, b.Name)
-		if b.Endpoint == "" {
-			bad(key+".endpoint", "required")
-		}
-		if b.Bucket == "" {
-			bad(key+".bucket", "required")
-		}
+		errs.badIf(b.Endpoint == "", key+".endpoint", "required")
+		errs.badIf(b.Bucket == "", key+".bucket", "required")
 		switch b.Mode {
 		case "jetstream":
-			if b.Stream == "" {
-				bad(key+".stream", "required in jetstream mode")
-			}
-			if b.Subject == "" {
-				bad(key+".subject", "required in jetstream mode")
-			}
+			errs.badIf(b.Stream == "", key+".stream", "required in jetstream mode")
+			errs.badIf(b.Subject == "", key+".subject", "required in jetstream mode")
 		case "listen":
 		default:
-			bad(key+".mode", "%q is not jetstream or listen", b.Mode)
+			errs.badIf(true, key+".mode", "%q is not jetstream or listen", b.Mode)
 		}
 		if b.Reconcile != "" {
-			if _, err := cronParser.Parse(b.Reconcile); err != nil {
-				bad(key+".reconcile", "bad cron schedule %q: %v", b.Reconcile, err)
-			}
+			_, err := cronParser.Parse(b.Reconcile)
+			errs.badIf(err != nil, key+".reconcile", "bad cron schedule %q: %v", b.Reconcile, err)
 		}
-		if _, err := credential(b.AccessKeyEnv, b.AccessKeyFile, getenv, readFile); err != nil {
-			bad(key+".access_key", "%v", err)
-		}
-		if _, err := credential(b.SecretKeyEnv, b.SecretKeyFile, getenv, readFile); err != nil {
-			bad(key+".secret_key", "%v", err)
-		}
+		_, err := credential(b.AccessKeyEnv, b.AccessKeyFile, getenv, readFile)
+		errs.badIf(err != nil, key+".access_key", "%v", err)
+		_, err = credential(b.SecretKeyEnv, b.SecretKeyFile, getenv, readFile)
+		errs.badIf(err != nil, key+".secret_key", "%v", err)
 	}
 	return errs
 }

@@ -19,7 +19,7 @@ import (
 func TestExportMarksInclusiveMessages(t *testing.T) {
 	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	eng, err := daemon.OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
+	eng, err := daemon.OpenEngine(context.Background(), &cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,12 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +66,45 @@ type Ingester struct {
 
 // New returns an Ingester.
 func New(ex extractor, ix adder) *Ingester { return &Ingester{ex: ex, ix: ix} }
+
+// Store is an index store that can be closed: the daemon's, or a scan's
+// bulk load.
+type Store interface {
+	index.Store
+	Close() error
+}
+
+// Engine is an index over its store, with the extraction and the
+// Ingester that feed it.
+type Engine[S Store] struct {
+	Store     S
+	Index     *index.Index
+	Extractor *extract.Extractor
+	Ingester  *Ingester
+}
+
+// OpenEngine opens the index over st, the store at path, with the
+// extraction xo configures; on failure it closes st.
+func OpenEngine[S Store](ctx context.Context, st S, path string, opts index.Options, xo extract.Options) (*Engine[S], error) {
+	ix, err := index.New(ctx, st, opts)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	ex, err := extract.New(xo)
+	if err != nil {
+		ix.Close()
+		st.Close()
+		return nil, fmt.Errorf("configure extraction: %w", err)
+	}
+	return &Engine[S]{Store: st, Index: ix, Extractor: ex, Ingester: New(ex, ix)}, nil
+}
+
+// Close stops the index and closes the store.
+func (e *Engine[S]) Close() error {
+	e.Index.Close()
+	return e.Store.Close()
+}
 
 // Outcome reports one ingested object: the documents committed (the object
 // first, then its descendants in depth-first order) and their results.
@@ -244,17 +285,9 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 	*inputs = append(*inputs, in)
 	var inner *MemberError
 	for i, c := range d.Children {
-		loc := c.Name
-		if loc == "" {
-			loc = fmt.Sprintf("child %d", i+1)
-		}
-		child := index.Doc{
-			Key:       base.Key + ChildSeparator + loc,
-			VersionID: base.VersionID,
-			Name:      base.Name + ChildSeparator + loc,
-			Source:    base.Source,
-			ModTime:   base.ModTime,
-		}
+		loc := cmp.Or(c.Name, fmt.Sprintf("child %d", i+1))
+		child := index.Doc{Key: base.Key + ChildSeparator + loc, Name: base.Name + ChildSeparator + loc,
+			VersionID: base.VersionID, Source: base.Source, ModTime: base.ModTime}
 		if err := flatten(c, child, nil, self, inputs); err != nil && inner == nil {
 			inner = &MemberError{Path: []string{loc}, Err: err}
 			var me *MemberError
@@ -275,12 +308,8 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 
 func metadata(m extract.Metadata, origin map[string]string) map[string]string {
 	out := make(map[string]string, len(origin)+len(m.Extra)+8)
-	for k, v := range origin {
-		out[k] = v
-	}
-	for k, v := range m.Extra {
-		out[k] = v
-	}
+	maps.Copy(out, origin)
+	maps.Copy(out, m.Extra)
 	set := func(k, v string) {
 		if v = strings.TrimSpace(v); v != "" {
 			out[k] = v
@@ -294,14 +323,10 @@ func metadata(m extract.Metadata, origin map[string]string) map[string]string {
 	set("subject", m.Subject)
 	set("message_id", m.MessageID)
 	set("in_reply_to", m.InReplyTo)
-	if !m.Created.IsZero() {
-		out["created"] = m.Created.UTC().Format(time.RFC3339)
-	}
-	if !m.Modified.IsZero() {
-		out["modified"] = m.Modified.UTC().Format(time.RFC3339)
-	}
-	if !m.Date.IsZero() {
-		out["date"] = m.Date.UTC().Format(time.RFC3339)
+	for k, t := range map[string]time.Time{"created": m.Created, "modified": m.Modified, "date": m.Date} {
+		if !t.IsZero() {
+			out[k] = t.UTC().Format(time.RFC3339)
+		}
 	}
 	return out
 }

@@ -21,7 +21,7 @@ func newIngester(t *testing.T) (*ingest.Ingester, *sqlite.Store) {
 	t.Helper()
 	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	eng, err := daemon.OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
+	eng, err := daemon.OpenEngine(context.Background(), &cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,15 @@ import (
 	"github.com/simdex/simdex/index"
 )
 
-// Ledger is what the pipeline needs to skip events already indexed, and
-// to find what they committed.
+// Ledger is what the pipeline needs to skip events already indexed, to
+// find what they committed, and to record held documents deleted at their
+// source.
 type Ledger interface {
 	Seen(ctx context.Context, idempotencyKey string) (bool, error)
 	Lookup(ctx context.Context, key string) ([]*index.Record, error)
 	Children(ctx context.Context, id index.DocID) ([]*index.Record, error)
+	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
+	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
 }
 
 // Remover is what the pipeline needs to apply deletions.
@@ -34,12 +37,6 @@ type Remover interface {
 // when their source deletes them.
 type HoldKeeper interface {
 	HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error)
-}
-
-// DeletionMarker records held documents deleted at their source.
-type DeletionMarker interface {
-	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
-	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
 }
 
 // Observer is told about every committed object before its event is
@@ -59,8 +56,7 @@ type PipelineOptions struct {
 	Ingester  *Ingester
 	Ledger    Ledger
 	Remover   Remover
-	Holds     HoldKeeper     // nil: nothing is kept
-	Marker    DeletionMarker // required with Holds
+	Holds     HoldKeeper // nil: nothing is kept
 	Observers []Observer
 	Workers   int
 	// InFlightBytes bounds the bytes of the objects in flight (0: no
@@ -261,16 +257,9 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	t = time.Now()
 	var out *Outcome
 	prep, err := p.o.Ingester.Prepare(ctx, Object{
-		Key:          docKey(ev),
-		VersionID:    ev.VersionID,
-		Name:         ev.Key,
-		Source:       ev.Source,
-		Idempotency:  idem,
-		ContentType:  ev.ContentType,
-		Meta:         ev.Metadata,
-		ModTime:      ev.Time,
+		Key: docKey(ev), VersionID: ev.VersionID, Name: ev.Key, Source: ev.Source, Idempotency: idem,
+		ContentType: ev.ContentType, Meta: ev.Metadata, ModTime: ev.Time, Body: body,
 		KeepVersions: ev.Bucket != "" && ev.VersionID != "",
-		Body:         body,
 	})
 	// An object that could not be read for a passing reason (a
 	// connection reset halfway through its GET, the daemon stopping) is
@@ -305,15 +294,13 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 		p.m.extractErr.WithLabelValues(ev.Source).Inc()
 		log.Warn("indexed with an extraction error, recorded for manual review", "err", out.Err)
 	}
+	ids := make([]index.DocID, 0, len(out.Results))
 	for i, r := range out.Results {
 		// Stored without a fingerprint (an empty text, a child that failed):
 		// the top-level object's extraction error is logged above.
 		if r.Err != nil && (i > 0 || out.Err == nil) && !r.Duplicate {
 			log.Warn("indexed without a fingerprint, recorded for manual review", "doc", out.Inputs[i].Doc.Key, "err", r.Err)
 		}
-	}
-	ids := make([]index.DocID, 0, len(out.Results))
-	for _, r := range out.Results {
 		if r.ID != 0 {
 			ids = append(ids, r.ID)
 		}
@@ -403,17 +390,16 @@ func (p *Pipeline) committed(ctx context.Context, idem string) ([]index.DocID, e
 		if r.Idempotency != idem {
 			continue // Lookup answers a key's versions first; idem names one
 		}
-		frontier := []index.DocID{r.ID}
-		for len(frontier) > 0 {
-			id := frontier[0]
-			frontier = frontier[1:]
-			ids = append(ids, id)
-			kids, err := p.o.Ledger.Children(ctx, id)
+		// Breadth first, ids being the queue: each document's children
+		// are appended after it.
+		ids = append(ids, r.ID)
+		for i := len(ids) - 1; i < len(ids); i++ {
+			kids, err := p.o.Ledger.Children(ctx, ids[i])
 			if err != nil {
 				return nil, err
 			}
 			for _, k := range kids {
-				frontier = append(frontier, k.ID)
+				ids = append(ids, k.ID)
 			}
 		}
 	}
@@ -483,7 +469,7 @@ func (p *Pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, v
 		removed, err = p.o.Remover.Remove(ctx, key, vid)
 		return removed, 0, err
 	}
-	newly, err := p.o.Marker.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
+	newly, err := p.o.Ledger.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -519,7 +505,7 @@ func (p *Pipeline) purgeReleased(ctx context.Context) error {
 		return nil
 	}
 	var free []*index.Record
-	err := p.o.Marker.DeletedAtSource(ctx, func(r *index.Record) error {
+	err := p.o.Ledger.DeletedAtSource(ctx, func(r *index.Record) error {
 		matters, err := p.o.Holds.HoldingMatters(ctx, r.Key, r.VersionID)
 		if err == nil && len(matters) == 0 {
 			free = append(free, r)
@@ -560,5 +546,63 @@ func (p *Pipeline) PurgeEvery(ctx context.Context, interval time.Duration) {
 				p.o.Logger.Error("purge documents released from holds; trying again later", "err", err)
 			}
 		}
+	}
+}
+
+// progressLog tells the operator that ingestion is alive without flooding
+// the log: one info line per indexed object, at most perSecond a second;
+// beyond that the objects are counted, and a summary line every interval
+// says how many went unlogged.
+type progressLog struct {
+	logger    *slog.Logger
+	now       func() time.Time
+	perSecond int
+	interval  time.Duration
+
+	mu         sync.Mutex
+	second     time.Time // start of the current one-second window
+	inSecond   int       // lines logged in it
+	unlogged   int       // objects indexed since the last summary, not logged
+	unloggedKB int64
+	summarised time.Time
+}
+
+func newProgressLog(logger *slog.Logger, now func() time.Time) *progressLog {
+	return &progressLog{logger: logger, now: now, perSecond: 10, interval: 10 * time.Second}
+}
+
+// indexed records one indexed object of size bytes (-1: unknown) made of
+// docs documents.
+func (l *progressLog) indexed(source, key string, size int64, docs int) {
+	l.mu.Lock()
+	now := l.now()
+	if now.Sub(l.second) >= time.Second {
+		l.second, l.inSecond = now, 0
+	}
+	if l.inSecond < l.perSecond {
+		l.inSecond++
+		l.mu.Unlock()
+		l.logger.Info("indexed", "source", source, "key", key, "bytes", size, "documents", docs)
+		return
+	}
+	l.unlogged++
+	if size > 0 {
+		l.unloggedKB += size / 1024
+	}
+	due := now.Sub(l.summarised) >= l.interval
+	l.mu.Unlock()
+	if due {
+		l.flush()
+	}
+}
+
+// flush logs the summary of the objects not logged one by one, if any.
+func (l *progressLog) flush() {
+	l.mu.Lock()
+	n, kb := l.unlogged, l.unloggedKB
+	l.unlogged, l.unloggedKB, l.summarised = 0, 0, l.now()
+	l.mu.Unlock()
+	if n > 0 {
+		l.logger.Info("indexed more objects than are logged one by one", "objects", n, "kib", kb)
 	}
 }

@@ -52,7 +52,7 @@ func TestFailedCheckIsRedeliveredAndCheckedAgain(t *testing.T) {
 	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := daemon.OpenEngine(ctx, &cfg, "", logger)
+	eng, err := daemon.OpenEngine(ctx, &cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestEmptyObjectIsRecordedAndLogged(t *testing.T) {
 	cfg.DataDir = t.TempDir()
 	var logged bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logged, nil))
-	eng, err := daemon.OpenEngine(ctx, &cfg, "", logger)
+	eng, err := daemon.OpenEngine(ctx, &cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func openTestEngine(t *testing.T) *daemon.Engine {
 	t.Helper()
 	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	eng, err := daemon.OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
+	eng, err := daemon.OpenEngine(context.Background(), &cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

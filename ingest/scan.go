@@ -1,9 +1,9 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -81,13 +81,6 @@ const ScanWorkers = 2 * ScanBatch
 // memory however many are in flight.
 const ScanInFlightBytes = 256 << 20
 
-// scan is a Scan's index, open as a bulk load.
-type scan struct {
-	load *sqlite.Loader
-	ix   *index.Index
-	ing  *Ingester
-}
-
 // Scan indexes every regular file under o.Dirs (incrementally: unchanged
 // files are skipped) into the index at o.IndexPath, and analyses the
 // pairs and families involving them. A file that cannot be read or
@@ -109,14 +102,13 @@ func Scan(ctx context.Context, o ScanOptions) (*ScanResult, error) {
 			if settling {
 				<-settled
 			}
-			sc.ix.Close()
-			sc.load.Close()
+			sc.Close()
 		}
 	}()
 	start := time.Now()
 	files := walkAll(o.Dirs, &res.Problems)
 	res.Files = len(files)
-	if res.Scanned, err = sc.indexFiles(ctx, &o, files, &res.Problems); err != nil {
+	if res.Scanned, err = indexFiles(ctx, sc.Ingester, &o, files, &res.Problems); err != nil {
 		return nil, err
 	}
 	o.Logger.Debug("scan: files indexed", "files", len(files), "seconds", time.Since(start).Seconds())
@@ -125,15 +117,15 @@ func Scan(ctx context.Context, o ScanOptions) (*ScanResult, error) {
 	// sorted in memory and read there. What the load deferred is then
 	// written beside the analysis, by the writer, idle until the close
 	// (3.5 s of a 50,000-file scan, which had followed the analysis).
-	if err := sc.load.SettlePostings(ctx); err != nil {
+	if err := sc.Store.SettlePostings(ctx); err != nil {
 		return nil, err
 	}
 	o.Logger.Debug("scan: postings settled", "seconds", time.Since(start).Seconds())
 	settling = true
-	go func() { settled <- sc.load.Settle(ctx) }()
+	go func() { settled <- sc.Store.Settle(ctx) }()
 	// Only pairs with this scan's documents are reported: scanned into a
 	// large index, the rest of the index's pairs need not be scored.
-	an, err := sc.ix.AnalyseInvolving(ctx, o.Thresholds, slices.Collect(maps.Keys(res.Scanned)))
+	an, err := sc.Index.AnalyseInvolving(ctx, o.Thresholds, slices.Collect(maps.Keys(res.Scanned)))
 	if err != nil {
 		return nil, err
 	}
@@ -143,25 +135,17 @@ func Scan(ctx context.Context, o ScanOptions) (*ScanResult, error) {
 	// copies the log into the database and frees the page caches page by
 	// page (2 CPU-s), which had followed the report.
 	res.Analysis = an
-	go res.close(sc, settled)
+	go func() {
+		res.closeErr = errors.Join(<-settled, sc.Close())
+		close(res.closed)
+	}()
 	return res, nil
-}
-
-// close closes sc's index once settled says whether what the load
-// deferred was settled.
-func (r *ScanResult) close(sc *scan, settled <-chan error) {
-	err := <-settled
-	sc.ix.Close()
-	r.closeErr = errors.Join(err, sc.load.Close())
-	close(r.closed)
 }
 
 // openScan opens the index at o.IndexPath as a bulk load, and the stage
 // that extracts and indexes files into it.
-func openScan(ctx context.Context, o *ScanOptions) (*scan, error) {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+func openScan(ctx context.Context, o *ScanOptions) (*Engine[*sqlite.Loader], error) {
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	iopts := o.Index
 	iopts.Logger = o.Logger
 	// A scan wants throughput, not the latency of each document: larger
@@ -173,16 +157,5 @@ func openScan(ctx context.Context, o *ScanOptions) (*scan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.New(ctx, load, iopts)
-	if err != nil {
-		load.Close()
-		return nil, fmt.Errorf("open index %s: %w", o.IndexPath, err)
-	}
-	ex, err := extract.New(o.Extract)
-	if err != nil {
-		ix.Close()
-		load.Close()
-		return nil, fmt.Errorf("configure extraction: %w", err)
-	}
-	return &scan{load: load, ix: ix, ing: New(ex, ix)}, nil
+	return OpenEngine(ctx, load, o.IndexPath, iopts, o.Extract)
 }

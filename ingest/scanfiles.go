@@ -44,7 +44,7 @@ func walkAll(dirs []string, problems *[]FileError) []scanFile {
 
 // indexing is what a scan's workers share.
 type indexing struct {
-	sc        *scan
+	ing       *Ingester
 	o         *ScanOptions
 	files     []scanFile
 	next      atomic.Int64 // the next file to index
@@ -60,11 +60,11 @@ type indexing struct {
 // indexFiles indexes files, o.Workers at a time, and returns this scan's
 // documents by the path reported; the files' errors are added to
 // problems.
-func (sc *scan) indexFiles(ctx context.Context, o *ScanOptions, files []scanFile, problems *[]FileError) (map[index.DocID]string, error) {
+func indexFiles(ctx context.Context, ing *Ingester, o *ScanOptions, files []scanFile, problems *[]FileError) (map[index.DocID]string, error) {
 	// Files are read and prepared on all cores but one, which is left to
 	// the index's single writer: each waits for it, and with every core
 	// preparing it waited for one behind them (see index.Index.Commit).
-	x := &indexing{sc: sc, o: o, files: files, inFlight: semaphore.NewWeighted(o.InFlightBytes),
+	x := &indexing{ing: ing, o: o, files: files, inFlight: semaphore.NewWeighted(o.InFlightBytes),
 		preparing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), scanned: map[index.DocID]string{}, problems: problems}
 	var wg sync.WaitGroup
 	for w := 0; w < o.Workers; w++ {
@@ -92,7 +92,7 @@ func (x *indexing) work(ctx context.Context) {
 		if err := x.inFlight.Acquire(ctx, weight); err != nil {
 			return // interrupted: reported by indexFiles
 		}
-		out, err := x.sc.ing.ingestFile(ctx, x.preparing, sf)
+		out, err := x.ing.ingestFile(ctx, x.preparing, sf)
 		x.inFlight.Release(weight)
 		if !x.record(sf, out, err) {
 			return
@@ -114,22 +114,15 @@ func (x *indexing) record(sf scanFile, out *Outcome, err error) bool {
 		return false
 	}
 	for j, r := range out.Results {
-		name := sf.rel
-		if j > 0 {
-			name = reportName(sf.rel, out.Inputs[j].Doc.Key, out.Inputs[0].Doc.Key)
-		}
+		// A child is named by its parent's report path followed by its
+		// location inside it.
+		name := sf.rel + out.Inputs[j].Doc.Key[len(out.Inputs[0].Doc.Key):]
 		x.scanned[r.ID] = name
 		if r.Err != nil {
 			*x.problems = append(*x.problems, FileError{Path: name, Error: r.Err.Error()})
 		}
 	}
 	return true
-}
-
-// reportName names a child for the report: its parent's report path
-// followed by the child's location inside it.
-func reportName(parentRel, childKey, parentKey string) string {
-	return parentRel + childKey[len(parentKey):]
 }
 
 // walk lists the regular files under dir, following links to files.
@@ -191,13 +184,8 @@ func (ing *Ingester) ingestFile(ctx context.Context, preparing chan struct{}, sf
 	if err != nil {
 		abs = sf.path
 	}
-	obj := Object{
-		Key:       "fs:" + filepath.ToSlash(abs),
-		VersionID: strconv.FormatInt(sf.info.ModTime().UnixNano(), 10) + "-" + strconv.FormatInt(sf.info.Size(), 10),
-		Name:      sf.rel,
-		Source:    "scan",
-		ModTime:   sf.info.ModTime(),
-	}
+	obj := Object{Key: "fs:" + filepath.ToSlash(abs), Name: sf.rel, Source: "scan", ModTime: sf.info.ModTime(),
+		VersionID: strconv.FormatInt(sf.info.ModTime().UnixNano(), 10) + "-" + strconv.FormatInt(sf.info.Size(), 10)}
 	select {
 	case preparing <- struct{}{}:
 	case <-ctx.Done():

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,13 +21,15 @@ type daemonClient struct {
 	hc   *http.Client
 }
 
-// newDaemonClient returns a client of the daemon at addr (default
-// http.addr, over https when http.tls is set) signing every request with
-// token.
-func newDaemonClient(cfg daemon.Config, addr, token string) *daemonClient {
-	if addr == "" {
-		addr = cfg.HTTP.Addr
+// daemonClient returns a client of the daemon --config configures, at
+// addr (default http.addr, over https when http.tls is set), signing
+// every request with the API token.
+func (g *globals) daemonClient(addr string) (*daemonClient, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return nil, err
 	}
+	addr = cmp.Or(addr, cfg.HTTP.Addr)
 	if !strings.Contains(addr, "://") {
 		scheme := "http://"
 		if cfg.HTTP.TLS.CertFile != "" {
@@ -36,8 +39,8 @@ func newDaemonClient(cfg daemon.Config, addr, token string) *daemonClient {
 	}
 	return &daemonClient{base: strings.TrimRight(addr, "/"), hc: &http.Client{
 		Timeout:   10 * time.Minute,
-		Transport: bearer{token: token, base: http.DefaultTransport},
-	}}
+		Transport: bearer{token: g.apiToken(cfg), base: http.DefaultTransport},
+	}}, nil
 }
 
 // bearer signs requests with an API token.
@@ -68,19 +71,10 @@ func (g *globals) apiToken(cfg daemon.Config) string {
 	return t
 }
 
-// daemonClient returns a client of the daemon of cfg.
-func (g *globals) daemonClient(cfg daemon.Config, addr string) *daemonClient {
-	return newDaemonClient(cfg, addr, g.apiToken(cfg))
-}
-
-// do sends a request and decodes a JSON answer into out (when not nil).
-// Non-2xx answers become errors carrying the daemon's message.
-func (c *daemonClient) do(ctx context.Context, method, path string, body any, out any) error {
-	return c.doWith(ctx, method, path, body, out, nil)
-}
-
-// doWith is do with extra request headers. A non-2xx answer is decoded
-// into out as well, when it is JSON, for answers that explain a refusal.
+// doWith sends a request with extra headers and decodes a JSON answer
+// into out (when not nil). Non-2xx answers become errors carrying the
+// daemon's message, and are decoded into out as well, when they are JSON,
+// for answers that explain a refusal.
 func (c *daemonClient) doWith(ctx context.Context, method, path string, body any, out any, headers map[string]string) error {
 	var rd io.Reader
 	if body != nil {

@@ -28,11 +28,10 @@ The exit status is 1 when the export was cut short.`,
 			if _, err := export.ParseFormat(format); err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			cfg, err := g.load()
+			c, err := g.daemonClient(addr)
 			if err != nil {
 				return err
 			}
-			c := g.daemonClient(cfg, addr)
 			q := url.Values{"format": {format}}
 			if matter != "" {
 				q.Set("matter", matter)

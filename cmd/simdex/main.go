@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/internal/buildinfo"
 )
 
 // exitError carries a process exit status through cobra.
@@ -42,9 +44,7 @@ func (g *globals) load() (daemon.Config, error) {
 	if err != nil {
 		return cfg, &exitError{code: 2, err: err}
 	}
-	if g.logLevel != "" {
-		cfg.Log.Level = g.logLevel
-	}
+	cfg.Log.Level = cmp.Or(g.logLevel, cfg.Log.Level)
 	return cfg, nil
 }
 
@@ -58,15 +58,8 @@ func (g *globals) logger(cfg daemon.Config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
-func newRootCmd() *cobra.Command { return newRoot(&globals{}) }
-
 func newRoot(g *globals) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "simdex",
-		Short:         "Find every copy and near-copy of a document",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+	root := &cobra.Command{Use: "simdex", Short: "Find every copy and near-copy of a document", SilenceUsage: true, SilenceErrors: true}
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (YAML); SIMDEX_* environment variables override it")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.token, "token", "", "API token for commands that call the daemon (default: $SIMDEX_TOKEN, else the daemon's initial admin token file when readable)")
@@ -113,4 +106,55 @@ func main() {
 		}
 		os.Exit(2)
 	}
+}
+
+func newServeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon: connectors, ingest pipeline, index and HTTP endpoints",
+		Long: `serve runs simdex until SIGINT or SIGTERM. With no external services
+configured it runs the embedded default: an in-process NATS server with
+JetStream storing under data_dir, the embedded index, a watched inbox folder
+(data_dir/inbox) and the HTTP endpoints on 127.0.0.1:8080
+(/healthz, /readyz, /metrics, /api/v1).
+
+On a stop signal, connectors stop first, events under way are finished and
+acknowledged (within pipeline.shutdown_timeout), and the index is closed;
+anything not acknowledged is delivered again after restart.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			d, err := daemon.New(cfg, g.logger(cfg))
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			return d.Run(cmd.Context())
+		},
+	}
+}
+
+func newVersionCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit, Go version and format versions",
+		Long: `version prints which simdex this is: its version and commit, the Go that
+built it, and the versions of what it writes (normal form, fingerprint
+scheme, index schema). The daemon's /api/v1/about and the review UI's
+footer show the same.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in := buildinfo.Read()
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), in)
+			}
+			_, err := fmt.Fprint(cmd.OutOrStdout(), in)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }

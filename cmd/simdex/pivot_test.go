@@ -58,7 +58,7 @@ func TestOnePivotEverywhere(t *testing.T) {
 
 	cfg := daemon.DefaultConfig()
 	cfg.Index.Path = idx
-	eng, err := daemon.OpenEngine(context.Background(), &cfg, "", slog.New(slog.DiscardHandler))
+	eng, err := daemon.OpenEngine(context.Background(), &cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,15 +40,11 @@ func (f *remoteFlags) register(cmd *cobra.Command) {
 }
 
 func (f *remoteFlags) client(g *globals) (*policyClient, error) {
-	cfg, err := g.load()
+	c, err := g.daemonClient(f.addr)
 	if err != nil {
 		return nil, err
 	}
-	actor := f.actor
-	if actor == "" {
-		actor = localActor()
-	}
-	return &policyClient{daemonClient: g.daemonClient(cfg, f.addr), actor: actor}, nil
+	return &policyClient{daemonClient: c, actor: cmp.Or(f.actor, localActor())}, nil
 }
 
 func (c *policyClient) call(ctx context.Context, method, path string, body, out any) error {
@@ -231,11 +228,10 @@ func newFlagsCmd(g *globals) *cobra.Command {
 					q.Set(k, v)
 				}
 			}
-			if document > 0 {
-				q.Set("document", strconv.FormatInt(document, 10))
-			}
-			if after > 0 {
-				q.Set("after", strconv.FormatInt(after, 10))
+			for k, n := range map[string]int64{"document": document, "after": after} {
+				if n > 0 {
+					q.Set(k, strconv.FormatInt(n, 10))
+				}
 			}
 			q.Set("limit", strconv.Itoa(limit))
 			var out struct {
@@ -250,10 +246,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tDOCUMENT\tNAME\tMATTER/RULE\tRESEMBLANCE")
 			for _, f := range out.Flags {
-				why := f.Matter
-				if why == "" {
-					why = f.Rule
-				}
+				why := cmp.Or(f.Matter, f.Rule)
 				res := "-"
 				if f.Evidence.Scores != nil {
 					res = strconv.FormatFloat(f.Evidence.Scores.Resemblance, 'f', 3, 64)

@@ -82,9 +82,7 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	if err != nil {
 		return err
 	}
-	if f.index != "" {
-		cfg.Index.Path = f.index
-	}
+	cfg.Index.Path = cmp.Or(f.index, cfg.Index.Path)
 	logger := g.logger(cfg)
 	start := time.Now()
 	var bar *progressbar.ProgressBar
@@ -141,12 +139,8 @@ func progress(stderr io.Writer, bar **progressbar.ProgressBar) func(done, total 
 
 func thresholds(cfg *daemon.Config, resemblance, containment float64) (index.Thresholds, error) {
 	th := cfg.Index.Thresholds
-	if resemblance != 0 {
-		th.Resemblance = resemblance
-	}
-	if containment != 0 {
-		th.Containment = containment
-	}
+	th.Resemblance = cmp.Or(resemblance, th.Resemblance)
+	th.Containment = cmp.Or(containment, th.Containment)
 	if err := th.Validate(); err != nil {
 		return th, &exitError{code: 2, err: fmt.Errorf("thresholds: %w", err)}
 	}

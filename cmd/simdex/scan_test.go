@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 const corpus = "../../../shared/corpora/spdx/text"
@@ -303,3 +305,6 @@ func TestScanPrintsASummary(t *testing.T) {
 		t.Errorf("--min-score 1.01 kept pairs:\n%s", out)
 	}
 }
+
+// newRootCmd is the root command with globals of its own.
+func newRootCmd() *cobra.Command { return newRoot(&globals{}) }

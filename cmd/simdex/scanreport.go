@@ -76,15 +76,6 @@ func (p *reportPair) json(names []string) pairJSON {
 		ContainmentBA: fromMilli(p.containmentBA), BytesInCommon: p.bytesInCommon, Hamming: int(p.hamming), Exact: p.exact}
 }
 
-// pairList returns the report's pairs as it prints them.
-func (r *report) pairList() []pairJSON {
-	out := make([]pairJSON, len(r.pairs))
-	for i := range r.pairs {
-		out[i] = r.pairs[i].json(r.names)
-	}
-	return out
-}
-
 // buildReport keeps what involves this scan's documents; documents
 // indexed earlier are named by their key (fs:data/inbox/a.txt,
 // s3:bucket/a.txt): their names alone (a.txt) could not be told from this

@@ -342,3 +342,12 @@ func (w *failAfter) Write(b []byte) (int, error) {
 	w.n -= len(b)
 	return len(b), nil
 }
+
+// pairList returns the report's pairs as it prints them.
+func (r *report) pairList() []pairJSON {
+	out := make([]pairJSON, len(r.pairs))
+	for i := range r.pairs {
+		out[i] = r.pairs[i].json(r.names)
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -55,12 +56,10 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	if err != nil {
 		return err
 	}
-	if f.index != "" {
-		cfg.Index.Path = f.index
-	}
+	cfg.Index.Path = cmp.Or(f.index, cfg.Index.Path)
 	// One query: loading every anchor list would cost more than it saves.
 	cfg.Index.AnchorsInMemory = false
-	eng, err := daemon.OpenEngine(ctx, &cfg, "", g.logger(cfg))
+	eng, err := daemon.OpenEngine(ctx, &cfg, g.logger(cfg))
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -70,7 +69,9 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	if _, statErr := os.Stat(arg); statErr == nil {
 		matches, err = similarToFile(ctx, eng, arg, th)
 	} else if id, convErr := strconv.ParseInt(arg, 10, 64); convErr == nil {
-		matches, err = similarToID(ctx, eng, index.DocID(id), th)
+		var ms []index.Match
+		ms, err = eng.Index.Similar(ctx, index.DocID(id), th)
+		matches = api.Matches(ms, "")
 	} else {
 		err = fmt.Errorf("%s: %w", arg, statErr)
 	}
@@ -94,14 +95,6 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	}
 	fmt.Fprintln(stdout, bytesLegend)
 	return nil
-}
-
-func similarToID(ctx context.Context, eng *daemon.Engine, id index.DocID, th index.Thresholds) ([]api.Match, error) {
-	ms, err := eng.Index.Similar(ctx, id, th)
-	if err != nil {
-		return nil, err
-	}
-	return api.Matches(ms, ""), nil
 }
 
 // similarToFile extracts path and looks up the file and each of its

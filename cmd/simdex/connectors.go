@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -10,6 +11,32 @@ import (
 
 	"github.com/simdex/simdex/api"
 )
+
+func newBackfillCmd(g *globals) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "backfill CONNECTOR",
+		Short: "Queue every object version of an S3 connector for indexing",
+		Long: `backfill asks the running daemon to list every object version of the
+named S3 connector (connectors.s3[].name) and queue it. Versions already
+indexed are recognised by their idempotency key and skipped, so running it
+again is safe.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.daemonClient(addr)
+			if err != nil {
+				return err
+			}
+			if err := c.doWith(cmd.Context(), "POST", "/api/v1/connectors/"+url.PathEscape(args[0])+"/backfill", nil, nil, nil); err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "backfill of %s queued\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "", "daemon address (default: http.addr)")
+	return cmd
+}
 
 func newDeadLettersCmd(g *globals) *cobra.Command {
 	var (
@@ -26,15 +53,14 @@ cap, references to missing objects...), with the reason. They stay in the
 DEADLETTER stream for review; nothing is dropped silently.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
 			var out struct {
 				DeadLetters []api.DeadLetter `json:"deadletters"`
 			}
-			c := g.daemonClient(cfg, addr)
-			if err := c.do(cmd.Context(), "GET", "/api/v1/deadletters?limit="+strconv.Itoa(limit), nil, &out); err != nil {
+			c, err := g.daemonClient(addr)
+			if err != nil {
+				return err
+			}
+			if err := c.doWith(cmd.Context(), "GET", "/api/v1/deadletters?limit="+strconv.Itoa(limit), nil, &out, nil); err != nil {
 				return &exitError{code: 1, err: err}
 			}
 			w := cmd.OutOrStdout()
