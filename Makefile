@@ -10,7 +10,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 export SIMDEX_MINIO_BIN ?= $(TOOLS)/minio
 FUZZTIME ?= 10s
 
-.PHONY: all build test lint golangci-lint unit fuzz chart peers browser bench eval tools minio serve clean
+.PHONY: all build test lint golangci-lint unit fuzz chart peers browser bench eval tools minio postgres serve clean
 
 all: build
 
@@ -59,11 +59,15 @@ lint: tools
 peers:
 	scripts/install-peers.sh
 
+# Debian's PostgreSQL, for the PostgreSQL stores' tests (internal/pgtest).
+postgres:
+	scripts/install-postgres.sh
+
 # Debian's Chromium, for the web UI's headless browser tests.
 browser:
 	scripts/install-chromium.sh
 
-unit: minio peers browser
+unit: minio postgres peers browser
 	go test -race -count=1 -timeout 60m ./...
 	cd tools && go test -race -count=1 -timeout 30m ./...
 

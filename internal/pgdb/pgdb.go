@@ -1,0 +1,92 @@
+// Package pgdb opens the PostgreSQL database that the stores of a fleet of
+// simdex replicas share, and brings each store's schema up to date with
+// its own embedded migrations (goose), one version table per store, under
+// a PostgreSQL advisory lock so that replicas starting together migrate
+// once.
+package pgdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// ErrAuthentication is returned by Open when the server refused the
+// credentials of the connection string.
+var ErrAuthentication = errors.New("PostgreSQL refused the credentials")
+
+// ErrUnreachable is returned by Open when no server answered.
+var ErrUnreachable = errors.New("PostgreSQL did not answer")
+
+// Open connects a pool to dsn and checks that the server answers and
+// accepts its credentials. The error never contains the password.
+func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors quote the string, password included.
+		return nil, errors.New("parse the PostgreSQL connection string: not a valid URL or key=value list")
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	where := fmt.Sprintf("%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to PostgreSQL %s: %w", where, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL %s: %w", where, classify(err))
+	}
+	return pool, nil
+}
+
+// classify wraps err in ErrAuthentication or ErrUnreachable when it is one.
+func classify(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "28P01" || pgErr.Code == "28000") {
+		return fmt.Errorf("%w: %s", ErrAuthentication, pgErr.Message)
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	return err
+}
+
+// Migrate applies the migrations in fsys (files NNNNN_name.sql in goose's
+// format, at its root) that table does not record as applied yet. table
+// names the store's version table, such as "index_schema". Replicas
+// migrating at once wait for each other on an advisory lock.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, table string) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	return migrate(ctx, db, fsys, table)
+}
+
+func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, table string) error {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", table, err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys,
+		goose.WithTableName(table), goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", table, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate %s: %w", table, err)
+	}
+	return nil
+}

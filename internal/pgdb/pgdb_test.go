@@ -1,0 +1,91 @@
+package pgdb_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/simdex/simdex/internal/pgdb"
+	"github.com/simdex/simdex/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func migrations(t *testing.T) fs.FS {
+	sub, err := fs.Sub(os.DirFS("testdata"), "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+func TestMigrateConcurrentlyOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pool, err := pgdb.Open(ctx, dsn, 4)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer pool.Close()
+			errs[i] = pgdb.Migrate(ctx, pool, migrations(t), "widgets_schema")
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool, err := pgdb.Open(ctx, dsn, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "INSERT INTO widgets (id, name, colour) VALUES (1, 'a', 'red')"); err != nil {
+		t.Fatalf("schema not at version 2: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM widgets_schema WHERE version_id > 0").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("version rows: %d, %v; want 2", n, err)
+	}
+}
+
+func TestOpenWrongPasswordIsClear(t *testing.T) {
+	s := pgtest.Start(t)
+	dsn := strings.Replace(s.DatabaseDSN("postgres"), ":"+s.Password()+"@", ":secret-pw@", 1)
+	_, err := pgdb.Open(context.Background(), dsn, 1)
+	if !errors.Is(err, pgdb.ErrAuthentication) {
+		t.Fatalf("got %v, want ErrAuthentication", err)
+	}
+	if strings.Contains(err.Error(), "secret-pw") {
+		t.Fatalf("error shows the password: %v", err)
+	}
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	s := pgtest.Start(t)
+	dsn := s.DatabaseDSN("postgres")
+	s.Stop()
+	_, err := pgdb.Open(context.Background(), dsn, 1)
+	if !errors.Is(err, pgdb.ErrUnreachable) {
+		t.Fatalf("got %v, want ErrUnreachable", err)
+	}
+}
+
+func TestOpenBadDSNHidesPassword(t *testing.T) {
+	_, err := pgdb.Open(context.Background(), "postgres://u:hunter2@[::1/x", 1)
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("got %v", err)
+	}
+}
