@@ -1,0 +1,238 @@
+// Package storetest is the conformance suite of auth.Store: every token
+// store (auth/sqlite, auth/postgres) runs Run against its backend, so that
+// they keep one contract. The suite opens several handles on one backend,
+// as replicas of the daemon do, and races them where a shared database
+// must decide: two replicas storing one token id, or revoking one token.
+package storetest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/auth"
+)
+
+// Store is a token store under test.
+type Store interface {
+	auth.Store
+	// Close releases the handle; the data stays for the next one.
+	Close() error
+}
+
+// Opener opens a new handle on the backend's data: a restart of the
+// process, or another replica of the daemon on the same database. Each
+// call may return a store on its own connections.
+type Opener func(t testing.TB) Store
+
+// Run runs the suite. newBackend makes an empty backend for one test and
+// returns its opener.
+func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, open Opener)
+	}{
+		{"Persists", testPersists},
+		{"MissingToken", testMissingToken},
+		{"Concurrent", testConcurrent},
+		{"RacePutSameID", testRacePutSameID},
+		{"RaceRevoke", testRaceRevoke},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
+	}
+}
+
+// Token returns a token record for the tests, created at a fixed time.
+func Token(id string, role auth.Role, matters ...string) auth.Token {
+	return auth.Token{
+		ID: id, Hash: sha256.Sum256([]byte(id)), Role: role, Matters: matters, Description: "test " + id,
+		Created: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), CreatedBy: "admin:alice",
+	}
+}
+
+func closeStore(t testing.TB, s Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Errorf("close store: %v", err)
+	}
+}
+
+// testPersists stores, revokes and reads back tokens through a second
+// handle: every field survives, and the first revocation stands.
+func testPersists(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	a := Token("00000000000000aa", auth.RoleReviewer, "acme", "globex")
+	a.Expires = a.Created.Add(24 * time.Hour)
+	b := Token("00000000000000bb", auth.RoleAdmin)
+	b.Created = b.Created.Add(time.Second)
+	for _, tk := range []auth.Token{a, b} {
+		if err := s.PutToken(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutToken(ctx, a); err == nil {
+		t.Error("duplicate id stored")
+	}
+	at := a.Created.Add(time.Hour)
+	if err := s.RevokeToken(ctx, a.ID, at, "admin:bob", "left"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeToken(ctx, a.ID, at.Add(time.Hour), "admin:carol", "again"); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, s)
+
+	s = open(t)
+	defer closeStore(t, s)
+	got, err := s.Token(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := a
+	want.Revoked, want.RevokedBy, want.RevokeReason = at, "admin:bob", "left"
+	if err := sameToken(got, want); err != nil {
+		t.Error(err)
+	}
+	list, err := s.Tokens(ctx)
+	if err != nil || len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
+		t.Fatalf("tokens %+v, %v", list, err)
+	}
+	if list[1].Matters == nil || len(list[1].Matters) != 0 || !list[1].Expires.IsZero() || !list[1].Revoked.IsZero() {
+		t.Errorf("token without matters, expiry or revocation read back as %+v", list[1])
+	}
+}
+
+// sameToken compares every field of two tokens.
+func sameToken(got, want auth.Token) error {
+	if got.ID != want.ID || got.Hash != want.Hash || got.Role != want.Role || !slices.Equal(got.Matters, want.Matters) ||
+		got.Description != want.Description || !got.Created.Equal(want.Created) || got.CreatedBy != want.CreatedBy ||
+		!got.Expires.Equal(want.Expires) || !got.Revoked.Equal(want.Revoked) || got.RevokedBy != want.RevokedBy ||
+		got.RevokeReason != want.RevokeReason {
+		return fmt.Errorf("got %+v\nwant %+v", got, want)
+	}
+	return nil
+}
+
+func testMissingToken(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	if err := s.RevokeToken(ctx, "missing", time.Now(), "x", "y"); !errors.Is(err, auth.ErrTokenNotFound) {
+		t.Errorf("revoke missing: %v", err)
+	}
+	if _, err := s.Token(ctx, "missing"); !errors.Is(err, auth.ErrTokenNotFound) {
+		t.Errorf("get missing: %v", err)
+	}
+	if err := s.RevokeToken(ctx, "missing", time.Time{}, "x", "y"); err == nil {
+		t.Error("revocation without a time accepted")
+	}
+	if list, err := s.Tokens(ctx); err != nil || len(list) != 0 {
+		t.Errorf("empty store lists %+v, %v", list, err)
+	}
+}
+
+// testConcurrent stores and lists from many goroutines on one handle.
+func testConcurrent(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 20 {
+		id := fmt.Sprintf("%016x", i+1)
+		wg.Go(func() { errs <- s.PutToken(ctx, Token(id, auth.RoleViewer)) })
+		wg.Go(func() {
+			_, err := s.Tokens(ctx)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, err := s.Tokens(ctx); len(list) != 20 || err != nil {
+		t.Errorf("%d tokens, %v", len(list), err)
+	}
+}
+
+// testRacePutSameID: two replicas store a token with one id at once;
+// exactly one succeeds, and the stored token is the winner's.
+func testRacePutSameID(t *testing.T, open Opener) {
+	ctx := context.Background()
+	replicas := []Store{open(t), open(t)}
+	defer func() {
+		for _, s := range replicas {
+			closeStore(t, s)
+		}
+	}()
+	for round := range 10 {
+		id := fmt.Sprintf("%016x", 0xa0+round)
+		errs := make([]error, len(replicas))
+		toks := make([]auth.Token, len(replicas))
+		var wg sync.WaitGroup
+		for i, s := range replicas {
+			toks[i] = Token(id, auth.RoleViewer)
+			toks[i].CreatedBy = fmt.Sprintf("replica-%d", i)
+			wg.Go(func() { errs[i] = s.PutToken(ctx, toks[i]) })
+		}
+		wg.Wait()
+		winner := slices.IndexFunc(errs, func(err error) bool { return err == nil })
+		if winner < 0 || slices.ContainsFunc(errs[winner+1:], func(err error) bool { return err == nil }) {
+			t.Fatalf("round %d: want exactly one success, got %v", round, errs)
+		}
+		got, err := replicas[1-winner].Token(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameToken(got, toks[winner]); err != nil {
+			t.Errorf("round %d: %v", round, err)
+		}
+	}
+}
+
+// testRaceRevoke: two replicas revoke one token at once, each saying why;
+// both calls succeed and exactly one revocation is kept, whole.
+func testRaceRevoke(t *testing.T, open Opener) {
+	ctx := context.Background()
+	replicas := []Store{open(t), open(t)}
+	defer func() {
+		for _, s := range replicas {
+			closeStore(t, s)
+		}
+	}()
+	base := Token("0000000000000000", auth.RoleViewer).Created
+	for round := range 10 {
+		id := fmt.Sprintf("%016x", 0xb0+round)
+		if err := replicas[0].PutToken(ctx, Token(id, auth.RoleViewer)); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, len(replicas))
+		var wg sync.WaitGroup
+		for i, s := range replicas {
+			at := base.Add(time.Duration(i+1) * time.Minute)
+			wg.Go(func() { errs[i] = s.RevokeToken(ctx, id, at, fmt.Sprintf("admin:%d", i), fmt.Sprintf("reason %d", i)) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		got, err := replicas[0].Token(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.Index([]string{"admin:0", "admin:1"}, got.RevokedBy)
+		if i < 0 || got.RevokeReason != fmt.Sprintf("reason %d", i) || !got.Revoked.Equal(base.Add(time.Duration(i+1)*time.Minute)) {
+			t.Errorf("round %d: revocation mixes the two replicas' or is lost: %+v", round, got)
+		}
+	}
+}
