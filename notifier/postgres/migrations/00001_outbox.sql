@@ -1,0 +1,25 @@
+-- +goose Up
+-- Alerts as the notifier encoded them (JSON kept byte for byte), and one
+-- delivery per alert and channel. A pending delivery is due at
+-- next_attempt, which a claim moves to the end of its lease.
+CREATE TABLE notifier_alert (
+	id      text PRIMARY KEY,
+	body    text NOT NULL,
+	created timestamptz NOT NULL
+);
+CREATE TABLE notifier_delivery (
+	id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	alert        text NOT NULL REFERENCES notifier_alert (id),
+	channel      text NOT NULL,
+	status       text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+	attempts     integer NOT NULL DEFAULT 0,
+	next_attempt timestamptz NOT NULL,
+	last_error   text NOT NULL DEFAULT '',
+	created      timestamptz NOT NULL,
+	delivered_at timestamptz,
+	UNIQUE (alert, channel)
+);
+-- Only pending deliveries are ever looked for by time: the index stays
+-- the size of the backlog, not of the history.
+CREATE INDEX notifier_delivery_due ON notifier_delivery (next_attempt, id) WHERE status = 'pending';
+CREATE INDEX notifier_delivery_status ON notifier_delivery (status, id);
