@@ -9,8 +9,8 @@ import (
 
 	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/internal/pgtest"
-	notifierpg "github.com/simdex/simdex/notifier/postgres"
 	"github.com/simdex/simdex/notifier/outboxtest"
+	notifierpg "github.com/simdex/simdex/notifier/postgres"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
