@@ -6,7 +6,8 @@
 // Every write is one statement, so the database alone settles races
 // between replicas: the primary key refuses a second token with the same
 // id, and a revocation updates only a token not revoked yet, so the first
-// one stands whole.
+// one stands whole. Calls that lose their connection (a server restart)
+// are tried again where that cannot apply them twice (see PutToken).
 package postgres
 
 import (
@@ -15,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,24 +62,51 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 func (s *Store) Close() error { return nil }
 
 // PutToken implements auth.Store. An id already stored is ErrDuplicate.
+// When the connection is lost during the insert, whether it committed is
+// unknown: the insert is tried again, and if that finds the id taken by
+// the very same record, the first try had committed and PutToken
+// succeeds.
 func (s *Store) PutToken(ctx context.Context, t auth.Token) error {
 	matters := t.Matters
 	if matters == nil {
 		matters = []string{}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO auth_token
-		(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		t.ID, t.Hash[:], string(t.Role), matters, t.Description, t.Created, t.CreatedBy,
-		nullTime(t.Expires), nullTime(t.Revoked), t.RevokedBy, t.RevokeReason)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("store token %s: %w", t.ID, ErrDuplicate)
-	}
+	uncertain := false
+	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
+		_, err := s.pool.Exec(ctx, `INSERT INTO auth_token
+			(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			t.ID, t.Hash[:], string(t.Role), matters, t.Description, t.Created, t.CreatedBy,
+			nullTime(t.Expires), nullTime(t.Revoked), t.RevokedBy, t.RevokeReason)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			if uncertain && s.holds(ctx, t) {
+				return nil
+			}
+			return ErrDuplicate
+		}
+		uncertain = uncertain || pgdb.ConnectionLost(err)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store token %s: %w", t.ID, err)
 	}
 	return nil
+}
+
+// holds reports whether the store holds exactly t.
+func (s *Store) holds(ctx context.Context, t auth.Token) bool {
+	got, err := scanToken(s.pool.QueryRow(ctx, `SELECT `+columns+` FROM auth_token WHERE id = $1`, t.ID))
+	return err == nil && same(got, t)
+}
+
+// same reports whether two tokens are one record, to the precision the
+// store keeps times with (microseconds).
+func same(a, b auth.Token) bool {
+	eq := func(x, y time.Time) bool { return x.Truncate(time.Microsecond).Equal(y.Truncate(time.Microsecond)) }
+	return a.ID == b.ID && a.Hash == b.Hash && a.Role == b.Role && slices.Equal(a.Matters, b.Matters) &&
+		a.Description == b.Description && eq(a.Created, b.Created) && a.CreatedBy == b.CreatedBy &&
+		eq(a.Expires, b.Expires) && eq(a.Revoked, b.Revoked) && a.RevokedBy == b.RevokedBy && a.RevokeReason == b.RevokeReason
 }
 
 const columns = `id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason`
@@ -119,7 +148,12 @@ func scanToken(r pgx.Row) (auth.Token, error) {
 // Token implements auth.Store. pgx prepares the query once per
 // connection, as every API request runs it.
 func (s *Store) Token(ctx context.Context, id string) (auth.Token, error) {
-	t, err := scanToken(s.pool.QueryRow(ctx, `SELECT `+columns+` FROM auth_token WHERE id = $1`, id))
+	var t auth.Token
+	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
+		var err error
+		t, err = scanToken(s.pool.QueryRow(ctx, `SELECT `+columns+` FROM auth_token WHERE id = $1`, id))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return auth.Token{}, fmt.Errorf("load token %s: %w", id, auth.ErrTokenNotFound)
 	}
@@ -131,11 +165,15 @@ func (s *Store) Token(ctx context.Context, id string) (auth.Token, error) {
 
 // Tokens implements auth.Store.
 func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM auth_token ORDER BY created, id`)
-	if err != nil {
-		return nil, fmt.Errorf("list tokens: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (auth.Token, error) { return scanToken(r) })
+	var out []auth.Token
+	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
+		rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM auth_token ORDER BY created, id`)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (auth.Token, error) { return scanToken(r) })
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
@@ -144,17 +182,20 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 
 // RevokeToken implements auth.Store. The update applies only to a token
 // not revoked yet, in one statement: of two replicas revoking at once,
-// the first to commit stands and the other changes nothing.
+// the first to commit stands and the other changes nothing. For the same
+// reason it is repeated safely after a lost connection.
 func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) error {
 	if at.IsZero() {
 		return fmt.Errorf("revoke token %s: no revocation time", id)
 	}
 	var found bool
-	err := s.pool.QueryRow(ctx, `WITH upd AS (
-			UPDATE auth_token SET revoked = $2, revoked_by = $3, revoke_reason = $4
-			WHERE id = $1 AND revoked IS NULL RETURNING 1)
-		SELECT EXISTS (SELECT 1 FROM auth_token WHERE id = $1)`,
-		id, at, actor, reason).Scan(&found)
+	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `WITH upd AS (
+				UPDATE auth_token SET revoked = $2, revoked_by = $3, revoke_reason = $4
+				WHERE id = $1 AND revoked IS NULL RETURNING 1)
+			SELECT EXISTS (SELECT 1 FROM auth_token WHERE id = $1)`,
+			id, at, actor, reason).Scan(&found)
+	})
 	if err != nil {
 		return fmt.Errorf("revoke token %s: %w", id, err)
 	}

@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/simdex/simdex/auth"
@@ -48,4 +50,53 @@ func TestDuplicateIsSentinel(t *testing.T) {
 	if err := s.PutToken(ctx, tok); !errors.Is(err, authpg.ErrDuplicate) {
 		t.Fatalf("second put: %v, want ErrDuplicate", err)
 	}
+}
+
+// TestStoreSurvivesServerCrash kills PostgreSQL while tokens are being
+// stored: every token whose PutToken succeeded is there after the
+// restart, and the same pool serves again without a caller seeing the
+// lost connections.
+func TestStoreSurvivesServerCrash(t *testing.T) {
+	ctx := context.Background()
+	srv := pgtest.Start(t)
+	s := opener(srv.DatabaseDSN("postgres"))(t)
+	acked := make(chan string, 1000)
+	var stop atomic.Bool
+	var failed atomic.Int32
+	go func() {
+		defer close(acked)
+		for i := 0; !stop.Load() && i < cap(acked); i++ {
+			id := fmt.Sprintf("%016x", i)
+			if err := s.PutToken(ctx, storetest.Token(id, auth.RoleViewer)); err != nil {
+				failed.Add(1)
+				continue
+			}
+			acked <- id
+		}
+	}()
+	var ids []string
+	ids = append(ids, <-acked) // stored before the crash
+	srv.Kill()
+	srv.Restart(t)
+	for len(ids) < 20 { // stored after the restart
+		id, ok := <-acked
+		if !ok {
+			break
+		}
+		ids = append(ids, id)
+	}
+	stop.Store(true)
+	for id := range acked {
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		if _, err := s.Token(ctx, id); err != nil {
+			t.Fatalf("token %s acknowledged: %v", id, err)
+		}
+	}
+	list, err := s.Tokens(ctx)
+	if err != nil || len(list) < len(ids) {
+		t.Fatalf("%d tokens listed (%v), %d acknowledged", len(list), err, len(ids))
+	}
+	t.Logf("%d puts acknowledged, %d failed, %d tokens stored", len(ids), failed.Load(), len(list))
 }

@@ -21,15 +21,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/simdex/simdex/internal/pgdb"
@@ -41,14 +37,6 @@ var migrations embed.FS
 
 // SchemaTable is the goose version table of this store's migrations.
 const SchemaTable = "notifier_schema"
-
-// maxTries bounds the attempts of one call that PostgreSQL aborted (a
-// deadlock, a serialization conflict) or that lost its connection;
-// firstBackoff is the wait after the first, doubled after each.
-const (
-	maxTries     = 5
-	firstBackoff = 50 * time.Millisecond
-)
 
 // Outbox is the PostgreSQL outbox. It is safe for concurrent use, and by
 // several processes on one database.
@@ -86,48 +74,6 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Outbox, error)
 // that the outbox closes like its SQLite twin.
 func (o *Outbox) Close() error { return nil }
 
-// retry runs f, a whole transaction, again when PostgreSQL aborted it to
-// break a deadlock (40P01) or a serialization conflict (40001), or, when
-// idempotent, when its connection was lost or refused (a server restart):
-// a call whose commit may have happened is repeated only if repeating it
-// changes nothing. It tries at most maxTries times, with a growing pause.
-func retry(ctx context.Context, idempotent bool, f func(ctx context.Context) error) error {
-	wait := firstBackoff
-	for try := 1; ; try++ {
-		err := f(ctx)
-		if err == nil || try == maxTries || !(aborted(err) || idempotent && connectionLost(err)) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(wait):
-		}
-		wait *= 2
-	}
-}
-
-// aborted reports a transaction PostgreSQL rolled back to break a deadlock
-// or a serialization conflict.
-func aborted(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
-}
-
-// connectionLost reports an error of the connection rather than of the
-// statement: the server went away (class 57P, operator intervention; 08,
-// connection exception) or could not be reached.
-func connectionLost(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
-	}
-	var netErr net.Error
-	var connErr *pgconn.ConnectError
-	return pgconn.SafeToRetry(err) || errors.As(err, &netErr) || errors.As(err, &connErr) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
 // Enqueue implements notifier.Outbox: the alert and its deliveries in one
 // transaction sent as one batch. Enqueueing again changes nothing, so a
 // caller that lost its connection during the commit may simply retry.
@@ -156,7 +102,7 @@ func (o *Outbox) Enqueue(ctx context.Context, a notifier.Alert, due map[string]t
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (alert, channel) DO NOTHING`,
 			a.ID, ch, notifier.StatusPending, at, now)
 	}
-	err = retry(ctx, true, func(ctx context.Context) error {
+	err = pgdb.Retry(ctx, true, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 	})
 	if err != nil {
@@ -189,7 +135,7 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 	var out []notifier.Claimed
 	// Claiming again after a lost connection is safe: a claim that did
 	// commit only holds its deliveries until the end of its lease.
-	err := retry(ctx, true, func(ctx context.Context) error {
+	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
 		rows, err := o.pool.Query(ctx, claimQuery, now, limit, now.Add(lease))
 		if err != nil {
 			return err
@@ -231,7 +177,7 @@ func (o *Outbox) update(ctx context.Context, op string, ids []int64, set, where 
 		return nil
 	}
 	q := `UPDATE notifier_delivery SET ` + set + ` WHERE id = ANY($1)` + where
-	err := retry(ctx, false, func(ctx context.Context) error {
+	err := pgdb.Retry(ctx, false, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, q, append([]any{ids}, args...)...)
 			if err != nil {
