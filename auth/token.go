@@ -76,9 +76,11 @@ type Store interface {
 	// Tokens returns every token, oldest first.
 	Tokens(ctx context.Context) ([]Token, error)
 	// RevokeToken marks the token revoked at at, by actor, for reason; it
-	// keeps an earlier revocation. It returns ErrTokenNotFound for an
-	// unknown id.
-	RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) error
+	// keeps an earlier revocation. It reports whether this call revoked
+	// it: of callers racing on one token (replicas sharing a store),
+	// exactly one is told true. It returns ErrTokenNotFound for an unknown
+	// id.
+	RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) (bool, error)
 }
 
 // Auditor records changes in the audit log (the policy audit log, in the
@@ -175,7 +177,7 @@ func (m *Manager) Create(ctx context.Context, actor string, req CreateRequest) (
 		details["description"] = t.Description
 	}
 	if err := m.auditor.Record(ctx, actor, AuditTokenCreate, "token:"+id, t.Description, details); err != nil {
-		rerr := m.store.RevokeToken(context.WithoutCancel(ctx), id, m.now(), actor, "creation could not be audited")
+		_, rerr := m.store.RevokeToken(context.WithoutCancel(ctx), id, m.now(), actor, "creation could not be audited")
 		return "", Token{}, fmt.Errorf("create token: audit (token %s revoked): %w", id, errors.Join(err, rerr))
 	}
 	return TokenPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(secret), t, nil
@@ -196,7 +198,8 @@ func cleanMatters(in []string) ([]string, error) {
 }
 
 // Revoke revokes token id for actor, giving reason, and audits it.
-// Revoking a revoked token changes nothing. An unknown id is
+// Revoking a revoked token changes nothing and is not audited, even when
+// another replica revoked it at the same moment. An unknown id is
 // ErrTokenNotFound.
 func (m *Manager) Revoke(ctx context.Context, actor, id, reason string) error {
 	t, err := m.store.Token(ctx, id)
@@ -208,8 +211,12 @@ func (m *Manager) Revoke(ctx context.Context, actor, id, reason string) error {
 	}
 	// Revoke first: a revocation that could not be audited still takes
 	// effect (the safe way to fail), and the error says so.
-	if err := m.store.RevokeToken(ctx, id, m.now().UTC(), actor, reason); err != nil {
+	revoked, err := m.store.RevokeToken(ctx, id, m.now().UTC(), actor, reason)
+	if err != nil {
 		return fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	if !revoked {
+		return nil // another caller revoked it first, and audits it
 	}
 	if err := m.auditor.Record(ctx, actor, AuditTokenRevoke, "token:"+id, reason, map[string]any{"role": string(t.Role)}); err != nil {
 		return fmt.Errorf("revoke token %s: revoked, but not audited: %w", id, err)

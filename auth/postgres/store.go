@@ -183,24 +183,37 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 // RevokeToken implements auth.Store. The update applies only to a token
 // not revoked yet, in one statement: of two replicas revoking at once,
 // the first to commit stands and the other changes nothing. For the same
-// reason it is repeated safely after a lost connection.
-func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) error {
+// reason it is repeated safely after a lost connection; the repeat then
+// recognises the revocation of its first try as its own.
+func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) (bool, error) {
 	if at.IsZero() {
-		return fmt.Errorf("revoke token %s: no revocation time", id)
+		return false, fmt.Errorf("revoke token %s: no revocation time", id)
 	}
-	var found bool
+	var revoked, uncertain bool
 	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
-		return s.pool.QueryRow(ctx, `WITH upd AS (
+		// The SELECT reads the row as it was before the UPDATE.
+		var (
+			was              *time.Time
+			wasBy, wasReason string
+		)
+		err := s.pool.QueryRow(ctx, `WITH upd AS (
 				UPDATE auth_token SET revoked = $2, revoked_by = $3, revoke_reason = $4
 				WHERE id = $1 AND revoked IS NULL RETURNING 1)
-			SELECT EXISTS (SELECT 1 FROM auth_token WHERE id = $1)`,
-			id, at, actor, reason).Scan(&found)
+			SELECT EXISTS (SELECT 1 FROM upd), revoked, revoked_by, revoke_reason FROM auth_token WHERE id = $1`,
+			id, at, actor, reason).Scan(&revoked, &was, &wasBy, &wasReason)
+		if err == nil && !revoked && uncertain {
+			// The try whose connection was lost may have committed: then
+			// the revocation found is this call's own.
+			revoked = was != nil && was.Equal(at.Truncate(time.Microsecond)) && wasBy == actor && wasReason == reason
+		}
+		uncertain = uncertain || pgdb.ConnectionLost(err)
+		return err
 	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, fmt.Errorf("revoke token %s: %w", id, auth.ErrTokenNotFound)
+	}
 	if err != nil {
-		return fmt.Errorf("revoke token %s: %w", id, err)
+		return false, fmt.Errorf("revoke token %s: %w", id, err)
 	}
-	if !found {
-		return fmt.Errorf("revoke token %s: %w", id, auth.ErrTokenNotFound)
-	}
-	return nil
+	return revoked, nil
 }

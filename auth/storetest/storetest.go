@@ -42,6 +42,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
 		{"Concurrent", testConcurrent},
 		{"RacePutSameID", testRacePutSameID},
 		{"RaceRevoke", testRaceRevoke},
+		{"RaceRevokeAuditedOnce", testRaceRevokeAuditedOnce},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
@@ -81,11 +82,11 @@ func testPersists(t *testing.T, open Opener) {
 		t.Error("duplicate id stored")
 	}
 	at := a.Created.Add(time.Hour)
-	if err := s.RevokeToken(ctx, a.ID, at, "admin:bob", "left"); err != nil {
-		t.Fatal(err)
+	if revoked, err := s.RevokeToken(ctx, a.ID, at, "admin:bob", "left"); err != nil || !revoked {
+		t.Fatalf("revoke: %v, %v", revoked, err)
 	}
-	if err := s.RevokeToken(ctx, a.ID, at.Add(time.Hour), "admin:carol", "again"); err != nil {
-		t.Fatal(err)
+	if revoked, err := s.RevokeToken(ctx, a.ID, at.Add(time.Hour), "admin:carol", "again"); err != nil || revoked {
+		t.Fatalf("revoke again: %v, %v", revoked, err)
 	}
 	closeStore(t, s)
 
@@ -124,13 +125,13 @@ func testMissingToken(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
 	defer closeStore(t, s)
-	if err := s.RevokeToken(ctx, "missing", time.Now(), "x", "y"); !errors.Is(err, auth.ErrTokenNotFound) {
+	if _, err := s.RevokeToken(ctx, "missing", time.Now(), "x", "y"); !errors.Is(err, auth.ErrTokenNotFound) {
 		t.Errorf("revoke missing: %v", err)
 	}
 	if _, err := s.Token(ctx, "missing"); !errors.Is(err, auth.ErrTokenNotFound) {
 		t.Errorf("get missing: %v", err)
 	}
-	if err := s.RevokeToken(ctx, "missing", time.Time{}, "x", "y"); err == nil {
+	if _, err := s.RevokeToken(ctx, "missing", time.Time{}, "x", "y"); err == nil {
 		t.Error("revocation without a time accepted")
 	}
 	if list, err := s.Tokens(ctx); err != nil || len(list) != 0 {
@@ -201,7 +202,8 @@ func testRacePutSameID(t *testing.T, open Opener) {
 }
 
 // testRaceRevoke: two replicas revoke one token at once, each saying why;
-// both calls succeed and exactly one revocation is kept, whole.
+// both calls succeed, exactly one is told it revoked the token (so that
+// one audit entry is written), and its revocation is kept, whole.
 func testRaceRevoke(t *testing.T, open Opener) {
 	ctx := context.Background()
 	replicas := []Store{open(t), open(t)}
@@ -217,10 +219,13 @@ func testRaceRevoke(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		errs := make([]error, len(replicas))
+		won := make([]bool, len(replicas))
 		var wg sync.WaitGroup
 		for i, s := range replicas {
 			at := base.Add(time.Duration(i+1) * time.Minute)
-			wg.Go(func() { errs[i] = s.RevokeToken(ctx, id, at, fmt.Sprintf("admin:%d", i), fmt.Sprintf("reason %d", i)) })
+			wg.Go(func() {
+				won[i], errs[i] = s.RevokeToken(ctx, id, at, fmt.Sprintf("admin:%d", i), fmt.Sprintf("reason %d", i))
+			})
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
@@ -230,9 +235,66 @@ func testRaceRevoke(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		i := slices.Index([]string{"admin:0", "admin:1"}, got.RevokedBy)
-		if i < 0 || got.RevokeReason != fmt.Sprintf("reason %d", i) || !got.Revoked.Equal(base.Add(time.Duration(i+1)*time.Minute)) {
+		i := slices.Index(won, true)
+		if i < 0 || won[1-i] {
+			t.Fatalf("round %d: revocations reported %v, want exactly one", round, won)
+		}
+		if got.RevokedBy != fmt.Sprintf("admin:%d", i) || got.RevokeReason != fmt.Sprintf("reason %d", i) || !got.Revoked.Equal(base.Add(time.Duration(i+1)*time.Minute)) {
 			t.Errorf("round %d: revocation mixes the two replicas' or is lost: %+v", round, got)
+		}
+	}
+}
+
+// auditCount counts the audit entries of each action.
+type auditCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (a *auditCount) Record(_ context.Context, _, action, _, _ string, _ map[string]any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n[action]++
+	return nil
+}
+
+func (a *auditCount) count(action string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n[action]
+}
+
+// testRaceRevokeAuditedOnce: managers on two replicas revoke one token at
+// once; the audit log records one revocation.
+func testRaceRevokeAuditedOnce(t *testing.T, open Opener) {
+	ctx := context.Background()
+	audit := &auditCount{n: map[string]int{}}
+	var mgrs []*auth.Manager
+	for range 2 {
+		s := open(t)
+		defer closeStore(t, s)
+		m, err := auth.NewManager(s, audit, auth.ManagerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mgrs = append(mgrs, m)
+	}
+	for round := range 10 {
+		_, tok, err := mgrs[0].Create(ctx, "admin:alice", auth.CreateRequest{Role: auth.RoleViewer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, len(mgrs))
+		var wg sync.WaitGroup
+		for i, m := range mgrs {
+			wg.Go(func() { errs[i] = m.Revoke(ctx, fmt.Sprintf("admin:%d", i), tok.ID, "race") })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		if n := audit.count(auth.AuditTokenRevoke); n != round+1 {
+			t.Fatalf("round %d: %d revocations audited, want %d", round, n, round+1)
 		}
 	}
 }
