@@ -100,3 +100,5 @@ func TestStoreSurvivesServerCrash(t *testing.T) {
 	}
 	t.Logf("%d puts acknowledged, %d failed, %d tokens stored", len(ids), failed.Load(), len(list))
 }
+
+func BenchmarkToken(b *testing.B) { storetest.BenchmarkToken(b, opener(pgtest.DSN(b))) }

@@ -84,3 +84,14 @@ func TestStoreRefusesNewerSchema(t *testing.T) {
 		t.Errorf("newer schema: %v", err)
 	}
 }
+
+func BenchmarkToken(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "auth.db")
+	storetest.BenchmarkToken(b, func(t testing.TB) storetest.Store {
+		s, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -298,3 +298,25 @@ func testRaceRevokeAuditedOnce(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// BenchmarkToken measures Token, which every API request calls, from
+// parallel goroutines on one handle.
+func BenchmarkToken(b *testing.B, open Opener) {
+	ctx := context.Background()
+	s := open(b)
+	defer closeStore(b, s)
+	tok := Token("00000000000000aa", auth.RoleReviewer, "acme")
+	if err := s.PutToken(ctx, tok); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Token(ctx, tok.ID); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

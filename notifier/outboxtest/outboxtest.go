@@ -392,3 +392,25 @@ func testList(t *testing.T, open Opener) {
 		t.Errorf("delivered: %+v, %v", ds, err)
 	}
 }
+
+// BenchmarkCycle measures one alert's way through the outbox: Enqueue to
+// one channel, Claim, Delivered.
+func BenchmarkCycle(b *testing.B, open Opener) {
+	ctx := context.Background()
+	ob := open(b)
+	defer closeOutbox(b, ob)
+	now := time.Now()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := ob.Enqueue(ctx, Alert(fmt.Sprintf("alert-%d", i)), map[string]time.Time{"hook": now}); err != nil {
+			b.Fatal(err)
+		}
+		cs, err := ob.Claim(ctx, now, time.Minute, 10)
+		if err != nil || len(cs) != 1 {
+			b.Fatalf("claimed %d, %v", len(cs), err)
+		}
+		if err := ob.Delivered(ctx, []int64{cs[0].ID}, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

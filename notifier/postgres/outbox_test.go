@@ -74,3 +74,5 @@ func TestOutboxSurvivesServerCrash(t *testing.T) {
 		t.Fatalf("%d deliveries, %v; want 10", len(ds), err)
 	}
 }
+
+func BenchmarkCycle(b *testing.B) { outboxtest.BenchmarkCycle(b, opener(pgtest.DSN(b))) }

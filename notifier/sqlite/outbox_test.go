@@ -81,3 +81,14 @@ func TestMigrationRefusesNewerSchema(t *testing.T) {
 		t.Fatal("opened an outbox with a newer schema")
 	}
 }
+
+func BenchmarkCycle(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "outbox.db")
+	outboxtest.BenchmarkCycle(b, func(t testing.TB) outboxtest.Outbox {
+		ob, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ob
+	})
+}
