@@ -67,7 +67,8 @@ func (t *Token) Active(now time.Time) bool {
 }
 
 // Store keeps tokens. Implementations must be safe for concurrent use;
-// auth/sqlite is the embedded one.
+// auth/sqlite is the embedded one, auth/postgres the one a fleet of
+// replicas shares; auth/storetest is the suite both pass.
 type Store interface {
 	// PutToken stores a new token; its id must be new.
 	PutToken(ctx context.Context, t Token) error

@@ -33,7 +33,10 @@ type Claimed struct {
 
 // Outbox persists alerts and their deliveries. Implementations must make
 // Enqueue atomic and idempotent on (alert id, channel), and Claim a lease:
-// a claimed delivery is not due again before now+lease.
+// a claimed delivery is not due again before now+lease, and no two
+// claims take it at once, even from replicas sharing the outbox.
+// notifier/sqlite and notifier/postgres implement it; notifier/outboxtest
+// is the suite both pass.
 type Outbox interface {
 	// Enqueue records the alert and one pending delivery per channel, due
 	// at the matching time of due (a channel absent from due is due now).
