@@ -6,9 +6,14 @@
 // Enqueue is idempotent on (alert id, channel) through unique keys and
 // INSERT … ON CONFLICT DO NOTHING, so replicas that raise one alert at once
 // record one delivery per channel. Claim is one statement that locks due
-// rows with FOR UPDATE SKIP LOCKED and moves them to the end of the lease:
-// dispatchers on different replicas never claim one delivery, and a
-// delivery whose dispatcher died is due again when its lease ends. Delivery
+// rows with FOR UPDATE SKIP LOCKED and leases them: dispatchers on
+// different replicas never claim one delivery, and a delivery whose
+// dispatcher died is due again when its lease ends. A delivery is due by
+// the dispatcher's clock (the time Claim is given), but its lease is
+// measured on the database's clock, the one clock every replica shares: a
+// replica whose clock runs ahead cannot take a delivery another one holds,
+// and one whose clock lags does not hold a dead replica's deliveries
+// longer. Delivery
 // stays at least once (a replica that dies between sending and recording
 // leaves its deliveries to be sent again), so receivers deduplicate by the
 // alert id every message carries.
@@ -111,23 +116,26 @@ func (o *Outbox) Enqueue(ctx context.Context, a notifier.Alert, due map[string]t
 	return nil
 }
 
-// claimQuery locks up to $2 pending deliveries due at $1, skipping those
-// another dispatcher has locked, and moves them to the end of the lease
-// ($3), returning them with their due time before the claim and their
-// alert. The row locks last until the statement commits, by which time the
-// rows are no longer due: no other claim can take them.
+// claimQuery locks up to $2 pending deliveries due at $1 and not leased,
+// skipping those another dispatcher has locked, and leases them for $3
+// microseconds of the database's clock, returning them with their alert.
+// The row locks last until the statement commits, by which time the rows
+// are leased: no other claim can take them (a claim that waited for one
+// re-reads it and finds it leased).
 const claimQuery = `WITH due AS (
-		SELECT id, next_attempt FROM notifier_delivery
+		SELECT id FROM notifier_delivery
 		WHERE status = 'pending' AND next_attempt <= $1
+			AND (claimed_until IS NULL OR claimed_until <= statement_timestamp())
 		ORDER BY next_attempt, id
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED)
-	UPDATE notifier_delivery d SET next_attempt = $3
+	UPDATE notifier_delivery d SET claimed_until = statement_timestamp() + $3 * interval '1 microsecond'
 	FROM due, notifier_alert a
 	WHERE d.id = due.id AND a.id = d.alert
-	RETURNING d.id, d.alert, d.channel, d.status, d.attempts, due.next_attempt, d.last_error, d.created, a.body`
+	RETURNING d.id, d.alert, d.channel, d.status, d.attempts, d.next_attempt, d.last_error, d.created, a.body`
 
-// Claim implements notifier.Outbox.
+// Claim implements notifier.Outbox. The lease runs on the database's
+// clock; now decides only which deliveries are due.
 func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]notifier.Claimed, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -136,7 +144,7 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 	// Claiming again after a lost connection is safe: a claim that did
 	// commit only holds its deliveries until the end of its lease.
 	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
-		rows, err := o.pool.Query(ctx, claimQuery, now, limit, now.Add(lease))
+		rows, err := o.pool.Query(ctx, claimQuery, now, limit, lease.Microseconds())
 		if err != nil {
 			return err
 		}
@@ -197,7 +205,7 @@ func (o *Outbox) update(ctx context.Context, op string, ids []int64, set, where 
 
 // Delivered implements notifier.Outbox.
 func (o *Outbox) Delivered(ctx context.Context, ids []int64, at time.Time) error {
-	return o.update(ctx, "record sent", ids, `status = $2, delivered_at = $3, attempts = attempts + 1, last_error = ''`, "",
+	return o.update(ctx, "record sent", ids, `status = $2, delivered_at = $3, attempts = attempts + 1, last_error = '', claimed_until = NULL`, "",
 		notifier.StatusDelivered, at)
 }
 
@@ -207,14 +215,14 @@ func (o *Outbox) Retry(ctx context.Context, ids []int64, reason string, next tim
 	if final {
 		status = notifier.StatusFailed
 	}
-	return o.update(ctx, "record failed", ids, `status = $2, attempts = attempts + 1, next_attempt = $3, last_error = $4`, "",
+	return o.update(ctx, "record failed", ids, `status = $2, attempts = attempts + 1, next_attempt = $3, last_error = $4, claimed_until = NULL`, "",
 		status, next, reason)
 }
 
 // Requeue implements notifier.Outbox. Only failed deliveries may be
 // requeued, all of ids or none: a delivered alert stays delivered.
 func (o *Outbox) Requeue(ctx context.Context, ids []int64, now time.Time) error {
-	err := o.update(ctx, "requeue", ids, `status = $2, attempts = 0, next_attempt = $3`, ` AND status = $4`,
+	err := o.update(ctx, "requeue", ids, `status = $2, attempts = 0, next_attempt = $3, claimed_until = NULL`, ` AND status = $4`,
 		notifier.StatusPending, now, notifier.StatusFailed)
 	if errors.Is(err, notifier.ErrNotFound) {
 		return fmt.Errorf("%w (only failed deliveries can be retried)", err)

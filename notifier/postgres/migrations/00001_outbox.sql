@@ -1,7 +1,9 @@
 -- +goose Up
 -- Alerts as the notifier encoded them (JSON kept byte for byte), and one
 -- delivery per alert and channel. A pending delivery is due at
--- next_attempt, which a claim moves to the end of its lease.
+-- next_attempt (the dispatchers' clock); a claim leases it until
+-- claimed_until (the database's clock, so that a replica whose clock is
+-- off cannot take a delivery another replica holds).
 CREATE TABLE notifier_alert (
 	id      text PRIMARY KEY,
 	body    text NOT NULL,
@@ -17,6 +19,7 @@ CREATE TABLE notifier_delivery (
 	last_error   text NOT NULL DEFAULT '',
 	created      timestamptz NOT NULL,
 	delivered_at timestamptz,
+	claimed_until timestamptz,
 	UNIQUE (alert, channel)
 );
 -- Only pending deliveries are ever looked for by time: the index stays
