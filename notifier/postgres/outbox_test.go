@@ -114,3 +114,5 @@ func TestLeaseHoldsAgainstSkewedClock(t *testing.T) {
 		t.Fatalf("the skewed replica claimed %+v, %v; want only alert-2 and alert-3", cs, err)
 	}
 }
+
+func BenchmarkCycle(b *testing.B) { outboxtest.BenchmarkCycle(b, opener(pgtest.DSN(b))) }
