@@ -26,6 +26,7 @@ func TestRetry(t *testing.T) {
 		{"deadlock retried", false, []error{deadlock, deadlock}, 3, false},
 		{"lost connection retried when idempotent", true, []error{shutdown, io.ErrUnexpectedEOF}, 3, false},
 		{"lost connection not retried otherwise", false, []error{shutdown}, 1, true},
+		{"unsent retried always", false, []error{unsentErr{}, unsentErr{}}, 3, false},
 		{"statement error not retried", true, []error{unique}, 1, true},
 		{"bounded", true, []error{deadlock, deadlock, deadlock, deadlock, deadlock, deadlock}, 5, true},
 	} {
@@ -57,3 +58,9 @@ func TestRetryStopsWithContext(t *testing.T) {
 		t.Fatalf("%d calls, %v", calls, err)
 	}
 }
+
+// unsentErr is an error pgx marks as raised before sending anything.
+type unsentErr struct{}
+
+func (unsentErr) Error() string     { return "connection busy" }
+func (unsentErr) SafeToRetry() bool { return true }
