@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sentinel errors that callers branch on with errors.Is.
@@ -26,8 +27,12 @@ var (
 	ErrInvalidToken = fmt.Errorf("%w: invalid token", ErrUnauthenticated)
 	// ErrUnknownRole reports a role name that is not one of Roles.
 	ErrUnknownRole = errors.New("unknown role")
-	// ErrInvalidMatter reports a matter name a token cannot carry (blank).
+	// ErrInvalidMatter reports a matter name a token cannot carry (blank,
+	// or not text: see ErrInvalidText).
 	ErrInvalidMatter = errors.New("invalid matter name")
+	// ErrInvalidText reports a description or matter name that is not
+	// text every store keeps: invalid UTF-8 or a NUL character.
+	ErrInvalidText = errors.New("not valid UTF-8 text without NUL")
 	// ErrTokenNotFound reports a token id the store does not hold.
 	ErrTokenNotFound = errors.New("token not found")
 )
@@ -150,6 +155,9 @@ func (m *Manager) Create(ctx context.Context, actor string, req CreateRequest) (
 	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
+	if !isText(req.Description) {
+		return "", Token{}, fmt.Errorf("create token: description: %w", ErrInvalidText)
+	}
 	if req.TTL < 0 {
 		return "", Token{}, fmt.Errorf("create token: negative lifetime %s", req.TTL)
 	}
@@ -192,11 +200,18 @@ func cleanMatters(in []string) ([]string, error) {
 		if s == "" {
 			return nil, fmt.Errorf("%w: empty", ErrInvalidMatter)
 		}
+		if !isText(s) {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidMatter, ErrInvalidText)
+		}
 		out = append(out, s)
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
+
+// isText reports whether s is valid UTF-8 without NUL, which PostgreSQL's
+// text columns refuse.
+func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // Revoke revokes token id for actor, giving reason, and audits it.
 // Revoking a revoked token changes nothing and is not audited, even when

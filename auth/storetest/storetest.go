@@ -43,6 +43,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
 		{"RacePutSameID", testRacePutSameID},
 		{"RaceRevoke", testRaceRevoke},
 		{"RaceRevokeAuditedOnce", testRaceRevokeAuditedOnce},
+		{"Text", testText},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
@@ -319,4 +320,39 @@ func BenchmarkToken(b *testing.B, open Opener) {
 			}
 		}
 	})
+}
+
+// testText: descriptions and matters in any script are kept as they are;
+// a NUL or invalid UTF-8, which not every store can keep, is refused
+// before anything is stored.
+func testText(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	m, err := auth.NewManager(s, &auditCount{n: map[string]int{}}, auth.ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{"Müller ./. 株式会社", "M-17 'x'; --"}, Description: "Zoë, 外部弁護士 🙂"}
+	_, tok, err := m.Create(ctx, "admin:alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Token(ctx, tok.ID)
+	if err != nil || got.Description != req.Description || !slices.Equal(got.Matters, tok.Matters) || len(got.Matters) != 2 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	for _, bad := range []auth.CreateRequest{
+		{Role: auth.RoleViewer, Matters: []string{"a\x00b"}},
+		{Role: auth.RoleViewer, Matters: []string{"\xff"}},
+		{Role: auth.RoleViewer, Description: "nul\x00"},
+		{Role: auth.RoleViewer, Description: "bad \xc3\x28"},
+	} {
+		if _, _, err := m.Create(ctx, "admin:alice", bad); !errors.Is(err, auth.ErrInvalidText) {
+			t.Errorf("create %+q: %v, want ErrInvalidText", bad, err)
+		}
+	}
+	if list, err := s.Tokens(ctx); err != nil || len(list) != 1 {
+		t.Errorf("%d tokens stored (%v), want 1", len(list), err)
+	}
 }
