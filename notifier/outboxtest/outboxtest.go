@@ -47,6 +47,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
 		{"RetryAndRequeue", testRetryAndRequeue},
 		{"UnknownDeliveries", testUnknownDeliveries},
 		{"List", testList},
+		{"AlertIDs", testAlertIDs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
@@ -438,6 +439,35 @@ func BenchmarkCycle(b *testing.B, open Opener) {
 		}
 		if err := ob.Delivered(ctx, []int64{cs[0].ID}, now); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// testAlertIDs: alert ids in any script are delivered as they are; one
+// with a NUL or invalid UTF-8, which not every outbox can key on, is
+// refused by Notify before anything is recorded.
+func testAlertIDs(t *testing.T, open Opener) {
+	ctx := context.Background()
+	ob := open(t)
+	defer closeOutbox(t, ob)
+	rec := newRecorder()
+	n := newNotifier(t, ob, rec)
+	for _, id := range []string{"flag/42", "Müller-株式会社-🙂", "x'; DROP TABLE y; --"} {
+		if err := n.Notify(ctx, Alert(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"a\x00b", "\xff"} {
+		if err := n.Notify(ctx, Alert(id)); !errors.Is(err, notifier.ErrInvalidAlert) {
+			t.Errorf("notify %q: %v, want ErrInvalidAlert", id, err)
+		}
+	}
+	if sent, err := n.Dispatch(ctx); sent != 3 || err != nil {
+		t.Fatalf("sent %d, %v", sent, err)
+	}
+	for _, id := range []string{"flag/42", "Müller-株式会社-🙂", "x'; DROP TABLE y; --"} {
+		if rec.sent[id] != 1 {
+			t.Errorf("alert %q sent %d times", id, rec.sent[id])
 		}
 	}
 }
