@@ -553,7 +553,7 @@ func (a *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	secret, t, err := a.Tokens.Create(r.Context(), actor(r), cr)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, auth.ErrUnknownRole) || errors.Is(err, auth.ErrInvalidMatter) {
+		if errors.Is(err, auth.ErrUnknownRole) || errors.Is(err, auth.ErrInvalidMatter) || errors.Is(err, auth.ErrInvalidText) {
 			code = http.StatusBadRequest
 		}
 		writeError(w, code, err)
