@@ -95,9 +95,13 @@ func runKills(t *testing.T, v variant, uploads int) {
 	step("holds placed")
 
 	// The copies, with the kills in the middle: the replica at a quarter,
-	// a NATS node (not MinIO's) at two fifths; the replica comes back
-	// while that node is still down.
+	// at two fifths a NATS node that replicas are connected to (MinIO's,
+	// the first, excepted: its NATS target takes a single address); the
+	// replica comes back while that node is still down.
 	victim, node := f.Replicas[0], 1
+	if on := slices.DeleteFunc(f.NATS.ClientsNamed(t, "simdex"), func(i int) bool { return i == 0 }); len(on) > 0 {
+		node = on[0]
+	}
 	upload(t, mc, corpus.Copies(), func(done, total int) {
 		switch done {
 		case total / 4:
@@ -105,7 +109,7 @@ func runKills(t *testing.T, v variant, uploads int) {
 			step("replica 0 killed")
 		case total * 2 / 5:
 			f.NATS.Kill(node)
-			step("NATS node killed")
+			step(fmt.Sprintf("NATS node %s killed", f.NATS.Nodes[node].Name))
 		case total * 3 / 5:
 			victim.Restart(t)
 			step("replica 0 restarted")
@@ -116,6 +120,7 @@ func runKills(t *testing.T, v variant, uploads int) {
 	})
 	step("uploads done")
 	waitDocuments(t, f, int64(corpus.Len()))
+	step("every object indexed")
 	f.WaitDrained(t, 5*time.Minute)
 	step("every event handled")
 	// The sweep is the system of record for hold matches: it catches any

@@ -3,6 +3,7 @@ package fleettest
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -222,6 +223,38 @@ func (c *Cluster) Replicas(t testing.TB) map[string]int {
 		})
 		if err != nil {
 			t.Fatalf("fleettest: %v", err)
+		}
+	}
+	return out
+}
+
+// ClientsNamed returns the indexes of the nodes that clients named name
+// (nats.Name; the daemon's is "simdex") are connected to, by the nodes'
+// monitoring /connz.
+func (c *Cluster) ClientsNamed(t testing.TB, name string) []int {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	var out []int
+	for i, n := range c.Nodes {
+		resp, err := client.Get("http://127.0.0.1:" + strconv.Itoa(n.MonitorPort) + "/connz?limit=1024")
+		if err != nil {
+			continue // a node that is down has no clients
+		}
+		var connz struct {
+			Connections []struct {
+				Name string `json:"name"`
+			} `json:"connections"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&connz)
+		_ = resp.Body.Close()
+		if err != nil {
+			t.Fatalf("fleettest: decode /connz of %s: %v", n.Name, err)
+		}
+		for _, conn := range connz.Connections {
+			if conn.Name == name {
+				out = append(out, i)
+				break
+			}
 		}
 	}
 	return out
