@@ -124,8 +124,10 @@ func (f *Fleet) startReplica(t testing.TB, i int, dir string) *Replica {
 	r.proc = proc{name: "replica " + strconv.Itoa(i), path: f.Bins.Simdex,
 		args: []string{"serve", "--config", r.ConfigPath}, env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir},
 		logPath: filepath.Join(dir, "simdex.log")}
+	// Killed, not stopped, at the end: a graceful stop of a large index
+	// took half a minute, and the test's data is thrown away.
 	t.Cleanup(func() {
-		r.Stop()
+		r.Kill()
 		if t.Failed() {
 			r.dumpLog(t)
 		}

@@ -164,7 +164,6 @@ func (c *Cluster) WaitHealthy(t testing.TB, i int) {
 		return nil
 	})
 	if err != nil {
-		n.dumpLog(t)
 		t.Fatalf("fleettest: NATS node %s not healthy: %v", n.Name, err)
 	}
 }

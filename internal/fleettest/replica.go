@@ -77,7 +77,6 @@ func (r *Replica) WaitReady(t testing.TB) {
 		return nil
 	})
 	if err != nil {
-		r.dumpLog(t)
 		t.Fatalf("fleettest: replica %d not ready: %v", r.Index, err)
 	}
 }
