@@ -18,6 +18,7 @@ import (
 
 	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/notifier"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -139,6 +140,8 @@ func runKills(t *testing.T, v variant, uploads int) {
 	step("flags")
 	checkAudit(t, f)
 	step("audit")
+	checkAlerts(t, f)
+	step("alerts and dead letters")
 	checkSameAnswers(t, f, corpus)
 	step("same answers")
 	for name, r := range f.NATS.Replicas(t) {
@@ -380,6 +383,53 @@ func checkAudit(t *testing.T, f *Fleet) {
 				t.Errorf("replica %d: audit entry twice: %s", r.Index, id)
 			}
 			once[id] = true
+		}
+	}
+}
+
+// checkAlerts checks that every flag's alert was delivered exactly once
+// on every channel, and that no event was dead-lettered.
+func checkAlerts(t *testing.T, f *Fleet) {
+	t.Helper()
+	for _, r := range f.Replicas {
+		flags := len(allFlags(t, r))
+		var out struct {
+			Deliveries []notifier.Delivery `json:"deliveries"`
+		}
+		err := poll(2*time.Minute, nil, func() error {
+			if err := r.Get(fmt.Sprintf("/api/v1/deliveries?limit=%d", 2*flags+100), &out); err != nil {
+				return err
+			}
+			delivered := 0
+			for _, d := range out.Deliveries {
+				if d.Status == notifier.StatusDelivered {
+					delivered++
+				}
+			}
+			if delivered < flags {
+				return fmt.Errorf("replica %d: %d of %d deliveries delivered", r.Index, delivered, len(out.Deliveries))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("alerts: %v", err)
+		}
+		once := map[string]bool{}
+		for _, d := range out.Deliveries {
+			id := d.Channel + " " + d.AlertID
+			if once[id] || d.Status != notifier.StatusDelivered {
+				t.Errorf("replica %d: delivery %d of %s: status %s, seen before: %v", r.Index, d.ID, id, d.Status, once[id])
+			}
+			once[id] = true
+		}
+		if len(out.Deliveries) != flags {
+			t.Errorf("replica %d: %d deliveries for %d flags on the one channel", r.Index, len(out.Deliveries), flags)
+		}
+		var dl struct {
+			DeadLetters []api.DeadLetter `json:"deadletters"`
+		}
+		if err := r.Get("/api/v1/deadletters?limit=10", &dl); err != nil || len(dl.DeadLetters) > 0 {
+			t.Errorf("replica %d: dead letters: %v %+v", r.Index, err, dl.DeadLetters)
 		}
 	}
 }
