@@ -239,7 +239,15 @@ func backfillOnce(ctx context.Context, nc *nats.Conn, b *bucket, out chan<- conn
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: stateBucket, Storage: natsjs.FileStorage})
+	// An existing bucket is used as it is: updating it would scale one
+	// that an operator replicated over a NATS cluster down to one replica.
+	kv, err := js.KeyValue(ctx, stateBucket)
+	if errors.Is(err, natsjs.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: stateBucket, Storage: natsjs.FileStorage})
+		if errors.Is(err, natsjs.ErrBucketExists) { // created by another replica meanwhile
+			kv, err = js.KeyValue(ctx, stateBucket)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("open state bucket %s: %w", stateBucket, err)
 	}
