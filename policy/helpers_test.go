@@ -16,13 +16,20 @@ import (
 
 	"github.com/simdex/simdex/index"
 	idxsqlite "github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/pgtest"
 	"github.com/simdex/simdex/notifier"
 	"github.com/simdex/simdex/policy"
 	"github.com/simdex/simdex/policy/sqlite"
 )
 
+// pgMain runs the tests under pgtest.Main, which stops the PostgreSQL
+// server the replica tests start.
+type pgMain struct{ m *testing.M }
+
+func (p pgMain) Run() int { return pgtest.Main(p.m) }
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(pgMain{m},
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 	)
