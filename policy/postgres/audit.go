@@ -18,12 +18,42 @@ func appendAudit(ctx context.Context, tx pgx.Tx, entries ...policy.AuditEntry) e
 	if len(entries) == 0 {
 		return nil
 	}
-	var seq int64
-	var prev string
-	if err := tx.QueryRow(ctx, `SELECT seq, hash FROM policy_audit_head WHERE id = 1 FOR UPDATE`).Scan(&seq, &prev); err != nil {
-		return fmt.Errorf("read audit head: %w", err)
-	}
 	b := &pgx.Batch{}
+	queueHead(b)
+	br := tx.SendBatch(ctx, b)
+	seq, prev, err := readHead(br)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("read audit head: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	b = &pgx.Batch{}
+	queueAudit(b, seq, prev, entries)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("append %d audit entries: %w", len(entries), err)
+	}
+	return nil
+}
+
+// queueHead queues reading and locking the audit head.
+func queueHead(b *pgx.Batch) {
+	b.Queue(`SELECT seq, hash FROM policy_audit_head WHERE id = 1 FOR UPDATE`)
+}
+
+// readHead reads the result of queueHead.
+func readHead(br pgx.BatchResults) (int64, string, error) {
+	var seq int64
+	var hash string
+	if err := br.QueryRow().Scan(&seq, &hash); err != nil {
+		return 0, "", fmt.Errorf("read audit head: %w", err)
+	}
+	return seq, hash, nil
+}
+
+// queueAudit queues storing entries chained after the head (seq, prev)
+// and moving the head.
+func queueAudit(b *pgx.Batch, seq int64, prev string, entries []policy.AuditEntry) {
 	for _, e := range entries {
 		seq++
 		e.Seq, e.Prev = seq, prev
@@ -35,10 +65,6 @@ func appendAudit(ctx context.Context, tx pgx.Tx, entries ...policy.AuditEntry) e
 		prev = e.Hash
 	}
 	b.Queue(`UPDATE policy_audit_head SET seq = $1, hash = $2 WHERE id = 1`, seq, prev)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("append %d audit entries: %w", len(entries), err)
-	}
-	return nil
 }
 
 // Append implements policy.AuditLog.

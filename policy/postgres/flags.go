@@ -35,10 +35,25 @@ func (s *Store) AddFlags(ctx context.Context, flags []policy.Flag, actor string,
 	return added, nil
 }
 
-// addFlags inserts the flags not stored yet, in natural-key order so that
-// concurrent writers lock in one order, and returns them (in the order
-// given) with the audit entry of each, for the caller to append last.
+// addFlags inserts the flags not stored yet (queueFlags) and returns them
+// with the audit entry of each, for the caller to append last.
 func addFlags(ctx context.Context, tx pgx.Tx, flags []policy.Flag, actor string, at time.Time) ([]policy.Flag, []policy.AuditEntry, error) {
+	b := &pgx.Batch{}
+	order, err := queueFlags(b, flags, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	br := tx.SendBatch(ctx, b)
+	added, audit, err := readFlags(br, flags, order, actor, at)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("store flags: %w", cerr)
+	}
+	return added, audit, err
+}
+
+// queueFlags queues the insertion of flags on b, in natural-key order so
+// that concurrent writers lock in one order, and returns that order.
+func queueFlags(b *pgx.Batch, flags []policy.Flag, at time.Time) ([]int, error) {
 	order := make([]int, len(flags))
 	for i := range order {
 		order[i] = i
@@ -48,54 +63,47 @@ func addFlags(ctx context.Context, tx pgx.Tx, flags []policy.Flag, actor string,
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Document.ID, b.Document.ID),
 			cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Matter, b.Matter))
 	})
-	b := &pgx.Batch{}
 	for _, i := range order {
-		f := flags[i]
-		f.Status, f.Created, f.Updated, f.Published, f.Actor, f.Reason = policy.StatusOpen, at.UTC(), at.UTC(), false, "", ""
+		f := opened(flags[i], at)
 		body, err := json.Marshal(f)
 		if err != nil {
-			return nil, nil, fmt.Errorf("encode flag %s on %d: %w", f.Kind, f.Document.ID, err)
+			return nil, fmt.Errorf("encode flag %s on %d: %w", f.Kind, f.Document.ID, err)
 		}
 		b.Queue(`INSERT INTO policy_flag (kind, doc, rule, matter, status, created, updated, body)
 			VALUES ($1, $2, $3, $4, $5, $6, $6, $7) ON CONFLICT (kind, doc, rule, matter) DO NOTHING RETURNING id`,
 			f.Kind, f.Document.ID, f.Rule, f.Matter, f.Status, ns(at), body)
 	}
-	ids, err := flagIDs(tx.SendBatch(ctx, b), len(flags))
-	if err != nil {
-		return nil, nil, err
-	}
+	return order, nil
+}
+
+// opened is f as raised at at: open, unpublished, unresolved.
+func opened(f policy.Flag, at time.Time) policy.Flag {
+	f.Status, f.Created, f.Updated, f.Published, f.Actor, f.Reason = policy.StatusOpen, at.UTC(), at.UTC(), false, "", ""
+	return f
+}
+
+// readFlags reads the results of queueFlags and returns the flags
+// inserted, in the order given, with the audit entry of each.
+func readFlags(br pgx.BatchResults, flags []policy.Flag, order []int, actor string, at time.Time) ([]policy.Flag, []policy.AuditEntry, error) {
 	idOf := make([]int64, len(flags))
-	for k, i := range order {
-		idOf[i] = ids[k]
+	for _, i := range order {
+		err := br.QueryRow().Scan(&idOf[i])
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil, fmt.Errorf("store flag %s on %d: %w", flags[i].Kind, flags[i].Document.ID, err)
+		}
 	}
 	var added []policy.Flag
 	var audit []policy.AuditEntry
-	for i, f := range flags {
+	for i := range flags {
 		if idOf[i] == 0 {
 			continue // raised before
 		}
-		f.ID, f.Status, f.Created, f.Updated, f.Published, f.Actor, f.Reason = idOf[i], policy.StatusOpen, at.UTC(), at.UTC(), false, "", ""
+		f := opened(flags[i], at)
+		f.ID = idOf[i]
 		added = append(added, f)
 		audit = append(audit, raiseEntry(f, actor, at))
 	}
 	return added, audit, nil
-}
-
-// flagIDs reads the ids the n flag inserts of br returned, 0 for a flag
-// raised before, and closes br.
-func flagIDs(br pgx.BatchResults, n int) ([]int64, error) {
-	defer br.Close()
-	ids := make([]int64, n)
-	for k := range ids {
-		err := br.QueryRow().Scan(&ids[k])
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("store flags: %w", err)
-		}
-	}
-	if err := br.Close(); err != nil {
-		return nil, fmt.Errorf("store flags: %w", err)
-	}
-	return ids, nil
 }
 
 // raiseEntry is the audit entry of raising f, as the SQLite store writes it.

@@ -202,51 +202,48 @@ type heldBody struct {
 	Object   policy.Object `json:"object"`
 }
 
-// lockObjects takes the advisory locks of the objects of held, in one
-// order, so that placements and hold-checked transitions on one object
-// serialise without deadlocking.
-func lockObjects(ctx context.Context, tx pgx.Tx, held []policy.HeldDoc) error {
+// queueHeld queues the recording of held documents on b and returns
+// them in the order their results come back. It first queues the
+// advisory locks of their objects, in one order, so that placements and
+// hold-checked transitions on one object serialise without deadlocking;
+// then the rows, in (matter, document) order, so that concurrent writers
+// lock rows in one order.
+func queueHeld(b *pgx.Batch, held []policy.HeldDoc) ([]policy.HeldDoc, error) {
+	if len(held) == 0 {
+		return nil, nil
+	}
 	keys := make([]string, 0, len(held))
 	for _, d := range held {
 		keys = append(keys, d.Object.IndexKey)
 	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, k) FROM (SELECT DISTINCT hashtext(o) AS k FROM unnest($2::text[]) o) l ORDER BY k`,
+	b.Queue(`SELECT pg_advisory_xact_lock($1, k) FROM (SELECT DISTINCT hashtext(o) AS k FROM unnest($2::text[]) o) l ORDER BY k`,
 		objectLockClass, keys)
-	if err != nil {
-		return fmt.Errorf("lock held objects: %w", err)
-	}
-	return nil
-}
-
-// addHeld records held documents, in (matter, document) order so that
-// concurrent writers lock rows in one order, and returns how many are new
-// (recorded, or turned into a seed) and the new seeds among them. It
-// locks the held objects first (lockObjects).
-func addHeld(ctx context.Context, tx pgx.Tx, held []policy.HeldDoc) (int, []policy.HeldDoc, error) {
-	if len(held) == 0 {
-		return 0, nil, nil
-	}
-	if err := lockObjects(ctx, tx, held); err != nil {
-		return 0, nil, err
-	}
 	held = slices.Clone(held)
 	slices.SortStableFunc(held, func(a, b policy.HeldDoc) int {
 		return cmp.Or(cmp.Compare(a.Matter, b.Matter), cmp.Compare(a.Document.ID, b.Document.ID))
 	})
-	b := &pgx.Batch{}
 	for _, d := range held {
 		body, err := json.Marshal(heldBody{d.Document, d.Object})
 		if err != nil {
-			return 0, nil, fmt.Errorf("encode held document %d: %w", d.Document.ID, err)
+			return nil, fmt.Errorf("encode held document %d: %w", d.Document.ID, err)
 		}
 		b.Queue(`INSERT INTO policy_held (matter, doc, object, version, content, seed, placed, body)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (matter, doc) DO UPDATE SET seed = true WHERE NOT policy_held.seed AND excluded.seed
 			RETURNING seed`, d.Matter, d.Document.ID, d.Object.IndexKey, d.Object.VersionID, d.Content, d.Seed, ns(d.Placed), body)
 	}
-	br := tx.SendBatch(ctx, b)
+	return held, nil
+}
+
+// readHeld reads the results of queueHeld and returns how many documents
+// are new (recorded, or turned into a seed) and the new seeds among them.
+func readHeld(br pgx.BatchResults, held []policy.HeldDoc) (int, []policy.HeldDoc, error) {
+	if len(held) == 0 {
+		return 0, nil, nil
+	}
+	if _, err := br.Exec(); err != nil {
+		return 0, nil, fmt.Errorf("lock held objects: %w", err)
+	}
 	n, fresh := 0, []policy.HeldDoc(nil)
 	for _, d := range held {
 		var seed bool
@@ -255,7 +252,6 @@ func addHeld(ctx context.Context, tx pgx.Tx, held []policy.HeldDoc) (int, []poli
 			continue // held already
 		}
 		if err != nil {
-			br.Close()
 			return 0, nil, fmt.Errorf("record held document %d for %s: %w", d.Document.ID, d.Matter, err)
 		}
 		n++
@@ -263,10 +259,26 @@ func addHeld(ctx context.Context, tx pgx.Tx, held []policy.HeldDoc) (int, []poli
 			fresh = append(fresh, d)
 		}
 	}
-	if err := br.Close(); err != nil {
-		return 0, nil, fmt.Errorf("record held documents: %w", err)
-	}
 	return n, fresh, nil
+}
+
+// addHeld records held documents (queueHeld) and returns how many are new
+// and the new seeds among them.
+func addHeld(ctx context.Context, tx pgx.Tx, held []policy.HeldDoc) (int, []policy.HeldDoc, error) {
+	if len(held) == 0 {
+		return 0, nil, nil
+	}
+	b := &pgx.Batch{}
+	sorted, err := queueHeld(b, held)
+	if err != nil {
+		return 0, nil, err
+	}
+	br := tx.SendBatch(ctx, b)
+	n, fresh, err := readHeld(br, sorted)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("record held documents: %w", cerr)
+	}
+	return n, fresh, err
 }
 
 // markSeeds moves the holds version on for seeds just recorded and

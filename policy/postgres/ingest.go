@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,32 +64,52 @@ func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flag
 	return 0, nil, fmt.Errorf("record held documents and flags: give up after %d attempts: %w", attempts, err)
 }
 
-// ingestOnce runs one attempt of a keyed ingest commit. Its locks are
-// taken in the order every writer takes them: held objects, held rows,
-// the holds counter, flags, the commit key, the audit head.
+// ingestOnce runs one attempt of a keyed ingest commit in four round
+// trips: BEGIN; one batch that locks the held objects, records the held
+// documents and the flags, records the key and locks the audit head; one
+// batch that appends the audit entries and stores the result under the
+// key; COMMIT. Its locks are taken in the order every writer takes them:
+// held objects, held rows, the holds counter, flags, the key, the audit
+// head. A commit that adds seeds (rare: a hold's selector matching an
+// upload) records them first and moves the holds version, in two round
+// trips more.
 func (s *Store) ingestOnce(ctx context.Context, key []byte, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error) {
 	var (
 		v     int64
 		added []policy.Flag
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		_, seeds, err := addHeld(ctx, tx, held)
+		b := &pgx.Batch{}
+		if slices.ContainsFunc(held, func(d policy.HeldDoc) bool { return d.Seed }) {
+			_, seeds, err := addHeld(ctx, tx, held)
+			if err != nil {
+				return err
+			}
+			if v, err = markSeeds(ctx, tx, seeds); err != nil {
+				return err
+			}
+			held = nil
+		}
+		sorted, err := queueHeld(b, held)
 		if err != nil {
 			return err
 		}
-		if v, err = markSeeds(ctx, tx, seeds); err != nil {
+		order, err := queueFlags(b, flags, at)
+		if err != nil {
 			return err
 		}
+		b.Queue(`INSERT INTO policy_commit (key, result) VALUES ($1, '{}') ON CONFLICT (key) DO NOTHING`, key)
+		queueHead(b)
+		br := tx.SendBatch(ctx, b)
 		var raised []policy.AuditEntry
-		if len(flags) > 0 {
-			if added, raised, err = addFlags(ctx, tx, flags, actor, at); err != nil {
-				return err
-			}
+		seq, prev, err := readIngest(br, sorted, flags, order, actor, at, &added, &raised)
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("record held documents and flags: %w", cerr)
 		}
-		if err := putCommit(ctx, tx, key, v, added); err != nil {
+		if err != nil {
 			return err
 		}
-		if err := appendAudit(ctx, tx, append(raised, audit...)...); err != nil {
+		if err := finishIngest(ctx, tx, key, v, added, seq, prev, append(raised, audit...)); err != nil {
 			return err
 		}
 		if s.beforeCommit != nil {
@@ -102,30 +123,51 @@ func (s *Store) ingestOnce(ctx context.Context, key []byte, held []policy.HeldDo
 	return v, added, nil
 }
 
-// putCommit records the commit's key and result, or fails with
-// errCommitted when an earlier attempt recorded it. One commit in 256 also
-// prunes keys older than a day, skipping those another commit prunes.
-func putCommit(ctx context.Context, tx pgx.Tx, key []byte, v int64, added []policy.Flag) error {
+// readIngest reads the first batch of ingestOnce: it sets the flags added
+// and their audit entries and returns the audit head, or errCommitted
+// when an earlier attempt recorded the key.
+func readIngest(br pgx.BatchResults, held []policy.HeldDoc, flags []policy.Flag, order []int, actor string, at time.Time,
+	added *[]policy.Flag, raised *[]policy.AuditEntry) (int64, string, error) {
+	if _, _, err := readHeld(br, held); err != nil {
+		return 0, "", err
+	}
+	var err error
+	if *added, *raised, err = readFlags(br, flags, order, actor, at); err != nil {
+		return 0, "", err
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return 0, "", fmt.Errorf("record commit key: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return 0, "", errCommitted
+	}
+	return readHead(br)
+}
+
+// finishIngest appends entries after the head (seq, prev) and stores the
+// commit's result under its key. One commit in 256 also prunes keys older
+// than a day, skipping those another commit prunes.
+func finishIngest(ctx context.Context, tx pgx.Tx, key []byte, v int64, added []policy.Flag, seq int64, prev string, entries []policy.AuditEntry) error {
 	r := commitResult{Version: v, Flags: make([]int64, len(added))}
 	for i, f := range added {
 		r.Flags[i] = f.ID
 	}
-	b, err := json.Marshal(r)
+	res, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode commit result: %w", err)
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO policy_commit (key, result) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, key, b)
-	if err != nil {
-		return fmt.Errorf("record commit key: %w", err)
+	b := &pgx.Batch{}
+	if len(entries) > 0 {
+		queueAudit(b, seq, prev, entries)
 	}
-	if tag.RowsAffected() == 0 {
-		return errCommitted
-	}
+	b.Queue(`UPDATE policy_commit SET result = $2 WHERE key = $1`, key, res)
 	if key[0] == 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM policy_commit WHERE key IN (SELECT key FROM policy_commit
-			WHERE at < now() - interval '1 day' ORDER BY at LIMIT 1000 FOR UPDATE SKIP LOCKED)`); err != nil {
-			return fmt.Errorf("prune commit keys: %w", err)
-		}
+		b.Queue(`DELETE FROM policy_commit WHERE key IN (SELECT key FROM policy_commit
+			WHERE at < now() - interval '1 day' ORDER BY at LIMIT 1000 FOR UPDATE SKIP LOCKED)`)
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("append audit entries and store the commit result: %w", err)
 	}
 	return nil
 }
