@@ -36,3 +36,8 @@ func TestConformance(t *testing.T) {
 		return openDSN(t, dsn), func(t *testing.T) policy.Store { return openDSN(t, dsn) }
 	})
 }
+
+func BenchmarkIngestCommit(b *testing.B) {
+	st, _ := countedStore(b, pgtest.DSN(b))
+	storetest.BenchIngest(b, st)
+}

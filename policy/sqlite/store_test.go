@@ -26,3 +26,12 @@ func TestConformance(t *testing.T) {
 		return open(t, path), func(t *testing.T) policy.Store { return open(t, path) }
 	})
 }
+
+func BenchmarkIngestCommit(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "policy.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	storetest.BenchIngest(b, st)
+}
