@@ -121,3 +121,33 @@ func TestHoldThroughOtherReplica(t *testing.T) {
 		t.Errorf("A rebuilt its hold cache %d times after a release, want 2", r)
 	}
 }
+
+// TestEngineOnPostgres runs the engine's tests that go through the store
+// with the policy state in PostgreSQL: the engine must not depend on
+// which store keeps it.
+func TestEngineOnPostgres(t *testing.T) {
+	onPostgres = true
+	defer func() { onPostgres = false }()
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"DecisionsAudited", TestDecisionsAudited},
+		{"RetentionWithClock", TestRetentionWithClock},
+		{"MetadataBasis", TestMetadataBasis},
+		{"Propagation", TestPropagation},
+		{"HoldPlacementAndIngest", TestHoldPlacementAndIngest},
+		{"HoldBySelectorSeedsLaterDocuments", TestHoldBySelectorSeedsLaterDocuments},
+		{"SelectorSeedsFromConcurrentChecks", TestSelectorSeedsFromConcurrentChecks},
+		{"TwoPhaseDeletion", TestTwoPhaseDeletion},
+		{"ReleaseGrace", TestReleaseGrace},
+		{"PublishingSurvivesFailure", TestPublishingSurvivesFailure},
+		{"SchedulerErrors", TestSchedulerErrors},
+		{"IngestEnforcementFailureIsRetried", TestIngestEnforcementFailureIsRetried},
+		{"SeedFilesStayInTheirMatter", TestSeedFilesStayInTheirMatter},
+		{"IngestCommit", TestIngestCommit},
+		{"RaceDeletionAgainstHold", TestRaceDeletionAgainstHold},
+	} {
+		t.Run(tc.name, tc.fn)
+	}
+}
