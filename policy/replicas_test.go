@@ -84,10 +84,11 @@ func (r replica) check(t *testing.T, id index.DocID) []string {
 	return cs[0].Matters
 }
 
-// TestHoldThroughOtherReplica: a hold created through replica B flags a
-// near-copy ingested by replica A, whose hold cache catches up with the
-// new hold and its seeds instead of reloading every hold; a release
-// through B makes A rebuild.
+// TestHoldThroughOtherReplica: a hold created through replica B, and a
+// seed B's ingest check records for a selector hold, flag near-copies
+// ingested by replica A, whose hold cache catches up with the new holds
+// and seeds instead of reloading every hold; a release through B makes A
+// rebuild.
 func TestHoldThroughOtherReplica(t *testing.T) {
 	tx := texts(t)
 	rs := replicas(t)
@@ -110,6 +111,21 @@ func TestHoldThroughOtherReplica(t *testing.T) {
 	}
 	if r, c := policy.CacheRebuilds(a.e), policy.CacheCatchUps(a.e); r != 1 || c != 1 {
 		t.Errorf("A rebuilt its hold cache %d times and caught up %d times, want 1 and 1", r, c)
+	}
+	// A seed recorded by B's ingest check (a selector hold) reaches A too.
+	b.add(t, "evidence/first.txt", tx["EPL-2.0"])
+	if _, _, err := b.e.CreateHold(ctx, policy.HoldSpec{Matter: "M-8", Name: "Memo", Reason: "audit", Owner: "legal",
+		Selectors: []policy.Selector{{Prefix: "evidence/"}}, Scope: policy.DefaultScope(), Mode: policy.ModeReport}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if m := b.check(t, b.add(t, "evidence/memo.txt", tx["GPL-3.0-only"])); !slices.Equal(m, []string{"M-8"}) {
+		t.Fatalf("selector seed ingested by B: held for %v, want [M-8]", m)
+	}
+	if m := a.check(t, a.add(t, "memo-copy.txt", edit(tx["GPL-3.0-only"], 5, 5))); !slices.Equal(m, []string{"M-8"}) {
+		t.Fatalf("near-copy of B's new seed ingested by A: held for %v, want [M-8]", m)
+	}
+	if r, c := policy.CacheRebuilds(a.e), policy.CacheCatchUps(a.e); r != 1 || c != 2 {
+		t.Errorf("A rebuilt its hold cache %d times and caught up %d times, want 1 and 2", r, c)
 	}
 	if _, err := b.e.ReleaseHold(ctx, "M-7", "settled", "alice"); err != nil {
 		t.Fatal(err)
