@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sentinel errors that callers branch on with errors.Is.
@@ -26,8 +27,12 @@ var (
 	ErrInvalidToken = fmt.Errorf("%w: invalid token", ErrUnauthenticated)
 	// ErrUnknownRole reports a role name that is not one of Roles.
 	ErrUnknownRole = errors.New("unknown role")
-	// ErrInvalidMatter reports a matter name a token cannot carry (blank).
+	// ErrInvalidMatter reports a matter name a token cannot carry (blank,
+	// or not text: see ErrInvalidText).
 	ErrInvalidMatter = errors.New("invalid matter name")
+	// ErrInvalidText reports a description or matter name that is not
+	// text every store keeps: invalid UTF-8 or a NUL character.
+	ErrInvalidText = errors.New("not valid UTF-8 text without NUL")
 	// ErrTokenNotFound reports a token id the store does not hold.
 	ErrTokenNotFound = errors.New("token not found")
 )
@@ -67,7 +72,8 @@ func (t *Token) Active(now time.Time) bool {
 }
 
 // Store keeps tokens. Implementations must be safe for concurrent use;
-// auth/sqlite is the embedded one.
+// auth/sqlite is the embedded one, auth/postgres the one a fleet of
+// replicas shares; auth/storetest is the suite both pass.
 type Store interface {
 	// PutToken stores a new token; its id must be new.
 	PutToken(ctx context.Context, t Token) error
@@ -76,9 +82,11 @@ type Store interface {
 	// Tokens returns every token, oldest first.
 	Tokens(ctx context.Context) ([]Token, error)
 	// RevokeToken marks the token revoked at at, by actor, for reason; it
-	// keeps an earlier revocation. It returns ErrTokenNotFound for an
-	// unknown id.
-	RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) error
+	// keeps an earlier revocation. It reports whether this call revoked
+	// it: of callers racing on one token (replicas sharing a store),
+	// exactly one is told true. It returns ErrTokenNotFound for an unknown
+	// id.
+	RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) (bool, error)
 }
 
 // Auditor records changes in the audit log (the policy audit log, in the
@@ -147,6 +155,9 @@ func (m *Manager) Create(ctx context.Context, actor string, req CreateRequest) (
 	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
+	if !isText(req.Description) {
+		return "", Token{}, fmt.Errorf("create token: description: %w", ErrInvalidText)
+	}
 	if req.TTL < 0 {
 		return "", Token{}, fmt.Errorf("create token: negative lifetime %s", req.TTL)
 	}
@@ -175,7 +186,7 @@ func (m *Manager) Create(ctx context.Context, actor string, req CreateRequest) (
 		details["description"] = t.Description
 	}
 	if err := m.auditor.Record(ctx, actor, AuditTokenCreate, "token:"+id, t.Description, details); err != nil {
-		rerr := m.store.RevokeToken(context.WithoutCancel(ctx), id, m.now(), actor, "creation could not be audited")
+		_, rerr := m.store.RevokeToken(context.WithoutCancel(ctx), id, m.now(), actor, "creation could not be audited")
 		return "", Token{}, fmt.Errorf("create token: audit (token %s revoked): %w", id, errors.Join(err, rerr))
 	}
 	return TokenPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(secret), t, nil
@@ -189,14 +200,22 @@ func cleanMatters(in []string) ([]string, error) {
 		if s == "" {
 			return nil, fmt.Errorf("%w: empty", ErrInvalidMatter)
 		}
+		if !isText(s) {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidMatter, ErrInvalidText)
+		}
 		out = append(out, s)
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
 
+// isText reports whether s is valid UTF-8 without NUL, which PostgreSQL's
+// text columns refuse.
+func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
 // Revoke revokes token id for actor, giving reason, and audits it.
-// Revoking a revoked token changes nothing. An unknown id is
+// Revoking a revoked token changes nothing and is not audited, even when
+// another replica revoked it at the same moment. An unknown id is
 // ErrTokenNotFound.
 func (m *Manager) Revoke(ctx context.Context, actor, id, reason string) error {
 	t, err := m.store.Token(ctx, id)
@@ -208,8 +227,12 @@ func (m *Manager) Revoke(ctx context.Context, actor, id, reason string) error {
 	}
 	// Revoke first: a revocation that could not be audited still takes
 	// effect (the safe way to fail), and the error says so.
-	if err := m.store.RevokeToken(ctx, id, m.now().UTC(), actor, reason); err != nil {
+	revoked, err := m.store.RevokeToken(ctx, id, m.now().UTC(), actor, reason)
+	if err != nil {
 		return fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	if !revoked {
+		return nil // another caller revoked it first, and audits it
 	}
 	if err := m.auditor.Record(ctx, actor, AuditTokenRevoke, "token:"+id, reason, map[string]any{"role": string(t.Role)}); err != nil {
 		return fmt.Errorf("revoke token %s: revoked, but not audited: %w", id, err)

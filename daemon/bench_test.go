@@ -20,6 +20,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/benchcorpus"
 	"github.com/simdex/simdex/internal/miniotest"
 	"github.com/simdex/simdex/internal/natstest"
 )
@@ -420,16 +421,17 @@ func BenchmarkUploadToIndex(b *testing.B) {
 	committed := w.count.Load()
 	defer logStages(b, d)
 	b.ResetTimer()
-	var docsPerSec, uploadsPerSec []float64
+	var docsPerSec, uploadsPerSec, cpuPerDoc []float64
 	for it := 0; it < b.N; it++ {
 		b.StopTimer()
 		keys, bodies := benchDocs(b, fmt.Sprintf("run%d", it), n)
 		b.StartTimer()
-		start := time.Now()
+		start, cpu := time.Now(), benchcorpus.CPUTime()
 		uploadAll(b, r, keys, bodies, uploadClients)
 		uploaded := time.Now()
 		committed += int64(n)
 		last := w.waitCount(b, committed, 10*time.Minute)
+		cpuPerDoc = append(cpuPerDoc, float64(benchcorpus.CPUTime()-cpu)/float64(time.Millisecond)/float64(n))
 		b.StopTimer()
 		for _, k := range keys {
 			if _, ok := w.seenAt(k); !ok {
@@ -445,6 +447,9 @@ func BenchmarkUploadToIndex(b *testing.B) {
 	b.ReportMetric(median(docsPerSec), "docs/s")
 	b.ReportMetric(median(uploadsPerSec), "uploads/s")
 	b.ReportMetric(float64(n), "docs/op")
+	// The process's CPU per document: the daemon's, plus the test's own
+	// S3 client uploading (MinIO runs in its own process).
+	b.ReportMetric(median(cpuPerDoc), "cpu-ms/doc")
 }
 
 // BenchmarkLatency200 uploads 10 KB documents at a steady 200 per second

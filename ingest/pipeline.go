@@ -64,8 +64,21 @@ type PipelineOptions struct {
 	InFlightBytes int64
 	// ShutdownTimeout bounds how long in-flight work may take after stop.
 	ShutdownTimeout time.Duration
-	Registerer      prometheus.Registerer
-	Logger          *slog.Logger
+	// Keys serialises the commits and removals of one object key; nil:
+	// striped mutexes of this process, enough when one process indexes.
+	// A fleet passes a lock that holds across replicas.
+	Keys       KeyLocker
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// KeyLocker serialises the commits and removals of events of one key, so
+// that a delete never passes the create it follows.
+type KeyLocker interface {
+	// Lock waits until key's lock is free, takes it and returns its
+	// release, or fails when the lock cannot be had (ctx ended, the
+	// database that holds it unreachable).
+	Lock(ctx context.Context, key string) (unlock func(), err error)
 }
 
 // Pipeline turns connector events into index changes with a bounded pool
@@ -79,7 +92,7 @@ type Pipeline struct {
 	unknown  int64               // the weight of an object of unknown size: a worker's share
 	running  context.Context     // Run's: done once stopping (nil outside Run)
 	m        *pipelineMetrics
-	keys     keyLocks // one event of a key commits at a time
+	keys     KeyLocker // one event of a key commits at a time
 	progress *progressLog
 }
 
@@ -87,7 +100,10 @@ type Pipeline struct {
 // nothing.
 func NewPipeline(o PipelineOptions) *Pipeline {
 	p := &Pipeline{o: o, m: newPipelineMetrics(o.Registerer), progress: newProgressLog(o.Logger, time.Now),
-		unknown: max(1, o.InFlightBytes/int64(max(1, o.Workers)))}
+		unknown: max(1, o.InFlightBytes/int64(max(1, o.Workers))), keys: o.Keys}
+	if p.keys == nil {
+		p.keys = new(keyLocks)
+	}
 	if o.InFlightBytes > 0 {
 		p.budget = semaphore.NewWeighted(o.InFlightBytes)
 	}
@@ -98,13 +114,23 @@ func NewPipeline(o PipelineOptions) *Pipeline {
 // so that memory does not grow with the keys seen.
 type keyLocks [1024]sync.Mutex
 
-// lock locks key's stripe and returns its unlock.
-func (k *keyLocks) lock(key string) (unlock func()) {
+// Lock locks key's stripe and returns its unlock; it never fails.
+func (k *keyLocks) Lock(_ context.Context, key string) (unlock func(), err error) {
 	h := fnv.New32a()
 	h.Write([]byte(key))
 	m := &k[h.Sum32()%uint32(len(k))]
 	m.Lock()
-	return m.Unlock
+	return m.Unlock, nil
+}
+
+// lockKey takes key's lock; failing to is a transient error of ev's
+// source, and the event is delivered again.
+func (p *Pipeline) lockKey(ctx context.Context, ev connectors.Event, key string) (unlock func(), err error) {
+	unlock, err = p.keys.Lock(ctx, key)
+	if err != nil {
+		return nil, &connectors.Error{Op: "lock key", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
+	}
+	return unlock, nil
 }
 
 type pipelineMetrics struct {
@@ -316,7 +342,10 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 // same lock, so a delete handled after the check waits for the commit and
 // then removes what it committed.
 func (p *Pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep *Prepared) (stale bool, out *Outcome, err error) {
-	unlock := p.keys.lock(docKey(ev))
+	unlock, err := p.lockKey(ctx, ev, docKey(ev))
+	if err != nil {
+		return false, nil, err
+	}
 	defer unlock()
 	if ev.Current != nil {
 		ok, err := ev.Current(ctx)
@@ -411,7 +440,10 @@ func (p *Pipeline) removed(ctx context.Context, ev connectors.Event, log *slog.L
 	if ev.DeleteMarker {
 		vid = "" // the marker hides every version of the key
 	}
-	unlock := p.keys.lock(key)
+	unlock, err := p.lockKey(ctx, ev, key)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	ids, kept, err := p.removeUnheld(ctx, ev, key, vid)
 	if err != nil {
@@ -516,7 +548,10 @@ func (p *Pipeline) purgeReleased(ctx context.Context) error {
 		return fmt.Errorf("purge documents released from holds: %w", err)
 	}
 	for _, r := range free {
-		unlock := p.keys.lock(r.Key)
+		unlock, err := p.keys.Lock(ctx, r.Key)
+		if err != nil {
+			return fmt.Errorf("purge document %d released from holds: lock key: %w", r.ID, err)
+		}
 		ids, err := p.o.Remover.Remove(ctx, r.Key, r.VersionID)
 		unlock()
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Alert kinds, as the policy engine names its flags.
@@ -48,6 +49,9 @@ func (a *Alert) validate() error {
 	switch {
 	case a.ID == "":
 		return fmt.Errorf("%w: alert without id", ErrInvalidAlert)
+	case !utf8.ValidString(a.ID) || strings.ContainsRune(a.ID, 0):
+		// Not every outbox can key on it (PostgreSQL's text refuses it).
+		return fmt.Errorf("%w: alert id %q is not UTF-8 text without NUL", ErrInvalidAlert, a.ID)
 	case a.Kind == "" || strings.ContainsAny(a.Kind, " .*>"):
 		return fmt.Errorf("%w: alert %s: kind %q is empty or not a NATS subject token", ErrInvalidAlert, a.ID, a.Kind)
 	case len(a.Evidence) > 0 && !json.Valid(a.Evidence):

@@ -29,7 +29,8 @@ import (
 )
 
 // memOutbox is an in-memory Outbox for the unit tests of routing and
-// retries; notifier/sqlite runs the same scenarios against SQLite.
+// retries; notifier/outboxtest checks the real outboxes (notifier/sqlite,
+// notifier/postgres) against the same contract.
 type memOutbox struct {
 	mu     sync.Mutex
 	alerts map[string]Alert

@@ -33,14 +33,19 @@ type Claimed struct {
 
 // Outbox persists alerts and their deliveries. Implementations must make
 // Enqueue atomic and idempotent on (alert id, channel), and Claim a lease:
-// a claimed delivery is not due again before now+lease.
+// a claimed delivery is not due again before the lease ends, and no two
+// claims take it at once, even from replicas sharing the outbox.
+// notifier/sqlite and notifier/postgres implement it; notifier/outboxtest
+// is the suite both pass.
 type Outbox interface {
 	// Enqueue records the alert and one pending delivery per channel, due
 	// at the matching time of due (a channel absent from due is due now).
 	// Deliveries already recorded for the alert are left as they are.
 	Enqueue(ctx context.Context, a Alert, due map[string]time.Time) error
 	// Claim reserves up to limit pending deliveries due at now, oldest
-	// first, until now+lease, and returns them with their alerts.
+	// first, for lease, and returns them with their alerts. The lease
+	// ends at now+lease, or lease after the claim on a clock the replicas
+	// share (notifier/postgres: the database's).
 	Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Claimed, error)
 	// Delivered marks deliveries as sent.
 	Delivered(ctx context.Context, ids []int64, at time.Time) error

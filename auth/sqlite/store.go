@@ -153,30 +153,22 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 }
 
 // RevokeToken implements auth.Store.
-func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) error {
+func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time, actor, reason string) (bool, error) {
 	if at.IsZero() {
-		return fmt.Errorf("revoke token %s: no revocation time", id)
+		return false, fmt.Errorf("revoke token %s: no revocation time", id)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	res, err := s.db.ExecContext(ctx, `UPDATE token SET revoked = ?, revoked_by = ?, revoke_reason = ? WHERE id = ? AND revoked = 0`,
+		sqlitedb.Millis(at), actor, reason, id)
 	if err != nil {
-		return fmt.Errorf("revoke token %s: %w", id, err)
+		return false, fmt.Errorf("revoke token %s: %w", id, err)
 	}
-	defer tx.Rollback()
-	var revoked int64
-	if err := tx.QueryRowContext(ctx, `SELECT revoked FROM token WHERE id = ?`, id).Scan(&revoked); errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("revoke token %s: %w", id, auth.ErrTokenNotFound)
-	} else if err != nil {
-		return fmt.Errorf("revoke token %s: %w", id, err)
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return n == 1, err
 	}
-	if revoked != 0 {
-		return nil // the first revocation stands
+	// Nothing updated: the token was revoked already (the first
+	// revocation stands), or there is no such token.
+	if _, err := s.Token(ctx, id); err != nil {
+		return false, fmt.Errorf("revoke token %s: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE token SET revoked = ?, revoked_by = ?, revoke_reason = ? WHERE id = ?`,
-		sqlitedb.Millis(at), actor, reason, id); err != nil {
-		return fmt.Errorf("revoke token %s: %w", id, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("revoke token %s: %w", id, err)
-	}
-	return nil
+	return false, nil
 }

@@ -44,6 +44,11 @@ type Config struct {
 	// CreateStream creates the stream (file storage) if it is missing, or
 	// adds missing Subjects to it. Other stream settings are left alone.
 	CreateStream bool
+	// Replicas is the number of servers a created stream (and the
+	// dead-letter stream) is kept on: 1 (default) for one server, 3 for a
+	// JetStream cluster that must survive the loss of a node. Existing
+	// streams are left as they are.
+	Replicas int
 	// Durable is the durable pull consumer's name. Its position survives
 	// restarts of simdex and of the server. Required.
 	Durable string
@@ -137,6 +142,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxDeliver < 1 {
 		bad("MaxDeliver", "must be at least 1, got %d", c.MaxDeliver)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		bad("Replicas", "must be 0 to 5 (JetStream keeps a stream on at most 5 servers), got %d", c.Replicas)
 	}
 	if c.AckWait < time.Millisecond {
 		bad("AckWait", "must be at least 1ms, got %s", c.AckWait)

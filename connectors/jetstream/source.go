@@ -230,11 +230,11 @@ func (s *Source) setup(ctx context.Context) (natsjs.Consumer, error) {
 
 func (s *Source) trySetup(ctx context.Context) (natsjs.Consumer, error) {
 	if s.cfg.CreateStream {
-		if err := ensureStream(ctx, s.js, s.cfg.Stream, s.cfg.Subjects); err != nil {
+		if err := ensureStream(ctx, s.js, s.cfg.Stream, s.cfg.Subjects, s.cfg.Replicas); err != nil {
 			return nil, err
 		}
 	}
-	if err := ensureStream(ctx, s.js, DeadLetterStream, []string{DeadLetterPrefix + ">", s.cfg.DeadLetterSubject}); err != nil {
+	if err := ensureStream(ctx, s.js, DeadLetterStream, []string{DeadLetterPrefix + ">", s.cfg.DeadLetterSubject}, s.cfg.Replicas); err != nil {
 		return nil, err
 	}
 	cons, err := s.js.CreateOrUpdateConsumer(ctx, s.cfg.Stream, natsjs.ConsumerConfig{
@@ -266,15 +266,16 @@ func retryable(err error) bool {
 	return true // timeouts, no responders, disconnections
 }
 
-// ensureStream creates stream with subjects (file storage) if it is missing,
-// and adds any of subjects it lacks otherwise.
-func ensureStream(ctx context.Context, js natsjs.JetStream, name string, subjects []string) error {
+// ensureStream creates stream with subjects (file storage, on replicas
+// servers) if it is missing, and adds any of subjects it lacks otherwise.
+func ensureStream(ctx context.Context, js natsjs.JetStream, name string, subjects []string, replicas int) error {
 	stream, err := js.Stream(ctx, name)
 	if errors.Is(err, natsjs.ErrStreamNotFound) {
 		_, err = js.CreateStream(ctx, natsjs.StreamConfig{
 			Name:     name,
 			Subjects: dedupe(subjects),
 			Storage:  natsjs.FileStorage,
+			Replicas: max(1, replicas),
 		})
 		if err == nil {
 			return nil

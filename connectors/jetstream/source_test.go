@@ -243,6 +243,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"bad filter", func(c *jetstream.Config) { c.FilterSubject = "a.>.b" }, "FilterSubject"},
 		{"negative max deliver", func(c *jetstream.Config) { c.MaxDeliver = -1 }, "MaxDeliver"},
 		{"negative ack wait", func(c *jetstream.Config) { c.AckWait = -time.Second }, "AckWait"},
+		{"six replicas", func(c *jetstream.Config) { c.Replicas = 6 }, "Replicas"},
 		{"negative backoff", func(c *jetstream.Config) { c.Backoff = []time.Duration{time.Second, -1} }, "Backoff[1]"},
 		{"negative max processing", func(c *jetstream.Config) { c.MaxProcessing = -time.Second }, "MaxProcessing"},
 		{"negative max ack pending", func(c *jetstream.Config) { c.MaxAckPending = -5 }, "MaxAckPending"},

@@ -2,7 +2,7 @@
 // simdex replicas share, and brings each store's schema up to date with
 // its own embedded migrations (goose), one version table per store, under
 // a PostgreSQL advisory lock so that replicas starting together migrate
-// once.
+// once. KeyLocks serialise the work on one object key across replicas.
 package pgdb
 
 import (

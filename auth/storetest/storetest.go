@@ -1,0 +1,358 @@
+// Package storetest is the conformance suite of auth.Store: every token
+// store (auth/sqlite, auth/postgres) runs Run against its backend, so that
+// they keep one contract. The suite opens several handles on one backend,
+// as replicas of the daemon do, and races them where a shared database
+// must decide: two replicas storing one token id, or revoking one token.
+package storetest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/auth"
+)
+
+// Store is a token store under test.
+type Store interface {
+	auth.Store
+	// Close releases the handle; the data stays for the next one.
+	Close() error
+}
+
+// Opener opens a new handle on the backend's data: a restart of the
+// process, or another replica of the daemon on the same database. Each
+// call may return a store on its own connections.
+type Opener func(t testing.TB) Store
+
+// Run runs the suite. newBackend makes an empty backend for one test and
+// returns its opener.
+func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, open Opener)
+	}{
+		{"Persists", testPersists},
+		{"MissingToken", testMissingToken},
+		{"Concurrent", testConcurrent},
+		{"RacePutSameID", testRacePutSameID},
+		{"RaceRevoke", testRaceRevoke},
+		{"RaceRevokeAuditedOnce", testRaceRevokeAuditedOnce},
+		{"Text", testText},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
+	}
+}
+
+// Token returns a token record for the tests, created at a fixed time.
+func Token(id string, role auth.Role, matters ...string) auth.Token {
+	return auth.Token{
+		ID: id, Hash: sha256.Sum256([]byte(id)), Role: role, Matters: matters, Description: "test " + id,
+		Created: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), CreatedBy: "admin:alice",
+	}
+}
+
+func closeStore(t testing.TB, s Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Errorf("close store: %v", err)
+	}
+}
+
+// testPersists stores, revokes and reads back tokens through a second
+// handle: every field survives, and the first revocation stands.
+func testPersists(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	a := Token("00000000000000aa", auth.RoleReviewer, "acme", "globex")
+	a.Expires = a.Created.Add(24 * time.Hour)
+	b := Token("00000000000000bb", auth.RoleAdmin)
+	b.Created = b.Created.Add(time.Second)
+	for _, tk := range []auth.Token{a, b} {
+		if err := s.PutToken(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutToken(ctx, a); err == nil {
+		t.Error("duplicate id stored")
+	}
+	at := a.Created.Add(time.Hour)
+	if revoked, err := s.RevokeToken(ctx, a.ID, at, "admin:bob", "left"); err != nil || !revoked {
+		t.Fatalf("revoke: %v, %v", revoked, err)
+	}
+	if revoked, err := s.RevokeToken(ctx, a.ID, at.Add(time.Hour), "admin:carol", "again"); err != nil || revoked {
+		t.Fatalf("revoke again: %v, %v", revoked, err)
+	}
+	closeStore(t, s)
+
+	s = open(t)
+	defer closeStore(t, s)
+	got, err := s.Token(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := a
+	want.Revoked, want.RevokedBy, want.RevokeReason = at, "admin:bob", "left"
+	if err := sameToken(got, want); err != nil {
+		t.Error(err)
+	}
+	list, err := s.Tokens(ctx)
+	if err != nil || len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
+		t.Fatalf("tokens %+v, %v", list, err)
+	}
+	if list[1].Matters == nil || len(list[1].Matters) != 0 || !list[1].Expires.IsZero() || !list[1].Revoked.IsZero() {
+		t.Errorf("token without matters, expiry or revocation read back as %+v", list[1])
+	}
+}
+
+// sameToken compares every field of two tokens.
+func sameToken(got, want auth.Token) error {
+	if got.ID != want.ID || got.Hash != want.Hash || got.Role != want.Role || !slices.Equal(got.Matters, want.Matters) ||
+		got.Description != want.Description || !got.Created.Equal(want.Created) || got.CreatedBy != want.CreatedBy ||
+		!got.Expires.Equal(want.Expires) || !got.Revoked.Equal(want.Revoked) || got.RevokedBy != want.RevokedBy ||
+		got.RevokeReason != want.RevokeReason {
+		return fmt.Errorf("got %+v\nwant %+v", got, want)
+	}
+	return nil
+}
+
+func testMissingToken(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	if _, err := s.RevokeToken(ctx, "missing", time.Now(), "x", "y"); !errors.Is(err, auth.ErrTokenNotFound) {
+		t.Errorf("revoke missing: %v", err)
+	}
+	if _, err := s.Token(ctx, "missing"); !errors.Is(err, auth.ErrTokenNotFound) {
+		t.Errorf("get missing: %v", err)
+	}
+	if _, err := s.RevokeToken(ctx, "missing", time.Time{}, "x", "y"); err == nil {
+		t.Error("revocation without a time accepted")
+	}
+	if list, err := s.Tokens(ctx); err != nil || len(list) != 0 {
+		t.Errorf("empty store lists %+v, %v", list, err)
+	}
+}
+
+// testConcurrent stores and lists from many goroutines on one handle.
+func testConcurrent(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 20 {
+		id := fmt.Sprintf("%016x", i+1)
+		wg.Go(func() { errs <- s.PutToken(ctx, Token(id, auth.RoleViewer)) })
+		wg.Go(func() {
+			_, err := s.Tokens(ctx)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, err := s.Tokens(ctx); len(list) != 20 || err != nil {
+		t.Errorf("%d tokens, %v", len(list), err)
+	}
+}
+
+// testRacePutSameID: two replicas store a token with one id at once;
+// exactly one succeeds, and the stored token is the winner's.
+func testRacePutSameID(t *testing.T, open Opener) {
+	ctx := context.Background()
+	replicas := []Store{open(t), open(t)}
+	defer func() {
+		for _, s := range replicas {
+			closeStore(t, s)
+		}
+	}()
+	for round := range 10 {
+		id := fmt.Sprintf("%016x", 0xa0+round)
+		errs := make([]error, len(replicas))
+		toks := make([]auth.Token, len(replicas))
+		var wg sync.WaitGroup
+		for i, s := range replicas {
+			toks[i] = Token(id, auth.RoleViewer)
+			toks[i].CreatedBy = fmt.Sprintf("replica-%d", i)
+			wg.Go(func() { errs[i] = s.PutToken(ctx, toks[i]) })
+		}
+		wg.Wait()
+		winner := slices.IndexFunc(errs, func(err error) bool { return err == nil })
+		if winner < 0 || slices.ContainsFunc(errs[winner+1:], func(err error) bool { return err == nil }) {
+			t.Fatalf("round %d: want exactly one success, got %v", round, errs)
+		}
+		got, err := replicas[1-winner].Token(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameToken(got, toks[winner]); err != nil {
+			t.Errorf("round %d: %v", round, err)
+		}
+	}
+}
+
+// testRaceRevoke: two replicas revoke one token at once, each saying why;
+// both calls succeed, exactly one is told it revoked the token (so that
+// one audit entry is written), and its revocation is kept, whole.
+func testRaceRevoke(t *testing.T, open Opener) {
+	ctx := context.Background()
+	replicas := []Store{open(t), open(t)}
+	defer func() {
+		for _, s := range replicas {
+			closeStore(t, s)
+		}
+	}()
+	base := Token("0000000000000000", auth.RoleViewer).Created
+	for round := range 10 {
+		id := fmt.Sprintf("%016x", 0xb0+round)
+		if err := replicas[0].PutToken(ctx, Token(id, auth.RoleViewer)); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, len(replicas))
+		won := make([]bool, len(replicas))
+		var wg sync.WaitGroup
+		for i, s := range replicas {
+			at := base.Add(time.Duration(i+1) * time.Minute)
+			wg.Go(func() {
+				won[i], errs[i] = s.RevokeToken(ctx, id, at, fmt.Sprintf("admin:%d", i), fmt.Sprintf("reason %d", i))
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		got, err := replicas[0].Token(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.Index(won, true)
+		if i < 0 || won[1-i] {
+			t.Fatalf("round %d: revocations reported %v, want exactly one", round, won)
+		}
+		if got.RevokedBy != fmt.Sprintf("admin:%d", i) || got.RevokeReason != fmt.Sprintf("reason %d", i) || !got.Revoked.Equal(base.Add(time.Duration(i+1)*time.Minute)) {
+			t.Errorf("round %d: revocation mixes the two replicas' or is lost: %+v", round, got)
+		}
+	}
+}
+
+// auditCount counts the audit entries of each action.
+type auditCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (a *auditCount) Record(_ context.Context, _, action, _, _ string, _ map[string]any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n[action]++
+	return nil
+}
+
+func (a *auditCount) count(action string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n[action]
+}
+
+// testRaceRevokeAuditedOnce: managers on two replicas revoke one token at
+// once; the audit log records one revocation.
+func testRaceRevokeAuditedOnce(t *testing.T, open Opener) {
+	ctx := context.Background()
+	audit := &auditCount{n: map[string]int{}}
+	var mgrs []*auth.Manager
+	for range 2 {
+		s := open(t)
+		defer closeStore(t, s)
+		m, err := auth.NewManager(s, audit, auth.ManagerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mgrs = append(mgrs, m)
+	}
+	for round := range 10 {
+		_, tok, err := mgrs[0].Create(ctx, "admin:alice", auth.CreateRequest{Role: auth.RoleViewer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, len(mgrs))
+		var wg sync.WaitGroup
+		for i, m := range mgrs {
+			wg.Go(func() { errs[i] = m.Revoke(ctx, fmt.Sprintf("admin:%d", i), tok.ID, "race") })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		if n := audit.count(auth.AuditTokenRevoke); n != round+1 {
+			t.Fatalf("round %d: %d revocations audited, want %d", round, n, round+1)
+		}
+	}
+}
+
+// BenchmarkToken measures Token, which every API request calls, from
+// parallel goroutines on one handle.
+func BenchmarkToken(b *testing.B, open Opener) {
+	ctx := context.Background()
+	s := open(b)
+	defer closeStore(b, s)
+	tok := Token("00000000000000aa", auth.RoleReviewer, "acme")
+	if err := s.PutToken(ctx, tok); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Token(ctx, tok.ID); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// testText: descriptions and matters in any script are kept as they are;
+// a NUL or invalid UTF-8, which not every store can keep, is refused
+// before anything is stored.
+func testText(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	m, err := auth.NewManager(s, &auditCount{n: map[string]int{}}, auth.ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{"Müller ./. 株式会社", "M-17 'x'; --"}, Description: "Zoë, 外部弁護士 🙂"}
+	_, tok, err := m.Create(ctx, "admin:alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Token(ctx, tok.ID)
+	if err != nil || got.Description != req.Description || !slices.Equal(got.Matters, tok.Matters) || len(got.Matters) != 2 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	for _, bad := range []auth.CreateRequest{
+		{Role: auth.RoleViewer, Matters: []string{"a\x00b"}},
+		{Role: auth.RoleViewer, Matters: []string{"\xff"}},
+		{Role: auth.RoleViewer, Description: "nul\x00"},
+		{Role: auth.RoleViewer, Description: "bad \xc3\x28"},
+	} {
+		if _, _, err := m.Create(ctx, "admin:alice", bad); !errors.Is(err, auth.ErrInvalidText) {
+			t.Errorf("create %+q: %v, want ErrInvalidText", bad, err)
+		}
+	}
+	if list, err := s.Tokens(ctx); err != nil || len(list) != 1 {
+		t.Errorf("%d tokens stored (%v), want 1", len(list), err)
+	}
+}
