@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -27,41 +27,41 @@ type commitResult struct {
 var errCommitted = errors.New("committed by an earlier attempt")
 
 // AddHeldAndFlags implements policy.IngestStore. The commit carries a key
-// of its own; when the connection is lost and the outcome is unknown, the
-// key is looked up on another connection: found, the commit happened and
-// its result is returned; not found, it did not (its transaction is
-// rolled back when its session ends) and it runs again, a bounded number
-// of times. So no flag, held document or audit entry is committed twice.
+// of its own, recorded in its transaction. When the connection is lost
+// and the outcome is unknown, the key is looked up on another connection:
+// found, the commit happened and its stored result is returned; not
+// found, it did not (its transaction is rolled back when its session
+// ends) and it runs again, through pgdb.Retry. A run again whose earlier
+// attempt is still committing waits for it on the key and, if it
+// committed, returns its result. So no flag, held document or audit
+// entry is committed twice.
 func (s *Store) AddHeldAndFlags(ctx context.Context, held []policy.HeldDoc, flags []policy.Flag, audit []policy.AuditEntry, actor string, at time.Time) (int64, []policy.Flag, error) {
 	if len(held)+len(flags)+len(audit) == 0 {
 		return 0, nil, nil
 	}
 	key := make([]byte, 16)
 	_, _ = rand.Read(key) // never fails (crypto/rand)
-	var err error
-	for range attempts {
-		var v int64
-		var added []policy.Flag
+	var (
+		v     int64
+		added []policy.Flag
+	)
+	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
+		var err error
 		v, added, err = s.ingestOnce(ctx, key, held, flags, audit, actor, at)
 		switch {
-		case err == nil:
-			return v, added, nil
 		case errors.Is(err, errCommitted):
-			return s.committed(ctx, key)
-		case retryable(err):
-			continue
-		case !lostConnection(ctx, err):
-			return 0, nil, err
+			v, added, err = s.committed(ctx, key)
+		case err != nil && pgdb.ConnectionLost(err):
+			if cv, cadded, cerr := s.committed(ctx, key); cerr == nil {
+				v, added, err = cv, cadded, nil
+			}
 		}
-		v, added, cerr := s.committed(ctx, key)
-		if cerr == nil {
-			return v, added, nil
-		}
-		if !errors.Is(cerr, policy.ErrNotFound) {
-			return 0, nil, fmt.Errorf("%w (and learn whether it committed: %w)", err, cerr)
-		}
+		return err
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("record held documents and flags: %w", err)
 	}
-	return 0, nil, fmt.Errorf("record held documents and flags: give up after %d attempts: %w", attempts, err)
+	return v, added, nil
 }
 
 // ingestOnce runs one attempt of a keyed ingest commit in four round
@@ -192,18 +192,4 @@ func (s *Store) committed(ctx context.Context, key []byte) (int64, []policy.Flag
 	}
 	added, err := s.query(ctx, `SELECT `+flagCols+` FROM policy_flag WHERE id = ANY($1) ORDER BY id`, r.Flags)
 	return r.Version, added, err
-}
-
-// lostConnection reports whether err may have left a commit's outcome
-// unknown: the connection failed (a network error, or the server ending
-// the session), rather than the server refusing a statement.
-func lostConnection(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code[:2] == "08" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
-	}
-	return true
 }

@@ -16,7 +16,7 @@
 //     same object serialise on a transaction-level advisory lock keyed by
 //     the object, so a deletion cannot be approved beside a new hold.
 //   - Serialization failures and deadlocks (SQLSTATE 40001, 40P01) are
-//     retried a bounded number of times.
+//     retried a bounded number of times (pgdb.Retry).
 //   - An ingest commit (AddHeldAndFlags) carries an idempotency key; when
 //     the connection is lost and the outcome is unknown, the key is
 //     looked up before trying again, so nothing is committed twice.
@@ -29,13 +29,11 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/simdex/simdex/internal/pgdb"
@@ -44,11 +42,6 @@ import (
 
 //go:embed migrations/*.sql
 var migrations embed.FS
-
-// attempts bounds the tries of a transaction that fails on a
-// serialization failure, a deadlock or (for keyed commits) a lost
-// connection.
-const attempts = 5
 
 // Store is the PostgreSQL policy store. It is safe for concurrent use,
 // by any number of processes sharing the database.
@@ -97,24 +90,12 @@ func fromNS(v int64) time.Time {
 	return time.Unix(0, v).UTC()
 }
 
-// retryable reports whether err is a serialization failure or a deadlock,
-// after which the whole transaction may simply run again.
-func retryable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
-}
-
-// tx runs fn in a READ COMMITTED transaction, again when it fails
-// retryably.
+// tx runs fn in a READ COMMITTED transaction through pgdb.Retry: again
+// when PostgreSQL aborted it (deadlock, serialization failure) or nothing
+// was sent, never after a lost connection (the outcome is unknown: the
+// caller decides).
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	var err error
-	for range attempts {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
-		if err == nil || !retryable(err) {
-			return err
-		}
-	}
-	return fmt.Errorf("give up after %d attempts: %w", attempts, err)
+	return pgdb.Retry(ctx, false, func(ctx context.Context) error { return pgx.BeginFunc(ctx, s.pool, fn) })
 }
 
 // PutRules implements policy.RuleStore.
