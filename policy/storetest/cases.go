@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -308,4 +309,50 @@ func testHoldChanges(t *testing.T, open Open) {
 	if len(d.Holds) != 1 || d.Holds[0].Status != policy.HoldReleased || len(d.Seeds) != 0 {
 		t.Fatalf("after release: %+v", d)
 	}
+}
+
+// texts are valid strings that must come back as they went in: scripts,
+// quotes, escapes and JSON look-alikes.
+var texts = []string{"Ünïcødé résumé", "日本語の文書", "שלום", "emoji 📄✅", `quote ' and " and \ backslash`,
+	`{"json": [1, 2]}`, "line\nbreak\ttab", "\u2028separator", "%s %d $1 ?"}
+
+// testText stores texts in every kind of field and reads them back.
+func testText(t *testing.T, open Open) {
+	st := store(t, open)
+	for i, s := range texts {
+		matter := fmt.Sprintf("M-%d %s", i, s)
+		h := hold(matter, index.DocID(i+1))
+		h.Name, h.Reason = s, s
+		d := heldDoc(matter, index.DocID(i+1), true)
+		d.Object.Key, d.Object.IndexKey, d.Document.Name = s, "s3:main/"+s, s
+		must(t, st.CreateHold(ctx, h, []policy.HeldDoc{d}, policy.AuditEntry{Time: epoch, Actor: s, Action: policy.AuditHoldCreate, Object: s, Reason: s, Details: []byte(`{"s":1}`)}))
+		got, err := st.Hold(ctx, matter)
+		must(t, err)
+		if got.Name != s || got.Reason != s {
+			t.Errorf("hold %q: name %q, reason %q", matter, got.Name, got.Reason)
+		}
+		on, err := st.HoldsOn(ctx, d.Object)
+		must(t, err)
+		if len(on) != 1 || on[0].Matter != matter {
+			t.Errorf("holds on %q: %+v", d.Object.IndexKey, on)
+		}
+		f := flag(policy.KindHoldMatch, index.DocID(i+1), s, matter)
+		f.Evidence.Note = s
+		added, err := st.AddFlags(ctx, []policy.Flag{f}, s, epoch)
+		must(t, err)
+		if fs, err := st.Flags(ctx, policy.FlagFilter{Rule: s, Matter: matter}); err != nil || len(fs) != 1 || fs[0].ID != added[0].ID || fs[0].Evidence.Note != s {
+			t.Errorf("flag with %q: %+v, %v", s, fs, err)
+		}
+	}
+	var actors []string
+	must(t, st.Audit(ctx, 1, func(e policy.AuditEntry) error {
+		if e.Action == policy.AuditHoldCreate {
+			actors = append(actors, e.Actor)
+		}
+		return nil
+	}))
+	if !slices.Equal(actors, texts) {
+		t.Errorf("audit actors %q, want %q", actors, texts)
+	}
+	verify(t, st)
 }
