@@ -49,7 +49,7 @@ func TestAuditTamperDetection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			en, cp := auditEnv(t, 6)
-			if _, err := en.st.DB().Exec(tc.tamper); err != nil {
+			if _, err := en.sq.DB().Exec(tc.tamper); err != nil {
 				t.Fatal(err)
 			}
 			_, err := en.e.VerifyAudit(ctx, cp)
@@ -83,7 +83,7 @@ func TestAuditRewriteDetected(t *testing.T) {
 		entries[i].Prev = prev
 		entries[i].Hash = policy.ChainHash(prev, entries[i])
 		prev = entries[i].Hash
-		if _, err := en.st.DB().Exec(`UPDATE audit SET reason = ?, prev = ?, hash = ? WHERE seq = ?`,
+		if _, err := en.sq.DB().Exec(`UPDATE audit SET reason = ?, prev = ?, hash = ? WHERE seq = ?`,
 			entries[i].Reason, entries[i].Prev, entries[i].Hash, entries[i].Seq); err != nil {
 			t.Fatal(err)
 		}

@@ -71,8 +71,10 @@ type Options struct {
 
 // Engine evaluates retention, places and checks holds, and carries out
 // approved deletions. It is safe for concurrent use. One Engine runs per
-// daemon; its only local state is a cache of hold seeds, rebuilt from the
-// Store whenever HoldsVersion changes, so replicas may share a Store.
+// daemon; its only local state is a cache of hold seeds, brought up to date
+// from the Store whenever HoldsVersion changes (caught up with the changes
+// when the Store implements HoldChanges, else rebuilt), so replicas may
+// share a Store.
 type Engine struct {
 	cfg    Config
 	st     Store
@@ -85,8 +87,9 @@ type Engine struct {
 
 	mu    sync.Mutex // guards cache and its version
 	cache *holdCache
-	// rebuilds counts reloads of the hold cache from the store.
-	rebuilds atomic.Int64
+	// rebuilds counts reloads of the hold cache from the store, catchUps
+	// the times it caught up with changes instead (HoldChanges).
+	rebuilds, catchUps atomic.Int64
 	// sims bounds concurrent near-copy searches (see Options.Workers).
 	sims chan struct{}
 }

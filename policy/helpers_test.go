@@ -16,13 +16,22 @@ import (
 
 	"github.com/simdex/simdex/index"
 	idxsqlite "github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/pgdb"
+	"github.com/simdex/simdex/internal/pgtest"
 	"github.com/simdex/simdex/notifier"
 	"github.com/simdex/simdex/policy"
+	policypg "github.com/simdex/simdex/policy/postgres"
 	"github.com/simdex/simdex/policy/sqlite"
 )
 
+// pgMain runs the tests under pgtest.Main, which stops the PostgreSQL
+// server the replica tests start.
+type pgMain struct{ m *testing.M }
+
+func (p pgMain) Run() int { return pgtest.Main(p.m) }
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(pgMain{m},
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 	)
@@ -145,7 +154,8 @@ func (p *publisher) count() int {
 type env struct {
 	t     testing.TB
 	ix    *index.Index
-	st    *sqlite.Store
+	st    policy.Store
+	sq    *sqlite.Store // st on SQLite, else nil
 	clock *clock
 	enf   *fakeEnforcer
 	pub   *publisher
@@ -168,18 +178,42 @@ func newEnv(t testing.TB, cfg policy.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "policy.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		st.Close()
 		ix.Close()
 		ist.Close()
 	})
-	en := &env{t: t, ix: ix, st: st, clock: &clock{t: epoch}, enf: newFakeEnforcer(), pub: &publisher{}, cfg: cfg}
+	en := &env{t: t, ix: ix, clock: &clock{t: epoch}, enf: newFakeEnforcer(), pub: &publisher{}, cfg: cfg}
+	en.st, en.sq = openStore(t, dir)
 	en.engine()
 	return en
+}
+
+// onPostgres makes newEnv put the policy state in PostgreSQL instead of
+// SQLite (TestEngineOnPostgres).
+var onPostgres bool
+
+// openStore opens the policy store of a test environment in dir, or on
+// PostgreSQL when onPostgres is set; sq is the store on SQLite, else nil.
+func openStore(t testing.TB, dir string) (st policy.Store, sq *sqlite.Store) {
+	t.Helper()
+	if onPostgres {
+		pool, err := pgdb.Open(ctx, pgtest.DSN(t), 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		pst, err := policypg.New(ctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pst, nil
+	}
+	sq, err := sqlite.Open(ctx, filepath.Join(dir, "policy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	return sq, sq
 }
 
 // engine (re)builds the engine from en.cfg.

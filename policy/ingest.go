@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/simdex/simdex/index"
@@ -77,6 +78,15 @@ func (e *Engine) holds(ctx context.Context) (*holdCache, error) {
 	if fresh {
 		return c, nil
 	}
+	if c != nil {
+		ok, err := e.catchUp(ctx, c)
+		if err != nil {
+			e.logger.Warn("catching up with hold changes, reloading every hold instead", "err", err)
+		}
+		if ok {
+			return c, nil
+		}
+	}
 	e.rebuilds.Add(1)
 	hs, err := e.st.Holds(ctx, HoldActive)
 	if err != nil {
@@ -87,22 +97,14 @@ func (e *Engine) holds(ctx context.Context) (*holdCache, error) {
 		c.widest = d.Scope
 	}
 	for _, h := range hs {
-		ch := cachedHold{Hold: h, contents: map[index.ContentID]index.DocID{}, seeds: map[index.DocID]bool{}}
+		ch := c.addHold(h)
 		err := e.st.HeldDocs(ctx, h.Matter, true, func(d HeldDoc) error {
-			ch.seeds[d.Document.ID] = true
-			if d.Content != 0 {
-				ch.contents[d.Content] = d.Document.ID
-			}
+			ch.addSeed(d)
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("load seeds of hold %s: %w", h.Matter, err)
 		}
-		c.widest.Resemblance = min(c.widest.Resemblance, h.Scope.Resemblance)
-		c.widest.Containment = min(c.widest.Containment, h.Scope.Containment)
-		c.holdScope.Resemblance = min(c.holdScope.Resemblance, h.Scope.Resemblance)
-		c.holdScope.Containment = min(c.holdScope.Containment, h.Scope.Containment)
-		c.holds = append(c.holds, ch)
 	}
 	if w, ok := e.ix.(watcher); ok && len(c.holds) > 0 {
 		var contents []index.ContentID
@@ -119,6 +121,114 @@ func (e *Engine) holds(ctx context.Context) (*holdCache, error) {
 	e.cache = c
 	e.mu.Unlock()
 	return c, nil
+}
+
+// addHold adds an active hold, without seeds, and widens the scopes to
+// its own. The caller holds c.mu or owns c alone.
+func (c *holdCache) addHold(h Hold) *cachedHold {
+	c.widest.Resemblance = min(c.widest.Resemblance, h.Scope.Resemblance)
+	c.widest.Containment = min(c.widest.Containment, h.Scope.Containment)
+	c.holdScope.Resemblance = min(c.holdScope.Resemblance, h.Scope.Resemblance)
+	c.holdScope.Containment = min(c.holdScope.Containment, h.Scope.Containment)
+	c.holds = append(c.holds, cachedHold{Hold: h, contents: map[index.ContentID]index.DocID{}, seeds: map[index.DocID]bool{}})
+	return &c.holds[len(c.holds)-1]
+}
+
+// addSeed records a seed of h.
+func (h *cachedHold) addSeed(d HeldDoc) {
+	h.seeds[d.Document.ID] = true
+	if d.Content != 0 {
+		h.contents[d.Content] = d.Document.ID
+	}
+}
+
+// catchUp brings c to the store's holds version by applying what changed
+// since c's, when the store can tell (HoldChanges) and the changes only
+// add: holds created and seeds recorded, through any replica. It costs
+// one snapshot query and the fingerprints of the new seeds, where a
+// rebuild reloads every seed of every hold. It reports false when c must
+// be rebuilt instead: a hold was released, or the store cannot tell.
+func (e *Engine) catchUp(ctx context.Context, c *holdCache) (bool, error) {
+	hc, ok := e.st.(HoldChanges)
+	if !ok {
+		return false, nil
+	}
+	e.mu.Lock()
+	since := c.version
+	e.mu.Unlock()
+	d, err := hc.HoldsSince(ctx, since)
+	if err != nil {
+		return false, err
+	}
+	for _, h := range d.Holds {
+		if h.Status != HoldActive {
+			return false, nil
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.cache != c:
+		return false, nil
+	case c.version >= d.Version: // caught up meanwhile
+		return true, nil
+	case c.version != since:
+		return false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.apply(d) {
+		return false, nil
+	}
+	if err := e.watchSeeds(ctx, c, d.Seeds); err != nil {
+		e.cache = nil
+		return false, err
+	}
+	e.catchUps.Add(1)
+	c.version = d.Version
+	return true, nil
+}
+
+// apply adds the holds and seeds of d to c, under c.mu. It reports false,
+// leaving c to be dropped, when a seed belongs to no cached hold.
+func (c *holdCache) apply(d HoldDelta) bool {
+	for _, h := range d.Holds {
+		if !slices.ContainsFunc(c.holds, func(ch cachedHold) bool { return ch.Matter == h.Matter }) {
+			c.addHold(h)
+		}
+	}
+	for _, s := range d.Seeds {
+		i := slices.IndexFunc(c.holds, func(ch cachedHold) bool { return ch.Matter == s.Matter })
+		if i < 0 {
+			return false
+		}
+		c.holds[i].addSeed(s)
+	}
+	return true
+}
+
+// watchSeeds puts the contents of seeds in c's watchlist, starting one
+// when c had no hold before, under c.mu.
+func (e *Engine) watchSeeds(ctx context.Context, c *holdCache, seeds []HeldDoc) error {
+	w, ok := e.ix.(watcher)
+	if !ok || len(c.holds) == 0 {
+		return nil
+	}
+	var contents []index.ContentID
+	for _, s := range seeds {
+		if s.Content != 0 {
+			contents = append(contents, s.Content)
+		}
+	}
+	if c.watch != nil {
+		return c.watch.Add(ctx, contents)
+	}
+	watch, err := w.Watch(ctx, contents)
+	if err != nil {
+		return fmt.Errorf("load seeds of holds: %w", err)
+	}
+	c.watch = watch
+	return nil
 }
 
 // Check reports what the ingest-time check of one document did.
@@ -144,7 +254,10 @@ func (e *Engine) CheckIngested(ctx context.Context, ids []index.DocID) ([]Check,
 		return nil, err
 	}
 	dup := e.cfg.Duplicates
-	if len(c.holds) == 0 && !dup.Enabled {
+	c.mu.RLock()
+	none := len(c.holds) == 0
+	c.mu.RUnlock()
+	if none && !dup.Enabled {
 		return nil, nil
 	}
 	out := make([]Check, 0, len(ids))
@@ -186,8 +299,11 @@ func (e *Engine) checkOne(ctx context.Context, c *holdCache, id index.DocID) (Ch
 // when duplicates are looked for, or without a watchlist).
 func (e *Engine) candidates(ctx context.Context, c *holdCache, id index.DocID) (r *index.Record, ws []index.WatchMatch, ms []index.Match, err error) {
 	var fp *index.Fingerprint
+	c.mu.RLock()
+	watch, widest := c.watch, c.widest
+	c.mu.RUnlock()
 	w, watching := e.ix.(watcher)
-	if watching && c.watch != nil {
+	if watching && watch != nil {
 		r, fp, err = w.FingerprintOf(ctx, id)
 	} else {
 		r, err = e.ix.Get(ctx, id)
@@ -206,8 +322,8 @@ func (e *Engine) candidates(ctx context.Context, c *holdCache, id index.DocID) (
 	if r.Content == 0 {
 		return r, ws, nil, nil
 	}
-	scope := c.widest
-	if c.watch != nil {
+	scope := widest
+	if watch != nil {
 		scope = e.duplicateScope(r)
 	}
 	switch {

@@ -58,6 +58,28 @@ type HoldStore interface {
 	HoldsVersion(ctx context.Context) (int64, error)
 }
 
+// HoldChanges is a HoldStore that several replicas share and that can
+// tell what changed since a holds version, so that an Engine catches up
+// with holds and seeds recorded through other replicas at the cost of the
+// change, not of every seed (policy/postgres implements it). An Engine
+// whose store lacks it reloads every hold when the version moves.
+type HoldChanges interface {
+	// HoldsSince returns, as of one snapshot, the holds version and what
+	// changed after version since: every hold created or released (in
+	// its state at the snapshot) and every seed recorded.
+	HoldsSince(ctx context.Context, since int64) (HoldDelta, error)
+}
+
+// HoldDelta is what changed in the holds between two versions.
+type HoldDelta struct {
+	// Version is the holds version the delta brings a cache to.
+	Version int64
+	// Holds were created or released after the version asked for.
+	Holds []Hold
+	// Seeds were recorded after the version asked for, of any hold.
+	Seeds []HeldDoc
+}
+
 // FlagStore keeps flags.
 type FlagStore interface {
 	// AddFlags inserts the flags whose natural key (kind, document, rule,
