@@ -123,9 +123,19 @@ func (w *textWriter) deflateBlock(ctx context.Context, stmts *txStmts, data []by
 func (w *textWriter) readDict(ctx context.Context, stmts *txStmts) error {
 	w.dictRead = true
 	var id int64
-	var data []byte
-	err := stmts.queryRow(ctx, "SELECT id, data FROM text_dicts ORDER BY id LIMIT 1").Scan(&id, &data)
+	err := stmts.queryRow(ctx, "SELECT id FROM text_dicts ORDER BY id LIMIT 1").Scan(&id)
 	if err == nil {
+		if c, ok := dictCodecs.Load(uint32(id)); ok { // its 112 KiB not read again
+			w.dict = c.(*dictCodec)
+			return nil
+		}
+		var data []byte
+		if err := stmts.queryRow(ctx, "SELECT data FROM text_dicts WHERE id = ?", id).Scan(&data); err != nil {
+			return fmt.Errorf("read text dictionary: %w", err)
+		}
+		if dictID(data) != uint32(id) {
+			return fmt.Errorf("%w: text dictionary %d holds other bytes", ErrInconsistent, id)
+		}
 		w.dict, err = codecFor(uint32(id), data)
 		return err
 	}
