@@ -142,4 +142,13 @@ CREATE INDEX IF NOT EXISTS documents_thread ON documents(json_extract(meta, '$.t
 CREATE INDEX IF NOT EXISTS documents_message_id ON documents(json_extract(meta, '$.message_id'))
 	WHERE json_extract(meta, '$.message_id') IS NOT NULL;
 `,
+	// 10: the raw zstd dictionary that text blocks written once the index
+	// holds enough text refer to (textdict.go); blocks name it in their
+	// frame header, so older blocks are read as they are.
+	`
+CREATE TABLE IF NOT EXISTS text_dicts (
+	id   INTEGER PRIMARY KEY,
+	data BLOB NOT NULL
+);
+`,
 }

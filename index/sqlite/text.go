@@ -184,6 +184,11 @@ type textWriter struct {
 	asked map[uint64]bool    // hashes looked up, found or not
 	refs  map[int64]int64    // references to count, by block
 	rows  *rowWriter         // text_pieces rows to insert
+	// The index's text dictionary (textdict.go), once read, or the text
+	// gathered to make it.
+	dictRead bool
+	dict     *dictCodec
+	sample   []byte
 }
 
 // texts returns the transaction's textWriter.
@@ -292,7 +297,7 @@ func pendingPieces(ctx context.Context, tx *sql.Tx) (*bulkPieces, error) {
 		if len(in) == 0 {
 			return nil
 		}
-		data, err := textDecoder.DecodeAll(z, nil)
+		data, err := inflateBlock(ctx, tx, z)
 		if err != nil {
 			return fmt.Errorf("decompress text block %d: %w", id, err)
 		}
@@ -510,8 +515,12 @@ func (s *Store) putText(ctx context.Context, stmts *txStmts, c index.ContentID, 
 			for _, k := range freshKeys[j] {
 				keys = binary.LittleEndian.AppendUint64(keys, k.h)
 			}
-			err := stmts.queryRow(ctx, "INSERT INTO text_blocks (refs, data, pieces) VALUES (0, ?, ?) RETURNING id",
-				textEncoder.EncodeAll(data, nil), keys).Scan(&ids[j])
+			z, err := w.deflateBlock(ctx, stmts, data)
+			if err != nil {
+				return err
+			}
+			err = stmts.queryRow(ctx, "INSERT INTO text_blocks (refs, data, pieces) VALUES (0, ?, ?) RETURNING id",
+				z, keys).Scan(&ids[j])
 			if err != nil {
 				return fmt.Errorf("store text block: %w", err)
 			}
@@ -645,7 +654,7 @@ func readPieces(ctx context.Context, tx *sql.Tx, data []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read text block %d: %w", b, err)
 		}
-		if blocks[b], err = textDecoder.DecodeAll(z, nil); err != nil {
+		if blocks[b], err = inflateBlock(ctx, tx, z); err != nil {
 			return nil, fmt.Errorf("decompress text block %d: %w", b, err)
 		}
 	}
