@@ -1,0 +1,102 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// ErrLost is the cause of a job's context when its holder lost the lease
+// (its session ended or stopped answering); Run, Hold and RunSlot wrap it.
+var ErrLost = errors.New("lease lost")
+
+// Func is a job run under a lease. Its context is cancelled when the lease
+// is lost (context.Cause is then ErrLost) or the caller's context is done;
+// the job must then return promptly.
+type Func func(ctx context.Context) error
+
+// Schedule is when a periodic job runs; robfig/cron's Schedule satisfies
+// it.
+type Schedule interface {
+	// Next returns the first time of the schedule after t.
+	Next(t time.Time) time.Time
+}
+
+// Slots is what Every needs of a lease: the fleet's clock and slot runs.
+type Slots interface {
+	// Now returns the time every replica agrees on.
+	Now(ctx context.Context) (time.Time, error)
+	// RunSlot runs fn for one slot of job, once across the fleet.
+	RunSlot(ctx context.Context, job string, slot time.Time, fn Func) (ran bool, err error)
+}
+
+// retryPause is Every's pause after a failure to read the clock.
+const retryPause = 5 * time.Second
+
+// Every runs fn at every time of sched under the lease named job, slot by
+// slot, until ctx is done; then it returns nil once a run under way has
+// returned. A slot still running when the next comes is not doubled: the
+// next slot is the first after the run ended. Failures are logged; the
+// next slot runs anyway.
+func Every(ctx context.Context, s Slots, job string, sched Schedule, fn Func, log *slog.Logger) error {
+	var last time.Time
+	for ctx.Err() == nil {
+		now, err := s.Now(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("read the fleet's clock, will retry", "job", job, "err", err, "in", retryPause)
+				sleep(ctx, retryPause)
+			}
+			continue
+		}
+		slot := sched.Next(later(now, last))
+		if !sleep(ctx, slot.Sub(now)) {
+			break
+		}
+		last = slot
+		ran, err := s.RunSlot(ctx, job, slot, fn)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("periodic job failed, the next slot runs anyway", "job", job, "slot", slot, "err", err)
+		case !ran:
+			log.Debug("periodic job slot run by another replica", "job", job, "slot", slot)
+		}
+	}
+	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sleep waits for d or ctx, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// lostError joins the job's error with the loss of the lease, if it was
+// lost.
+func lostError(name string, ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrLost) {
+		if err == nil || errors.Is(err, context.Canceled) {
+			return fmt.Errorf("lease %s: %w", name, cause)
+		}
+		return fmt.Errorf("lease %s: %w (the job returned: %w)", name, cause, err)
+	}
+	return err
+}

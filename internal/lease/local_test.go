@@ -1,0 +1,82 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/simdex/simdex/internal/lease"
+)
+
+var discard = slog.New(slog.DiscardHandler)
+
+func TestLocalRunSkipsWhileHeld(t *testing.T) {
+	ctx := context.Background()
+	l := lease.NewLocal()
+	in, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = l.Run(ctx, "x", func(context.Context) error { close(in); <-release; return nil })
+	}()
+	<-in
+	if ran, err := l.Run(ctx, "x", func(context.Context) error { return errors.New("ran twice") }); ran || err != nil {
+		t.Fatalf("ran %v, %v while held", ran, err)
+	}
+	close(release)
+	<-done
+	if ran, err := l.Run(ctx, "x", func(context.Context) error { return nil }); !ran || err != nil {
+		t.Fatalf("ran %v, %v after release", ran, err)
+	}
+}
+
+func TestLocalRunSlotOnce(t *testing.T) {
+	ctx := context.Background()
+	l := lease.NewLocal()
+	s := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var n int
+	fn := func(context.Context) error { n++; return nil }
+	for _, at := range []time.Time{s, s, s.Add(-time.Minute), s.Add(time.Minute)} {
+		if _, err := l.RunSlot(ctx, "j", at, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("ran %d times, want 2 (slot, then a later slot)", n)
+	}
+}
+
+// TestEveryUsesTheLeaseClock: a replica whose clock is 10 minutes ahead
+// computes its slots from that clock and waits for them with timers, so
+// it runs on schedule, neither 10 minutes late nor in a burst.
+func TestEveryUsesTheLeaseClock(t *testing.T) {
+	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		l := lease.NewLocalClock(func() time.Time { return time.Now().Add(skew) })
+		sched, err := cron.ParseStandard("@every 1s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var runs atomic.Int64
+		done := make(chan error)
+		start := time.Now()
+		go func() {
+			done <- lease.Every(ctx, l, "j", sched, func(context.Context) error { runs.Add(1); return nil }, discard)
+		}()
+		for runs.Load() < 2 && time.Since(start) < 5*time.Second {
+			time.Sleep(10 * time.Millisecond)
+		}
+		elapsed := time.Since(start)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if runs.Load() < 2 || elapsed < time.Second {
+			t.Fatalf("skew %s: %d runs in %s, want 2 a second apart", skew, runs.Load(), elapsed)
+		}
+	}
+}
