@@ -15,7 +15,7 @@ var ErrLost = errors.New("lease lost")
 // Func is a job run under a lease. Its context is cancelled when the lease
 // is lost (context.Cause is then ErrLost) or the caller's context is done;
 // the job must then return promptly.
-type Func func(ctx context.Context) error
+type Func = func(ctx context.Context) error
 
 // Schedule is when a periodic job runs; robfig/cron's Schedule satisfies
 // it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -33,10 +34,11 @@ type PostgresOptions struct {
 	// lost (default 2 s).
 	PingTimeout time.Duration
 	// KeepAlive bounds how long the server keeps the session of a holder
-	// it no longer hears from, through the session's TCP keepalives and
-	// user timeout (default 10 s; whole seconds). Keep it above
-	// PingInterval+PingTimeout, so that a partitioned holder stops its job
-	// before the server gives its lease to another.
+	// it no longer hears from, through TCP keepalives, the TCP user
+	// timeout and idle_session_timeout (default 10 s; whole seconds, at
+	// least 2). Keep it above PingInterval+PingTimeout, so that a
+	// partitioned holder stops its job before the server gives its lease
+	// to another.
 	KeepAlive time.Duration
 	// RetryPause is the pause before Hold waits again after losing the
 	// lease or failing to reach the server (default 1 s).
@@ -188,24 +190,43 @@ func (p *Postgres) acquire(ctx context.Context, name string, wait bool) (*held, 
 	return h, nil
 }
 
-// session takes a connection out of the pool for good and makes the
-// server end it within KeepAlive of losing its peer.
+// session takes a connection out of the pool for good and makes both
+// ends drop it within about KeepAlive of losing the other: TCP keepalives
+// on the client's socket and the server's, and the server's
+// idle_session_timeout (PostgreSQL 14 and later), which ends a holder's
+// session when its pings stop arriving even if something between them
+// still answers TCP.
 func (p *Postgres) session(ctx context.Context) (*pgx.Conn, error) {
 	c, err := p.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire a connection: %w", err)
 	}
 	conn := c.Hijack()
-	ka := max(1, int(p.opts.KeepAlive/time.Second))
-	idle, intvl, count := max(1, ka/2), 1, max(1, ka-ka/2)
-	_, err = conn.Exec(ctx, `SELECT set_config('tcp_keepalives_idle', $1, false), set_config('tcp_keepalives_interval', $2, false),
-		set_config('tcp_keepalives_count', $3, false), set_config('tcp_user_timeout', $4, false)`,
-		strconv.Itoa(idle), strconv.Itoa(intvl), strconv.Itoa(count), strconv.Itoa(ka*1000))
+	ka := max(2, int(p.opts.KeepAlive/time.Second))
+	idle, count := ka/2, ka-ka/2
+	keepAlive(conn, time.Duration(idle)*time.Second, count)
+	_, err = conn.Exec(ctx, `SELECT set_config('tcp_keepalives_idle', $1, false), set_config('tcp_keepalives_interval', '1', false),
+		set_config('tcp_keepalives_count', $2, false), set_config('tcp_user_timeout', $3, false),
+		CASE WHEN current_setting('server_version_num')::int >= 140000 THEN set_config('idle_session_timeout', $3, false) END`,
+		strconv.Itoa(idle), strconv.Itoa(count), strconv.Itoa(ka*1000))
 	if err != nil {
 		closeConn(conn)
 		return nil, fmt.Errorf("set the session's keepalives: %w", err)
 	}
 	return conn, nil
+}
+
+// keepAlive makes the client's TCP socket of conn probe its peer after
+// idle, every second, count times, so that a waiter blocked in the lock
+// call learns of a partition; Unix sockets need none.
+func keepAlive(conn *pgx.Conn, idle time.Duration, count int) {
+	nc := conn.PgConn().Conn()
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok { // TLS
+		nc = tc.NetConn()
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: idle, Interval: time.Second, Count: count})
+	}
 }
 
 func closeConn(conn *pgx.Conn) {
