@@ -69,8 +69,10 @@ func (o *PostgresOptions) ensureDefaults() {
 }
 
 // Postgres holds leases as session advisory locks of the fleet's
-// PostgreSQL database. It is safe for concurrent use; each lease held, or
-// waited for, takes one connection of the pool for its duration.
+// PostgreSQL database. It is safe for concurrent use. Each lease held, or
+// waited for, takes one connection out of the pool for its duration (a
+// hijacked connection no longer counts against the pool's MaxConns, so the
+// server sees one more connection per lease).
 type Postgres struct {
 	pool *pgxpool.Pool
 	opts PostgresOptions
@@ -82,6 +84,10 @@ type Postgres struct {
 // holds nothing yet; closing the pool is the caller's.
 func NewPostgres(ctx context.Context, pool *pgxpool.Pool, opts PostgresOptions) (*Postgres, error) {
 	opts.ensureDefaults()
+	if opts.KeepAlive < 2*time.Second || opts.KeepAlive <= opts.PingInterval+opts.PingTimeout {
+		return nil, fmt.Errorf("lease options: KeepAlive %s must be at least 2 s and above PingInterval+PingTimeout (%s)",
+			opts.KeepAlive, opts.PingInterval+opts.PingTimeout)
+	}
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("lease migrations: %w", err)

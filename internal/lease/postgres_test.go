@@ -3,21 +3,35 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/robfig/cron/v3"
+	"go.uber.org/goleak"
 
 	"github.com/simdex/simdex/internal/lease"
 	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain runs the tests on a shared PostgreSQL server, and fails them if
+// a goroutine outlives them (a lease's watch, a Hold).
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // Environment of a replica process (TestReplicaProcess).
 const (
@@ -326,6 +340,14 @@ func TestEveryTwoReplicasEachSlotOnce(t *testing.T) {
 	// holder to run again.
 	if n := int64(count(t, pool, "SELECT count(*) FROM lease_runs WHERE job = 'policy/evaluate'")); n != runs.Load() && n != runs.Load()-1 {
 		t.Fatalf("%d runs, %d slots recorded", runs.Load(), n)
+	}
+}
+
+func TestNewPostgresRefusesKeepAliveBelowPings(t *testing.T) {
+	pool, _ := replica(t, pgtest.DSN(t))
+	_, err := lease.NewPostgres(context.Background(), pool, lease.PostgresOptions{KeepAlive: 2 * time.Second, PingInterval: time.Second, PingTimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "KeepAlive") {
+		t.Fatalf("KeepAlive = PingInterval+PingTimeout accepted: %v", err)
 	}
 }
 
