@@ -68,6 +68,9 @@ func (o *PostgresOptions) ensureDefaults() {
 	}
 }
 
+// maxRetryPause bounds Hold's pauses while the server cannot be reached.
+const maxRetryPause = 30 * time.Second
+
 // Postgres holds leases as session advisory locks of the fleet's
 // PostgreSQL database. It is safe for concurrent use. Each lease held, or
 // waited for, takes one connection out of the pool for its duration (a
@@ -123,15 +126,18 @@ func (p *Postgres) Run(ctx context.Context, name string, fn Func) (bool, error) 
 // lost, fn's context is cancelled and, once fn has returned, Hold waits
 // for the lease again and runs fn anew. It returns nil when ctx is done.
 func (p *Postgres) Hold(ctx context.Context, name string, fn Func) error {
+	pause := p.opts.RetryPause
 	for ctx.Err() == nil {
 		h, err := p.acquire(ctx, name, true)
 		if err != nil {
 			if ctx.Err() == nil {
-				p.log.Warn("wait for lease, will retry", "lease", name, "err", err, "in", p.opts.RetryPause)
-				sleep(ctx, p.opts.RetryPause)
+				p.log.Warn("wait for lease, will retry", "lease", name, "err", err, "in", pause)
+				sleep(ctx, pause)
+				pause = min(2*pause, maxRetryPause)
 			}
 			continue
 		}
+		pause = p.opts.RetryPause
 		err = h.run(fn)
 		h.release()
 		if !errors.Is(err, ErrLost) {

@@ -374,3 +374,41 @@ func TestRunSlotErrorRecorded(t *testing.T) {
 		t.Fatal("a slot cut short was recorded complete")
 	}
 }
+
+// BenchmarkRunSlot measures what a scheduled run costs beyond its job:
+// a session from the pool, the lock, the completion check and record.
+func BenchmarkRunSlot(b *testing.B) {
+	_, l := replica(b, pgtest.DSN(b))
+	ctx := context.Background()
+	s := slot
+	nop := func(context.Context) error { return nil }
+	for b.Loop() {
+		s = s.Add(time.Minute)
+		if ran, err := l.RunSlot(ctx, "bench", s, nop); !ran || err != nil {
+			b.Fatal(ran, err)
+		}
+	}
+}
+
+// BenchmarkRunRefused measures a replica's turn refused while another
+// holds the lease.
+func BenchmarkRunRefused(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	_, holder := replica(b, dsn)
+	_, l := replica(b, dsn)
+	ctx, cancel := context.WithCancel(context.Background())
+	held, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- holder.Hold(ctx, "bench", func(ctx context.Context) error { close(held); <-ctx.Done(); return nil })
+	}()
+	<-held
+	for b.Loop() {
+		if ran, err := l.Run(context.Background(), "bench", func(context.Context) error { return nil }); ran || err != nil {
+			b.Fatal(ran, err)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}
