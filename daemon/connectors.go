@@ -36,6 +36,8 @@ type singletons interface {
 	Now(ctx context.Context) (time.Time, error)
 	// RunSlot runs fn for one scheduled slot of job, once across replicas.
 	RunSlot(ctx context.Context, job string, slot time.Time, fn lease.Func) (bool, error)
+	// LastSlot returns the last slot of job recorded complete.
+	LastSlot(ctx context.Context, job string) (time.Time, error)
 }
 
 var (

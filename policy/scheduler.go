@@ -22,6 +22,9 @@ type Lease interface {
 	// fleet; the replica that takes the lease over from a dead holder runs
 	// the slot its holder died in.
 	RunSlot(ctx context.Context, job string, slot time.Time, fn lease.Func) (ran bool, err error)
+	// LastSlot returns the last slot of job recorded complete, or the
+	// zero time, so that a slot missed while no replica ran is caught up.
+	LastSlot(ctx context.Context, job string) (time.Time, error)
 }
 
 // The Scheduler's jobs, named as their leases.

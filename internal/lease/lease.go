@@ -30,6 +30,9 @@ type Slots interface {
 	Now(ctx context.Context) (time.Time, error)
 	// RunSlot runs fn for one slot of job, once across the fleet.
 	RunSlot(ctx context.Context, job string, slot time.Time, fn Func) (ran bool, err error)
+	// LastSlot returns the last slot of job recorded complete, or the
+	// zero time.
+	LastSlot(ctx context.Context, job string) (time.Time, error)
 }
 
 // retryPause is Every's pause after a failure to read the clock.
@@ -40,8 +43,12 @@ const retryPause = 5 * time.Second
 // returned. A slot still running when the next comes is not doubled: the
 // next slot is the first after the run ended. Failures are logged; the
 // next slot runs anyway.
+//
+// At start, a slot missed since the last one recorded complete (every
+// replica was down, or the one running it died with no other waiting) is
+// run at once: the latest such slot, once, whatever the number missed.
 func Every(ctx context.Context, s Slots, job string, sched Schedule, fn Func, log *slog.Logger) error {
-	var last time.Time
+	last := catchUp(ctx, s, job, sched, fn, log)
 	for ctx.Err() == nil {
 		now, err := s.Now(ctx)
 		if err != nil {
@@ -65,6 +72,37 @@ func Every(ctx context.Context, s Slots, job string, sched Schedule, fn Func, lo
 		}
 	}
 	return nil
+}
+
+// maxMissed bounds the slots catchUp steps through to find the latest.
+const maxMissed = 1 << 20
+
+// catchUp runs the latest slot of sched missed since job's last completed
+// slot, if any, and returns the slot it ran (or the zero time).
+func catchUp(ctx context.Context, s Slots, job string, sched Schedule, fn Func, log *slog.Logger) time.Time {
+	last, err := s.LastSlot(ctx, job)
+	if err != nil || last.IsZero() {
+		if err != nil && ctx.Err() == nil {
+			log.Warn("read the last completed slot, not catching up", "job", job, "err", err)
+		}
+		return time.Time{}
+	}
+	now, err := s.Now(ctx)
+	if err != nil {
+		return time.Time{}
+	}
+	missed := time.Time{}
+	for next, i := sched.Next(last), 0; !next.After(now) && i < maxMissed; next, i = sched.Next(next), i+1 {
+		missed = next
+	}
+	if missed.IsZero() {
+		return time.Time{}
+	}
+	log.Info("running a slot missed while no replica ran the job", "job", job, "slot", missed, "last", last)
+	if _, err := s.RunSlot(ctx, job, missed, fn); err != nil && ctx.Err() == nil {
+		log.Warn("periodic job failed, the next slot runs anyway", "job", job, "slot", missed, "err", err)
+	}
+	return missed
 }
 
 func later(a, b time.Time) time.Time {

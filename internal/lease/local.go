@@ -64,6 +64,14 @@ func (l *Local) Hold(ctx context.Context, name string, fn Func) error {
 	return fn(ctx)
 }
 
+// LastSlot returns the last slot of job the process completed, or the
+// zero time.
+func (l *Local) LastSlot(_ context.Context, job string) (time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done[job], nil
+}
+
 // RunSlot runs fn for slot unless the process completed that slot of job
 // or a later one. A run cut short by ctx leaves the slot open.
 func (l *Local) RunSlot(ctx context.Context, job string, slot time.Time, fn Func) (bool, error) {

@@ -175,6 +175,19 @@ func (p *Postgres) RunSlot(ctx context.Context, job string, slot time.Time, fn F
 	return true, ferr
 }
 
+// LastSlot returns the last slot of job recorded complete, or the zero
+// time.
+func (p *Postgres) LastSlot(ctx context.Context, job string) (time.Time, error) {
+	var last *time.Time
+	if err := p.pool.QueryRow(ctx, "SELECT max(slot) FROM lease_runs WHERE job = $1", job).Scan(&last); err != nil {
+		return time.Time{}, fmt.Errorf("read the last slot of %s: %w", job, err)
+	}
+	if last == nil {
+		return time.Time{}, nil
+	}
+	return *last, nil
+}
+
 // acquire takes a dedicated session and the lock name on it, waiting for
 // it if wait. It returns nil, nil when the lock is held elsewhere and not
 // wait.

@@ -412,3 +412,38 @@ func BenchmarkRunRefused(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// TestEveryCatchesUpMissedSlot: a replica starting after slots went by
+// with no replica running them runs the latest missed slot at once, once.
+func TestEveryCatchesUpMissedSlot(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	pool, a := replica(t, dsn)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var hour time.Time
+	if err := pool.QueryRow(ctx, "SELECT date_trunc('hour', clock_timestamp())").Scan(&hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "INSERT INTO lease_runs (job, slot, holder) VALUES ('hourly', $1, 'gone')", hour.Add(-3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	sched, err := cron.ParseStandard("0 * * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		done <- lease.Every(ctx, a, "hourly", sched, func(context.Context) error { runs.Add(1); return nil }, discard)
+	}()
+	within(t, 10*time.Second, "the missed slot run", func() bool {
+		return count(t, pool, "SELECT count(*) FROM lease_runs WHERE job = 'hourly' AND slot = $1", hour) == 1
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("ran %d times for three missed slots, want once (the latest)", runs.Load())
+	}
+}
