@@ -216,6 +216,8 @@ func TestReplicaProcess(t *testing.T) {
 		err = l.Hold(ctx, "backfill", block)
 	case "slot":
 		_, err = l.RunSlot(ctx, "reconcile/s3:docs", slot, block)
+	case "every":
+		err = lease.Every(ctx, l, "reconcile/s3:docs", hourly(t), block, discard)
 	}
 	t.Fatalf("replica returned: %v", err)
 }
@@ -299,6 +301,62 @@ func TestSlotCompletesOnceAfterHolderKilled(t *testing.T) {
 	ran, err := c.RunSlot(ctx, job, slot, func(context.Context) error { return errors.New("slot ran twice") })
 	if ran || err != nil {
 		t.Fatalf("a third replica: ran %v, %v; want the slot skipped", ran, err)
+	}
+}
+
+func hourly(t testing.TB) cron.Schedule {
+	t.Helper()
+	sched, err := cron.ParseStandard("0 * * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sched
+}
+
+// TestEveryRunCompletesOnceAfterHolderKilled is the leader-lease test of
+// issue 30 as the daemon runs reconciliation, through Every: the replica
+// process running this hour's reconciliation (missed, so run at its
+// start) is killed mid-run; another replica starting meanwhile waits for
+// the lease, takes it over, runs the slot, and the slot completes once.
+func TestEveryRunCompletesOnceAfterHolderKilled(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	pool, b := replica(t, dsn)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var hour time.Time
+	if err := pool.QueryRow(ctx, "SELECT date_trunc('hour', clock_timestamp())").Scan(&hour); err != nil {
+		t.Fatal(err)
+	}
+	job := "reconcile/s3:docs"
+	if _, err := pool.Exec(ctx, "INSERT INTO lease_runs (job, slot, holder) VALUES ($1, $2, 'earlier')", job, hour.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	child := startReplica(t, pool, dsn, "every")
+	done := make(chan error, 1)
+	go func() {
+		done <- lease.Every(ctx, b, job, hourly(t), func(ctx context.Context) error {
+			_, err := pool.Exec(ctx, "INSERT INTO attempts (who) VALUES ('b')")
+			return err
+		}, discard)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if n := count(t, pool, "SELECT count(*) FROM attempts WHERE who = 'b'"); n != 0 {
+		t.Fatal("B ran the slot while the child held the lease")
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 10*time.Second, "the slot completed after the holder's kill -9", func() bool {
+		return count(t, pool, "SELECT count(*) FROM lease_runs WHERE job = $1 AND slot = $2", job, hour) == 1
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"child", "b"} {
+		if n := count(t, pool, "SELECT count(*) FROM attempts WHERE who = $1", who); n != 1 {
+			t.Errorf("%s ran the reconciliation %d times, want 1", who, n)
+		}
 	}
 }
 
