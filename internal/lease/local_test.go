@@ -80,3 +80,25 @@ func TestEveryUsesTheLeaseClock(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalHoldWaitsAndStopsWithContext(t *testing.T) {
+	l := lease.NewLocal()
+	in, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- l.Hold(context.Background(), "x", func(context.Context) error { close(in); <-release; return nil })
+	}()
+	<-in
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := l.Hold(ctx, "x", func(context.Context) error { return errors.New("ran while held") }); err != nil {
+		t.Fatalf("Hold with its context done while waiting: %v, want nil", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := l.Hold(context.Background(), "x", func(context.Context) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Hold returned %v, want the job's error", err)
+	}
+}

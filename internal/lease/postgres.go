@@ -113,6 +113,10 @@ func (p *Postgres) Now(ctx context.Context) (time.Time, error) {
 // Run runs fn if no other holder has name, and reports whether it ran. It
 // returns fn's error, wrapping ErrLost if the lease was lost meanwhile.
 func (p *Postgres) Run(ctx context.Context, name string, fn Func) (bool, error) {
+	// A turn refused costs a query on the pool, not a new session.
+	if held, err := p.heldElsewhere(ctx, name); err != nil || held {
+		return false, err
+	}
 	h, err := p.acquire(ctx, name, false)
 	if err != nil || h == nil {
 		return false, err
@@ -138,6 +142,7 @@ func (p *Postgres) Hold(ctx context.Context, name string, fn Func) error {
 			continue
 		}
 		pause = p.opts.RetryPause
+		p.log.Info("holding lease", "lease", name)
 		err = h.run(fn)
 		h.release()
 		if !errors.Is(err, ErrLost) {
@@ -186,6 +191,18 @@ func (p *Postgres) LastSlot(ctx context.Context, job string) (time.Time, error) 
 		return time.Time{}, nil
 	}
 	return *last, nil
+}
+
+// heldElsewhere reports whether a session holds the lease name.
+func (p *Postgres) heldElsewhere(ctx context.Context, name string) (bool, error) {
+	var held bool
+	err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND classid = $1::bigint::oid AND objid = (hashtext($2)::bigint & 4294967295)::oid AND objsubid = 2)`, namespace, name).Scan(&held)
+	if err != nil {
+		return false, fmt.Errorf("lease %s: look for its holder: %w", name, err)
+	}
+	return held, nil
 }
 
 // acquire takes a dedicated session and the lock name on it, waiting for
