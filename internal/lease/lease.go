@@ -129,7 +129,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // lostError joins the job's error with the loss of the lease, if it was
 // lost.
-func lostError(name string, ctx context.Context, err error) error {
+func lostError(ctx context.Context, name string, err error) error {
 	if cause := context.Cause(ctx); errors.Is(cause, ErrLost) {
 		if err == nil || errors.Is(err, context.Canceled) {
 			return fmt.Errorf("lease %s: %w", name, cause)

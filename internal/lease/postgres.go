@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simdex/simdex/internal/pgdb"
 )
@@ -47,6 +48,8 @@ type PostgresOptions struct {
 	Holder string
 	// Logger receives the lease's logs; nil discards them.
 	Logger *slog.Logger
+	// Registerer receives the lease's metrics; nil registers none.
+	Registerer prometheus.Registerer
 }
 
 func (o *PostgresOptions) ensureDefaults() {
@@ -80,6 +83,8 @@ type Postgres struct {
 	pool *pgxpool.Pool
 	opts PostgresOptions
 	log  *slog.Logger
+	held *prometheus.GaugeVec   // 1 while this replica holds the lease
+	lost *prometheus.CounterVec // leases lost while held
 }
 
 // NewPostgres applies the lease's migrations (table lease_runs, version
@@ -98,7 +103,22 @@ func NewPostgres(ctx context.Context, pool *pgxpool.Pool, opts PostgresOptions) 
 	if err := pgdb.Migrate(ctx, pool, sub, "lease_schema"); err != nil {
 		return nil, err
 	}
-	return &Postgres{pool: pool, opts: opts, log: opts.Logger.With("component", "lease")}, nil
+	p := &Postgres{pool: pool, opts: opts, log: opts.Logger.With("component", "lease"),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "simdex_lease_held", Help: "Whether this replica holds the lease (1) or not (0).",
+		}, []string{"lease"}),
+		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_lease_lost_total", Help: "Leases lost while held: the session ended or stopped answering.",
+		}, []string{"lease"}),
+	}
+	if opts.Registerer != nil {
+		for _, c := range []prometheus.Collector{p.held, p.lost} {
+			if err := opts.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("register lease metrics: %w", err)
+			}
+		}
+	}
+	return p, nil
 }
 
 // Now returns the database server's clock, the one every replica reads.
@@ -226,8 +246,9 @@ func (p *Postgres) acquire(ctx context.Context, name string, wait bool) (*held, 
 		}
 		return nil, nil
 	}
-	h := &held{name: name, conn: conn, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &held{name: name, conn: conn, stop: make(chan struct{}), done: make(chan struct{}), metrics: p}
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
+	p.held.WithLabelValues(name).Set(1)
 	go h.watch(p.opts.PingInterval, p.opts.PingTimeout)
 	return h, nil
 }
@@ -286,6 +307,8 @@ type held struct {
 	cancel context.CancelCauseFunc
 	stop   chan struct{}
 	done   chan struct{}
+
+	metrics *Postgres
 }
 
 // watch pings the session until release, and cancels the job's context
@@ -308,6 +331,7 @@ func (h *held) watch(interval, timeout time.Duration) {
 		cancel()
 		h.mu.Unlock()
 		if err != nil {
+			h.metrics.lost.WithLabelValues(h.name).Inc()
 			h.cancel(fmt.Errorf("%w: session check: %w", ErrLost, err))
 			return
 		}
@@ -316,7 +340,7 @@ func (h *held) watch(interval, timeout time.Duration) {
 
 // run runs fn under the lease.
 func (h *held) run(fn Func) error {
-	return lostError(h.name, h.ctx, fn(h.ctx))
+	return lostError(h.ctx, h.name, fn(h.ctx))
 }
 
 // release stops the watch and closes the session, which ends the lock.
@@ -325,6 +349,7 @@ func (h *held) release() {
 	<-h.done
 	h.cancel(nil)
 	closeConn(h.conn)
+	h.metrics.held.WithLabelValues(h.name).Set(0)
 }
 
 // completed reports whether slot of job, or a later one, is recorded

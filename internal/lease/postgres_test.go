@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/robfig/cron/v3"
 	"go.uber.org/goleak"
 
@@ -45,13 +47,19 @@ var slot = time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
 // replica opens a pool on dsn (one replica of the fleet) and its lease.
 func replica(t testing.TB, dsn string) (*pgxpool.Pool, *lease.Postgres) {
 	t.Helper()
+	return replicaWith(t, dsn, nil)
+}
+
+// replicaWith is replica with the lease's metrics registered in reg.
+func replicaWith(t testing.TB, dsn string, reg prometheus.Registerer) (*pgxpool.Pool, *lease.Postgres) {
+	t.Helper()
 	ctx := context.Background()
 	pool, err := pgdb.Open(ctx, dsn, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	l, err := lease.NewPostgres(ctx, pool, lease.PostgresOptions{PingInterval: 200 * time.Millisecond, PingTimeout: time.Second, RetryPause: 100 * time.Millisecond})
+	l, err := lease.NewPostgres(ctx, pool, lease.PostgresOptions{PingInterval: 200 * time.Millisecond, PingTimeout: time.Second, RetryPause: 100 * time.Millisecond, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +127,8 @@ func TestHoldTakenOverWhenSessionTerminated(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dsn := pgtest.DSN(t)
-	pool, a := replica(t, dsn)
+	reg := prometheus.NewRegistry()
+	pool, a := replicaWith(t, dsn, reg)
 	_, b := replica(t, dsn)
 	var lostA atomic.Value
 	aRunning, bRunning := make(chan struct{}), make(chan struct{})
@@ -157,6 +166,16 @@ func TestHoldTakenOverWhenSessionTerminated(t *testing.T) {
 		t.Errorf("A's job ended by %v, want ErrLost", cause)
 	}
 	t.Logf("B took over %s after A's session was terminated", time.Since(start).Round(time.Millisecond))
+	within(t, 5*time.Second, "A's lease released", func() bool {
+		return testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP simdex_lease_held Whether this replica holds the lease (1) or not (0).
+# TYPE simdex_lease_held gauge
+simdex_lease_held{lease="dispatch"} 0
+# HELP simdex_lease_lost_total Leases lost while held: the session ended or stopped answering.
+# TYPE simdex_lease_lost_total counter
+simdex_lease_lost_total{lease="dispatch"} 1
+`)) == nil
+	})
 	cancel()
 	for _, ch := range []chan error{holdA, holdB} {
 		if err := <-ch; err != nil {
