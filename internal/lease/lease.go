@@ -35,8 +35,9 @@ type Slots interface {
 	LastSlot(ctx context.Context, job string) (time.Time, error)
 }
 
-// retryPause is Every's pause after a failure to read the clock.
-const retryPause = 5 * time.Second
+// retryPause is Every's pause after a failure to read the clock or to
+// take a slot's lease (a variable for tests).
+var retryPause = 5 * time.Second
 
 // Every runs fn at every time of sched under the lease named job, slot by
 // slot, until ctx is done; then it returns nil once a run under way has
@@ -63,15 +64,32 @@ func Every(ctx context.Context, s Slots, job string, sched Schedule, fn Func, lo
 			break
 		}
 		last = slot
+		runSlot(ctx, s, job, slot, sched.Next(slot).Sub(slot), fn, log)
+	}
+	return nil
+}
+
+// runSlot runs one slot of job. When the lease cannot be had (the
+// database is unreachable), it tries again every retryPause for up to one
+// period of the schedule, measured on the local monotonic clock.
+func runSlot(ctx context.Context, s Slots, job string, slot time.Time, period time.Duration, fn Func, log *slog.Logger) {
+	giveUp := time.Now().Add(period)
+	for {
 		ran, err := s.RunSlot(ctx, job, slot, fn)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case ctx.Err() != nil:
+			return
+		case err != nil && !ran && time.Now().Add(retryPause).Before(giveUp):
+			log.Warn("periodic job could not take its lease, will retry", "job", job, "slot", slot, "err", err, "in", retryPause)
+			sleep(ctx, retryPause)
+			continue
+		case err != nil:
 			log.Warn("periodic job failed, the next slot runs anyway", "job", job, "slot", slot, "err", err)
 		case !ran:
 			log.Debug("periodic job slot run by another replica", "job", job, "slot", slot)
 		}
+		return
 	}
-	return nil
 }
 
 // maxMissed bounds the slots catchUp steps through to find the latest.
@@ -99,9 +117,7 @@ func catchUp(ctx context.Context, s Slots, job string, sched Schedule, fn Func, 
 		return time.Time{}
 	}
 	log.Info("running a slot missed while no replica ran the job", "job", job, "slot", missed, "last", last)
-	if _, err := s.RunSlot(ctx, job, missed, fn); err != nil && ctx.Err() == nil {
-		log.Warn("periodic job failed, the next slot runs anyway", "job", job, "slot", missed, "err", err)
-	}
+	runSlot(ctx, s, job, missed, sched.Next(missed).Sub(missed), fn, log)
 	return missed
 }
 

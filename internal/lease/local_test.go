@@ -102,3 +102,51 @@ func TestLocalHoldWaitsAndStopsWithContext(t *testing.T) {
 		t.Fatalf("Hold returned %v, want the job's error", err)
 	}
 }
+
+// flakyLease refuses its first failures RunSlot calls, as a lease whose
+// database is unreachable.
+type flakyLease struct {
+	*lease.Local
+	failures atomic.Int64
+}
+
+func (f *flakyLease) RunSlot(ctx context.Context, job string, slot time.Time, fn lease.Func) (bool, error) {
+	if f.failures.Add(-1) >= 0 {
+		return false, errors.New("database unreachable")
+	}
+	return f.Local.RunSlot(ctx, job, slot, fn)
+}
+
+// TestEveryRetriesASlotItsLeaseRefused: a slot whose lease cannot be had
+// is tried again, not skipped.
+func TestEveryRetriesASlotItsLeaseRefused(t *testing.T) {
+	defer lease.SetRetryPause(10 * time.Millisecond)()
+	l := &flakyLease{Local: lease.NewLocal()}
+	l.failures.Store(3)
+	sched, err := cron.ParseStandard("@every 1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every starts after a slot completed an hour and a second ago, so it
+	// catches that slot up at once.
+	if _, err := l.Local.RunSlot(context.Background(), "j", time.Now().Add(-time.Hour-time.Second), func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var runs atomic.Int64
+	done := make(chan error)
+	go func() {
+		done <- lease.Every(ctx, l, "j", sched, func(context.Context) error { runs.Add(1); return nil }, discard)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runs.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 || l.failures.Load() > 0 {
+		t.Fatalf("%d runs, %d refusals left; want the slot run after 3 refusals", runs.Load(), l.failures.Load())
+	}
+}
