@@ -60,6 +60,10 @@ func Every(ctx context.Context, s Slots, job string, sched Schedule, fn Func, lo
 			continue
 		}
 		slot := sched.Next(later(now, last))
+		if slot.IsZero() {
+			log.Warn("schedule has no next time, the job will not run again", "job", job)
+			break
+		}
 		if !sleep(ctx, slot.Sub(now)) {
 			break
 		}
@@ -110,7 +114,7 @@ func catchUp(ctx context.Context, s Slots, job string, sched Schedule, fn Func, 
 		return time.Time{}
 	}
 	missed := time.Time{}
-	for next, i := sched.Next(last), 0; !next.After(now) && i < maxMissed; next, i = sched.Next(next), i+1 {
+	for next, i := sched.Next(last), 0; !next.IsZero() && !next.After(now) && i < maxMissed; next, i = sched.Next(next), i+1 {
 		missed = next
 	}
 	if missed.IsZero() {

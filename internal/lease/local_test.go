@@ -150,3 +150,27 @@ func TestEveryRetriesASlotItsLeaseRefused(t *testing.T) {
 		t.Fatalf("%d runs, %d refusals left; want the slot run after 3 refusals", runs.Load(), l.failures.Load())
 	}
 }
+
+// never is a schedule with no next time, as cron's for 30 February.
+type never struct{}
+
+func (never) Next(time.Time) time.Time { return time.Time{} }
+
+func TestEveryStopsOnAScheduleWithoutNextTime(t *testing.T) {
+	l := lease.NewLocal()
+	if _, err := l.RunSlot(context.Background(), "j", time.Now().Add(-time.Hour), func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		done <- lease.Every(context.Background(), l, "j", never{}, func(context.Context) error { return errors.New("ran") }, discard)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Every kept going on a schedule with no next time")
+	}
+}
