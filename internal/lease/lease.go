@@ -120,7 +120,7 @@ func catchUp(ctx context.Context, s Slots, job string, sched Schedule, fn Func, 
 	if missed.IsZero() {
 		return time.Time{}
 	}
-	log.Info("running a slot missed while no replica ran the job", "job", job, "slot", missed, "last", last)
+	log.Info("a slot is due since the last completed one; running it unless another replica has", "job", job, "slot", missed, "last", last)
 	runSlot(ctx, s, job, missed, sched.Next(missed).Sub(missed), fn, log)
 	return missed
 }
