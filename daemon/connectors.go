@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -21,6 +22,27 @@ import (
 	natsconn "github.com/simdex/simdex/connectors/nats"
 	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/lease"
+)
+
+// singletons is the lease under which the daemon's singletons run on one
+// replica at a time: reconciliation, the first start's backfill, the
+// policy schedules, the notifier's dispatch. internal/lease's Local with
+// the embedded driver; its Postgres, on the shared pool, for a fleet.
+type singletons interface {
+	// Hold waits for the lease name and runs fn while it holds it.
+	Hold(ctx context.Context, name string, fn lease.Func) error
+	// Now returns the time every replica agrees on.
+	Now(ctx context.Context) (time.Time, error)
+	// RunSlot runs fn for one scheduled slot of job, once across replicas.
+	RunSlot(ctx context.Context, job string, slot time.Time, fn lease.Func) (bool, error)
+	// LastSlot returns the last slot of job recorded complete.
+	LastSlot(ctx context.Context, job string) (time.Time, error)
+}
+
+var (
+	_ singletons = (*lease.Local)(nil)
+	_ singletons = (*lease.Postgres)(nil)
 )
 
 // namedSource is a configured connector.
@@ -172,8 +194,13 @@ func (d *Daemon) connectorMembers(p *parts) []member {
 	}
 	for _, b := range p.buckets {
 		if b.cfg.Backfill {
+			// One replica backfills; if it dies, the next to take the
+			// lease finds no marker and backfills again.
 			members = append(members, member{"backfill " + b.source, func(ctx context.Context) error {
-				if err := backfillOnce(ctx, p.nc, b, p.events, p.log); err != nil && ctx.Err() == nil {
+				err := p.lease.Hold(ctx, "backfill/"+b.source, func(ctx context.Context) error {
+					return backfillOnce(ctx, p.nc, b, p.events, p.log)
+				})
+				if err != nil && ctx.Err() == nil {
 					p.log.Error("backfill failed; run `simdex backfill` once the cause is fixed", "connector", b.source, "err", err)
 				}
 				return nil
@@ -184,20 +211,35 @@ func (d *Daemon) connectorMembers(p *parts) []member {
 }
 
 // reconcileEvery reconciles each bucket on its schedule until ctx is done,
-// then waits for a run under way.
+// then waits for a run under way. Each scheduled run of a bucket happens
+// on one replica, under the lease "reconcile/<source>"; the replica that
+// takes the lease over from one that died mid-run runs that slot again.
 func (d *Daemon) reconcileEvery(ctx context.Context, p *parts) error {
-	sched := cron.New(cron.WithParser(cronParser), cron.WithLogger(cronLogger{p.log}))
+	type job struct {
+		b     *bucket
+		sched cron.Schedule
+	}
+	var jobs []job
 	for _, b := range p.buckets {
 		if b.cfg.Reconcile == "" {
 			continue
 		}
-		if _, err := sched.AddFunc(b.cfg.Reconcile, func() { d.reconcile(ctx, p, b) }); err != nil {
+		sched, err := cronParser.Parse(b.cfg.Reconcile)
+		if err != nil {
 			return fmt.Errorf("%w: connectors.s3 %s reconcile: %w", ErrConfig, b.cfg.Name, err)
 		}
+		jobs = append(jobs, job{b, sched})
 	}
-	sched.Start()
-	<-ctx.Done()
-	<-sched.Stop().Done()
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Go(func() {
+			_ = lease.Every(ctx, p.lease, "reconcile/"+j.b.source, j.sched, func(ctx context.Context) error {
+				d.reconcile(ctx, p, j.b)
+				return nil
+			}, p.log)
+		})
+	}
+	wg.Wait()
 	return nil
 }
 
@@ -214,14 +256,6 @@ func (d *Daemon) reconcile(ctx context.Context, p *parts, b *bucket) {
 		return
 	}
 	log.Info("reconciliation done", "counts", fmt.Sprintf("%+v", counts), "elapsed", time.Since(start))
-}
-
-// cronLogger routes robfig/cron's logs to slog.
-type cronLogger struct{ l *slog.Logger }
-
-func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug(msg, kv...) }
-func (c cronLogger) Error(err error, msg string, kv ...any) {
-	c.l.Error(msg, append(kv, "err", err)...)
 }
 
 // stateBucket is the JetStream key-value bucket for state shared by every

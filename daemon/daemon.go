@@ -33,6 +33,7 @@ import (
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
+	"github.com/simdex/simdex/internal/lease"
 	"github.com/simdex/simdex/notifier"
 	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
 	"github.com/simdex/simdex/policy"
@@ -142,6 +143,7 @@ func runGroup(ctx context.Context, members []member, started, stopping func()) e
 // parts are what Run opens, step by step; close releases them in reverse.
 type parts struct {
 	log       *slog.Logger
+	lease     singletons // the singletons' lease
 	undo      []func()
 	natsURL   string
 	nc        *nats.Conn
@@ -162,7 +164,7 @@ type parts struct {
 // open opens and builds every part in order; on failure it closes what it
 // had opened.
 func (d *Daemon) open(ctx context.Context) (*parts, error) {
-	p := &parts{log: d.logger.With("component", "daemon"), events: make(chan connectors.Event, 4*d.cfg.Pipeline.Workers)}
+	p := &parts{log: d.logger.With("component", "daemon"), lease: lease.NewLocal(), events: make(chan connectors.Event, 4*d.cfg.Pipeline.Workers)}
 	for _, step := range []func(context.Context, *parts) error{
 		d.lockDataDir, d.openNATS, d.openEngine, d.openNotifier, d.openBuckets, d.openConnectors, d.openPolicy, d.buildPipeline, d.openHTTP,
 	} {
@@ -283,7 +285,7 @@ func (d *Daemon) openNotifier(ctx context.Context, p *parts) error {
 		return fmt.Errorf("open notifier outbox %s: %w", d.cfg.OutboxPath(), err)
 	}
 	p.onClose(func() { outbox.Close() })
-	if p.notifier, err = notifier.New(notifier.Options{Config: d.cfg.Notifier, Outbox: outbox, Publisher: p.nc, Logger: d.logger}); err != nil {
+	if p.notifier, err = notifier.New(notifier.Options{Config: d.cfg.Notifier, Outbox: outbox, Publisher: p.nc, Lease: p.lease, Logger: d.logger}); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
@@ -312,10 +314,11 @@ func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if err := p.policy.Sync(ctx); err != nil {
+	// Replicas starting together place the configured holds one at a time.
+	if err := p.lease.Hold(ctx, "policy/sync", p.policy.Sync); err != nil {
 		return fmt.Errorf("start policy: %w", err)
 	}
-	if p.schedules, err = policy.NewScheduler(p.policy, d.cfg.Policy.Schedules); err != nil {
+	if p.schedules, err = policy.NewScheduler(p.policy, d.cfg.Policy.Schedules, p.lease); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil

@@ -17,6 +17,18 @@ type Sender interface {
 	Send(ctx context.Context, alerts []Alert) error
 }
 
+// Lease runs the dispatcher on one replica of a fleet at a time
+// (internal/lease's Postgres; its Local for one process).
+type Lease interface {
+	// Hold waits for the lease name, runs fn while it holds it (fn's
+	// context is cancelled when the lease is lost, and Hold waits for it
+	// again) and returns fn's error; it returns nil when ctx is done.
+	Hold(ctx context.Context, name string, fn func(ctx context.Context) error) error
+}
+
+// DispatchLease is the name of the dispatcher's lease.
+const DispatchLease = "notifier/dispatch"
+
 // Options configures a Notifier.
 type Options struct {
 	Config Config
@@ -26,6 +38,9 @@ type Options struct {
 	Senders map[string]Sender
 	// Publisher is the NATS connection of nats channels (*nats.Conn).
 	Publisher Publisher
+	// Lease makes Run dispatch on one replica at a time; nil dispatches
+	// always (one process).
+	Lease Lease
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -36,6 +51,7 @@ type Notifier struct {
 	cfg     Config
 	ob      Outbox
 	senders map[string]Sender
+	lease   Lease
 	digest  map[string]time.Duration // channel -> digest period
 	now     func() time.Time
 	log     *slog.Logger
@@ -52,7 +68,7 @@ func New(opts Options) (*Notifier, error) {
 	}
 	n := &Notifier{
 		cfg: opts.Config, ob: opts.Outbox, senders: map[string]Sender{}, digest: map[string]time.Duration{},
-		now: opts.Now, log: opts.Logger, wake: make(chan struct{}, 1),
+		lease: opts.Lease, now: opts.Now, log: opts.Logger, wake: make(chan struct{}, 1),
 	}
 	if n.now == nil {
 		n.now = time.Now
@@ -134,8 +150,22 @@ func (n *Notifier) Notify(ctx context.Context, a Alert) error {
 	return nil
 }
 
-// Run dispatches due deliveries until ctx is done.
+// Run dispatches due deliveries until ctx is done. With a Lease, only the
+// replica holding DispatchLease dispatches; the others wait to take it
+// over, and alerts they notify are sent by the holder at its next
+// Interval. (Claims in the outbox keep two dispatchers from sending one
+// delivery at once anyway; the lease keeps a fleet from polling it N
+// times over and digests from splitting.)
 func (n *Notifier) Run(ctx context.Context) error {
+	if n.lease != nil {
+		return n.lease.Hold(ctx, DispatchLease, n.dispatchLoop)
+	}
+	return n.dispatchLoop(ctx)
+}
+
+// dispatchLoop dispatches every Interval, or when woken, until ctx is
+// done.
+func (n *Notifier) dispatchLoop(ctx context.Context) error {
 	t := time.NewTicker(n.cfg.Interval)
 	defer t.Stop()
 	for {

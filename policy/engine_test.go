@@ -550,11 +550,11 @@ func TestPublishingSurvivesFailure(t *testing.T) {
 
 func TestSchedulerErrors(t *testing.T) {
 	en := newEnv(t, policy.DefaultConfig())
-	_, err := policy.NewScheduler(en.e, policy.Schedules{Evaluate: "0 25 * * *"})
+	_, err := policy.NewScheduler(en.e, policy.Schedules{Evaluate: "0 25 * * *"}, nil)
 	if !errors.Is(err, policy.ErrBadSchedule) || !strings.Contains(err.Error(), "policy.schedules.evaluate") {
 		t.Errorf("bad schedule: %v", err)
 	}
-	s, err := policy.NewScheduler(en.e, policy.Schedules{Evaluate: "@every 1s"})
+	s, err := policy.NewScheduler(en.e, policy.Schedules{Evaluate: "@every 1s"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,25 +4,59 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/simdex/simdex/internal/lease"
+)
+
+// Lease runs the Scheduler's jobs on one replica of a fleet at a time,
+// slot by slot: internal/lease's Postgres for a fleet, its Local for one
+// process.
+type Lease interface {
+	// Now returns the time every replica agrees on.
+	Now(ctx context.Context) (time.Time, error)
+	// RunSlot runs fn for one scheduled slot of job, once across the
+	// fleet; the replica that takes the lease over from a dead holder runs
+	// the slot its holder died in.
+	RunSlot(ctx context.Context, job string, slot time.Time, fn lease.Func) (ran bool, err error)
+	// LastSlot returns the last slot of job recorded complete, or the
+	// zero time, so that a slot missed while no replica ran is caught up.
+	LastSlot(ctx context.Context, job string) (time.Time, error)
+}
+
+// The Scheduler's jobs, named as their leases.
+const (
+	// JobEvaluate is the retention evaluation with the sweep of every
+	// active hold over the whole index (RefreshHolds).
+	JobEvaluate = "policy/evaluate"
+	// JobRepublish publishes the flags left unpublished.
+	JobRepublish = "policy/republish"
 )
 
 // Scheduler runs the Engine's periodic jobs on the cron schedules of
 // Config.Schedules: the evaluation (with the hold sweep) and the
-// republishing of unpublished flags. A job still running when its next
-// time comes is skipped, not doubled.
+// republishing of unpublished flags, each under its lease, so that in a
+// fleet each scheduled run happens on one replica, once. A job still
+// running when its next time comes is skipped, not doubled.
 type Scheduler struct {
 	e        *Engine
+	lease    Lease
 	evaluate cron.Schedule
 	publish  cron.Schedule
 	logger   *slog.Logger
 }
 
 // NewScheduler parses the schedules; a bad expression is an error naming
-// its key and wrapping ErrBadSchedule. It starts nothing.
-func NewScheduler(e *Engine, s Schedules) (*Scheduler, error) {
-	sc := &Scheduler{e: e, logger: e.logger.With("component", "policy/scheduler")}
+// its key and wrapping ErrBadSchedule. l is the lease of the jobs; nil
+// means a lease of this process alone. It starts nothing.
+func NewScheduler(e *Engine, s Schedules, l Lease) (*Scheduler, error) {
+	if l == nil {
+		l = lease.NewLocal()
+	}
+	sc := &Scheduler{e: e, lease: l, logger: e.logger.With("component", "policy/scheduler")}
 	var err error
 	if s.Evaluate != "" {
 		if sc.evaluate, err = cron.ParseStandard(s.Evaluate); err != nil {
@@ -40,20 +74,20 @@ func NewScheduler(e *Engine, s Schedules) (*Scheduler, error) {
 // Run runs the jobs until ctx is done, then waits for a job under way to
 // finish (it sees ctx cancelled) and returns nil.
 func (s *Scheduler) Run(ctx context.Context) error {
-	c := cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
-	if s.evaluate != nil {
-		c.Schedule(s.evaluate, cron.FuncJob(func() { s.Evaluate(ctx) }))
+	var wg sync.WaitGroup
+	every := func(job string, sched cron.Schedule, fn lease.Func) {
+		if sched != nil {
+			wg.Go(func() { _ = lease.Every(ctx, s.lease, job, sched, fn, s.logger) })
+		}
 	}
-	if s.publish != nil {
-		c.Schedule(s.publish, cron.FuncJob(func() {
-			if _, err := s.e.Republish(ctx); err != nil {
-				s.logger.Warn("republishing flags, will retry on schedule", "err", err)
-			}
-		}))
-	}
-	c.Start()
-	<-ctx.Done()
-	<-c.Stop().Done()
+	every(JobEvaluate, s.evaluate, func(ctx context.Context) error { s.Evaluate(ctx); return nil })
+	every(JobRepublish, s.publish, func(ctx context.Context) error {
+		if _, err := s.e.Republish(ctx); err != nil {
+			s.logger.Warn("republishing flags, will retry on schedule", "err", err)
+		}
+		return nil
+	})
+	wg.Wait()
 	return nil
 }
 
