@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"testing/fstest"
 
 	"github.com/go-viper/mapstructure/v2"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/simdex/simdex/index"
 )
@@ -307,3 +309,45 @@ func TestPostgresDSN(t *testing.T) {
 type envMap map[string]string
 
 func (e envMap) get(k string) string { return e[k] }
+
+// FuzzLoad feeds arbitrary configuration files to Load: it must never
+// panic, a configuration it accepts must pass Validate, and one with a
+// store.postgres.dsn key (a password in the file) is always refused.
+func FuzzLoad(f *testing.F) {
+	for _, name := range []string{filepath.Join("..", "config.yaml"), filepath.Join("testdata", "config-full.yaml")} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("replicas: 3\nnats:\n  url: nats://n:4222\nstore:\n  driver: postgres\n  postgres:\n    dsn_file: /x\n"))
+	f.Add([]byte("store:\n  postgres:\n    dsn: postgres://u:pw@db/x\n"))
+	f.Add([]byte("store: [1, 2]\nreplicas: {a: b}\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path, nil)
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("Load accepted what Validate refuses: %v", err)
+		}
+		if bytes.Contains(data, []byte("dsn:")) && strings.Contains(string(data), "postgres") {
+			var m map[string]any
+			if yaml.Unmarshal(data, &m) == nil {
+				if st, ok := m["store"].(map[string]any); ok {
+					if pg, ok := st["postgres"].(map[string]any); ok {
+						if _, ok := pg["dsn"]; ok {
+							t.Fatal("store.postgres.dsn accepted")
+						}
+					}
+				}
+			}
+		}
+	})
+}
