@@ -75,8 +75,11 @@ type Deps struct {
 	// Registry is served at /metrics and holds the search gauges.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
-	// Ready reports why the daemon is not ready, or nil (/readyz).
-	Ready func() error
+	// Health lists what GET /readyz checks: the daemon has started, and
+	// its stores and NATS answer. Each check gets HealthTimeout (zero:
+	// DefaultHealthTimeout).
+	Health        []Check
+	HealthTimeout time.Duration
 	// Backfill queues every object version of an S3 connector, failing
 	// with ErrNotFound for a name that is none.
 	Backfill func(ctx context.Context, name string) error

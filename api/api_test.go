@@ -49,7 +49,7 @@ func newTestAPI(t *testing.T, maxBody int64) (*httptest.Server, string) {
 	}
 	a := &Server{Deps: Deps{Index: ix, Extractor: ex, Thresholds: opts.Thresholds, Registry: prometheus.NewRegistry(),
 		MaxBody: maxBody, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Ready: func() error { return nil }, Authn: staticAuth{}}}
+		Authn: staticAuth{}}}
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	signAs(srv.URL, func() string { return testAdminToken })

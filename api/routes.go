@@ -74,13 +74,8 @@ func (a *Server) routes() []route {
 		{method: "GET", path: "/healthz", summary: "Liveness", public: true, handler: func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		}},
-		{method: "GET", path: "/readyz", summary: "Readiness: 503 until every component has started", public: true, handler: func(w http.ResponseWriter, r *http.Request) {
-			if err := a.Ready(); err != nil {
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
-				return
-			}
-			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-		}},
+		{method: "GET", path: "/readyz", summary: "Readiness: 503, naming the failing checks, until every component has started and while a store or NATS does not answer",
+			public: true, handler: a.readyz},
 		{method: "GET", path: "/metrics", summary: "Prometheus metrics", public: true, handler: metrics.ServeHTTP},
 		{method: "GET", path: "/api/v1/openapi.json", summary: "This OpenAPI document", handler: a.openAPI},
 		{method: "GET", path: "/api/v1/whoami", summary: "The caller: role, matters and permissions", handler: a.whoami, resp: Whoami{}},

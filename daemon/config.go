@@ -43,6 +43,11 @@ type Config struct {
 	Connectors ConnectorsConfig `mapstructure:"connectors"`
 	Notifier   notifier.Config  `mapstructure:"notifier"`
 	Policy     policy.Config    `mapstructure:"policy"`
+	Store      StoreConfig      `mapstructure:"store"`
+	// Replicas is the declared size of the fleet: how many simdex
+	// processes share this configuration's NATS and stores. Above 1 it
+	// needs the postgres driver and an external NATS.
+	Replicas int `mapstructure:"replicas"`
 }
 
 // PipelineConfig configures the ingest worker pool.
@@ -174,6 +179,8 @@ func DefaultConfig() Config {
 		Connectors: defaultConnectorsConfig(),
 		Notifier:   notifier.DefaultConfig(),
 		Policy:     policy.DefaultConfig(),
+		Store:      StoreConfig{Driver: DriverSQLite, Postgres: PostgresConfig{MaxConns: 20}},
+		Replicas:   1,
 	}
 }
 
@@ -240,6 +247,7 @@ func (c *Config) validate(getenv func(string) string) error {
 	errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
 	errs = append(errs, c.validateSubjects()...)
+	errs = append(errs, c.validateStore(getenv)...)
 	dur := c.Index.Durability
 	errs.badIf(dur != sqlite.Full && dur != sqlite.Normal, "index.durability", "%q is not full or normal", dur)
 	if err := c.Index.Options.Validate(); err != nil {
@@ -337,6 +345,10 @@ func Load(path string, environ []string) (Config, error) {
 		v.SetConfigType("yaml")
 		if err := v.ReadInConfig(); err != nil {
 			return Config{}, fmt.Errorf("read config %s: %w", path, err)
+		}
+		if v.InConfig("store.postgres.dsn") {
+			return Config{}, fmt.Errorf("%w: %s: store.postgres.dsn: refused: a DSN carries the database password and the file holds no secrets; "+
+				"name a file that holds it (store.postgres.dsn_file, a mounted Secret) or a variable (store.postgres.dsn_env)", ErrConfig, path)
 		}
 	}
 	fromEnv := map[string]string{} // key -> the variable that set it

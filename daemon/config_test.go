@@ -1,17 +1,22 @@
 package daemon
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/go-viper/mapstructure/v2"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/simdex/simdex/index"
 )
@@ -69,6 +74,19 @@ func TestBadConfigs(t *testing.T) {
 			wantKeys: []string{"policy.near_copies", "resemblance 3", "notifier.flags_subject"}},
 		{name: "one file for two stores", yaml: "data_dir: d\nindex:\n  path: d/policy.db\n", wantKeys: []string{"index.path", "d/policy.db is also policy.path"}},
 		{name: "tokens in the index", env: []string{"SIMDEX_INDEX_PATH=/srv/x.db", "SIMDEX_HTTP_TOKENS_PATH=/srv/./x.db"}, wantKeys: []string{"index.path: /srv/x.db is also http.tokens_path"}},
+		{name: "unknown store driver", yaml: "store:\n  driver: mysql\n", wantKeys: []string{`store.driver: "mysql" is not sqlite or postgres`}},
+		{name: "postgres without a DSN source", env: []string{"SIMDEX_STORE_DRIVER=postgres"}, wantKeys: []string{"store.postgres: the postgres driver needs dsn_file"}},
+		{name: "two DSN sources", yaml: "store:\n  driver: postgres\n  postgres:\n    dsn_file: /run/dsn\n    dsn_env: PGDSN\n", wantKeys: []string{"store.postgres: give one of dsn_file and dsn_env"}},
+		{name: "DSN source with sqlite", yaml: "store:\n  postgres:\n    dsn_env: PGDSN\n", wantKeys: []string{"store.driver: sqlite, but store.postgres names a DSN"}},
+		{name: "DSN in the file", yaml: "store:\n  driver: postgres\n  postgres:\n    dsn: postgres://u:pw@db/simdex\n", wantKeys: []string{"store.postgres.dsn: refused", "dsn_file", "dsn_env"}},
+		{name: "DSN in an unread variable", env: []string{"SIMDEX_STORE_POSTGRES_DSN=postgres://u:pw@db/simdex"}, wantKeys: []string{"SIMDEX_STORE_POSTGRES_DSN: not read", "store.postgres.dsn_env"}},
+		{name: "no connections", yaml: "store:\n  postgres:\n    max_conns: 0\n", wantKeys: []string{"store.postgres.max_conns: 0 is below 1"}},
+		{name: "no replicas", env: []string{"SIMDEX_REPLICAS=0"}, wantKeys: []string{"replicas: 0 is below 1"}},
+		{name: "fleet on sqlite and embedded NATS", env: []string{"SIMDEX_REPLICAS=3"},
+			wantKeys: []string{"replicas: 3 replicas with store.driver sqlite", "replicas: 3 replicas with the embedded NATS (nats.url empty)"}},
+		{name: "fleet on sqlite", yaml: "replicas: 2\nnats:\n  url: nats://n:4222\n", wantKeys: []string{"replicas: 2 replicas with store.driver sqlite"}},
+		{name: "fleet on embedded NATS", yaml: "replicas: 2\nstore:\n  driver: postgres\n  postgres:\n    dsn_env: PGDSN\n",
+			wantKeys: []string{"replicas: 2 replicas with the embedded NATS"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,4 +212,142 @@ func configKeys(t *testing.T, c Config) map[string]any {
 		t.Fatalf("encode configuration: %v", err)
 	}
 	return m
+}
+
+// TestFleetConfig: a fleet on PostgreSQL and an external NATS loads, from
+// a file or from the environment alone, and the DSN is not in it.
+func TestFleetConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	yaml := "replicas: 3\nnats:\n  url: nats://n:4222\nstore:\n  driver: postgres\n  postgres:\n    dsn_file: /etc/simdex/postgres/dsn\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, load := range map[string]func() (Config, error){
+		"file": func() (Config, error) { return Load(path, nil) },
+		"environment": func() (Config, error) {
+			return Load("", []string{"SIMDEX_REPLICAS=3", "SIMDEX_NATS_URL=nats://n:4222", "SIMDEX_STORE_DRIVER=postgres",
+				"SIMDEX_STORE_POSTGRES_DSN_FILE=/etc/simdex/postgres/dsn"})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Replicas != 3 || c.Store.Driver != DriverPostgres || c.Store.Postgres.DSNFile != "/etc/simdex/postgres/dsn" || c.Store.Postgres.MaxConns != 20 {
+				t.Errorf("loaded %+v, %d replicas", c.Store, c.Replicas)
+			}
+			if got := c.Store.Postgres.Source(); got != "store.postgres.dsn_file /etc/simdex/postgres/dsn" {
+				t.Errorf("Source() = %q", got)
+			}
+		})
+	}
+	// The variable store.postgres.dsn_env names may be SIMDEX_STORE_POSTGRES_DSN itself.
+	c, err := Load("", []string{"SIMDEX_STORE_DRIVER=postgres", "SIMDEX_STORE_POSTGRES_DSN_ENV=SIMDEX_STORE_POSTGRES_DSN", "SIMDEX_STORE_POSTGRES_DSN=postgres://db/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dsn, err := c.PostgresDSN(envMap{"SIMDEX_STORE_POSTGRES_DSN": "postgres://db/x"}.get, nil); err != nil || dsn != "postgres://db/x" {
+		t.Errorf("PostgresDSN = %q, %v", dsn, err)
+	}
+}
+
+// TestPostgresDSN reads the DSN from an injected file system and
+// environment; each failure is one line naming the key, never the DSN.
+func TestPostgresDSN(t *testing.T) {
+	files := fstest.MapFS{
+		"run/dsn":   {Data: []byte("  postgres://simdex:s3cret@db:5432/simdex?sslmode=verify-full\n")},
+		"run/empty": {Data: []byte(" \n")},
+	}
+	readFile := func(name string) ([]byte, error) { return fs.ReadFile(files, strings.TrimPrefix(name, "/")) }
+	env := envMap{"PGDSN": "postgres://db/simdex", "BLANK": "  "}
+	const want = "postgres://simdex:s3cret@db:5432/simdex?sslmode=verify-full"
+	tests := []struct {
+		name     string
+		driver   string
+		pg       PostgresConfig
+		want     string
+		wantErrs []string
+	}{
+		{name: "file, trimmed", pg: PostgresConfig{DSNFile: "/run/dsn"}, want: want},
+		{name: "variable", pg: PostgresConfig{DSNEnv: "PGDSN"}, want: "postgres://db/simdex"},
+		{name: "missing file", pg: PostgresConfig{DSNFile: "/run/absent"}, wantErrs: []string{"store.postgres.dsn_file: /run/absent does not exist"}},
+		{name: "empty file", pg: PostgresConfig{DSNFile: "/run/empty"}, wantErrs: []string{"store.postgres.dsn_file: /run/empty is empty"}},
+		{name: "unreadable file", pg: PostgresConfig{DSNFile: "/run"}, wantErrs: []string{"store.postgres.dsn_file: read /run:"}},
+		{name: "unset variable", pg: PostgresConfig{DSNEnv: "NOPE"}, wantErrs: []string{"store.postgres.dsn_env: variable NOPE is empty or unset"}},
+		{name: "blank variable", pg: PostgresConfig{DSNEnv: "BLANK"}, wantErrs: []string{"store.postgres.dsn_env: variable BLANK"}},
+		{name: "sqlite driver", driver: DriverSQLite, pg: PostgresConfig{DSNEnv: "PGDSN"}, wantErrs: []string{`store.driver: "sqlite" is not postgres`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Store = StoreConfig{Driver: cmp.Or(tc.driver, DriverPostgres), Postgres: tc.pg}
+			got, err := c.PostgresDSN(env.get, readFile)
+			if tc.wantErrs == nil {
+				if err != nil || got != tc.want {
+					t.Fatalf("PostgresDSN = %q, %v; want %q", got, err, tc.want)
+				}
+				return
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("got %q, %v; want ErrConfig", got, err)
+			}
+			msg := err.Error()
+			for _, w := range tc.wantErrs {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") || strings.Contains(msg, "s3cret") {
+				t.Errorf("error %q is not one line without the DSN", msg)
+			}
+		})
+	}
+}
+
+// envMap is an injected environment.
+type envMap map[string]string
+
+func (e envMap) get(k string) string { return e[k] }
+
+// FuzzLoad feeds arbitrary configuration files to Load: it must never
+// panic, a configuration it accepts must pass Validate, and one with a
+// store.postgres.dsn key (a password in the file) is always refused.
+func FuzzLoad(f *testing.F) {
+	for _, name := range []string{filepath.Join("..", "config.yaml"), filepath.Join("testdata", "config-full.yaml")} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("replicas: 3\nnats:\n  url: nats://n:4222\nstore:\n  driver: postgres\n  postgres:\n    dsn_file: /x\n"))
+	f.Add([]byte("store:\n  postgres:\n    dsn: postgres://u:pw@db/x\n"))
+	f.Add([]byte("store: [1, 2]\nreplicas: {a: b}\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path, nil)
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("Load accepted what Validate refuses: %v", err)
+		}
+		if bytes.Contains(data, []byte("dsn:")) && strings.Contains(string(data), "postgres") {
+			var m map[string]any
+			if yaml.Unmarshal(data, &m) == nil {
+				if st, ok := m["store"].(map[string]any); ok {
+					if pg, ok := st["postgres"].(map[string]any); ok {
+						if _, ok := pg["dsn"]; ok {
+							t.Fatal("store.postgres.dsn accepted")
+						}
+					}
+				}
+			}
+		}
+	})
 }

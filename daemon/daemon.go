@@ -362,12 +362,7 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 		DeadLetters: func(ctx context.Context, limit int) ([]api.DeadLetter, error) {
 			return listDeadLetters(ctx, p.nc, limit)
 		},
-		Ready: func() error {
-			if !d.ready.Load() {
-				return errors.New("starting")
-			}
-			return nil
-		},
+		Health: d.healthChecks(p),
 	})
 	if err != nil {
 		return err

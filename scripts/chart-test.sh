@@ -4,7 +4,8 @@
 #     rendering of every scenario in charts/simdex/ci, typed decoding of the
 #     manifests, the rendered config.yaml loaded by the daemon's own loader;
 #  2. `helm lint --strict` with the helm CLI;
-#  3. `helm template` of every scenario validated by kubeconform in strict
+#  3. `helm template` of every scenario (and of every example in
+#     charts/simdex/examples) validated by kubeconform in strict
 #     mode against the Kubernetes schemas, generated from the swagger.json of
 #     the k8s.io/kubernetes module (no schema download at run time).
 # helm and kubeconform are built from the Go module proxy into the cache.
@@ -39,7 +40,7 @@ if [ ! -f "$schemas/.done" ]; then
 fi
 
 "$helm" lint --strict charts/simdex
-for values in charts/simdex/ci/*.yaml; do
+for values in charts/simdex/ci/*.yaml charts/simdex/examples/*-values.yaml; do
   echo "chart: $values"
   "$helm" lint --strict charts/simdex -f "$values"
   # ServiceMonitor is a CRD of the Prometheus operator: not in the core schemas.

@@ -76,10 +76,71 @@ version, so the version must be known.
 {{- end }}
 
 {{/*
-The daemon's config.yaml, from .Values.config alone.
+The daemon's config.yaml, from .Values.config, with the keys the chart
+owns: replicas (from replicaCount) and, with the postgres driver,
+store.postgres.dsn_file (where the DSN Secret is mounted).
 */}}
 {{- define "simdex.config" -}}
-{{- toYaml .Values.config }}
+{{- $cfg := include "simdex.configBase" . | fromYaml }}
+{{- $_ := set $cfg "replicas" (include "simdex.replicas" . | int) }}
+{{- toYaml $cfg }}
+{{- end }}
+
+{{/*
+The daemon's config.yaml but replicas: what the pods' checksum/config
+follows. The daemon reads replicas only to refuse a fleet without shared
+stores at start, so scaling changes the ConfigMap without rolling every pod.
+*/}}
+{{- define "simdex.configBase" -}}
+{{- $cfg := deepCopy .Values.config }}
+{{- if include "simdex.postgres" . }}
+{{- $_ := set $cfg.store.postgres "dsn_file" (include "simdex.dsnPath" .) }}
+{{- end }}
+{{- toYaml $cfg }}
+{{- end }}
+
+{{/*
+"true" when the stores are in PostgreSQL (config.store.driver), else empty.
+*/}}
+{{- define "simdex.postgres" -}}
+{{- if eq (toString .Values.config.store.driver) "postgres" }}
+{{- if not .Values.postgres.dsnSecret.name }}
+{{- fail "config.store.driver postgres needs postgres.dsnSecret.name: the Secret holding the connection string" }}
+{{- end }}
+{{- if or .Values.config.store.postgres.dsn_file .Values.config.store.postgres.dsn_env }}
+{{- fail "leave config.store.postgres.dsn_file and dsn_env empty: the chart mounts postgres.dsnSecret as the DSN file" }}
+{{- end }}
+{{- "true" }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" for a fleet: PostgreSQL stores and an external NATS, so that every
+pod shares the state and the work; the pods are a Deployment.
+*/}}
+{{- define "simdex.fleet" -}}
+{{- if and (include "simdex.postgres" .) .Values.config.nats.url }}true{{ end }}
+{{- end }}
+
+{{/*
+Number of pods: replicaCount, or 3 for a fleet and 1 otherwise. More
+than one pod with a store or a NATS of its own is refused.
+*/}}
+{{- define "simdex.replicas" -}}
+{{- $fleet := include "simdex.fleet" . }}
+{{- $n := .Values.replicaCount | default (ternary 3 1 (eq $fleet "true")) | int }}
+{{- if and (gt $n 1) (not $fleet) }}
+{{- fail (printf "replicaCount %d needs a fleet (config.store.driver: postgres and config.nats.url): each pod would keep its own index" $n) }}
+{{- end }}
+{{- $n }}
+{{- end }}
+
+{{/*
+Directory the DSN Secret is mounted at, and the DSN file in it.
+*/}}
+{{- define "simdex.dsnDir" -}}/etc/simdex-postgres{{- end }}
+{{- define "simdex.dsnPath" -}}
+{{- printf "%s/%s" (include "simdex.dsnDir" .) .Values.postgres.dsnSecret.key }}
 {{- end }}
 
 {{/*

@@ -3,6 +3,7 @@ package tests
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -50,6 +51,8 @@ var expectedKinds = map[string]map[string]int{
 	"s3-secrets": {"ConfigMap": 1, "Service": 2, "ServiceAccount": 1, "StatefulSet": 1,
 		"Secret": 1, "PodDisruptionBudget": 1, "NetworkPolicy": 1, "ServiceMonitor": 1},
 	"external-nats": {"ConfigMap": 1, "Service": 2, "StatefulSet": 1, "PodDisruptionBudget": 1},
+	"postgres":      {"ConfigMap": 1, "Service": 2, "ServiceAccount": 1, "StatefulSet": 1},
+	"fleet":         {"ConfigMap": 1, "Service": 1, "ServiceAccount": 1, "Deployment": 1, "PodDisruptionBudget": 1},
 }
 
 // TestRender renders the defaults and every scenario, decodes each object
@@ -75,7 +78,7 @@ func TestRender(t *testing.T) {
 				t.Error("NOTES.txt rendered empty")
 			}
 			checkMetadata(t, r)
-			checkStatefulSet(t, r)
+			checkWorkload(t, r)
 			checkServices(t, r)
 			checkCredentials(t, r, sc)
 			checkOptional(t, r)
@@ -101,14 +104,14 @@ func checkMetadata(t *testing.T, r *rendered) {
 	}
 }
 
-func checkStatefulSet(t *testing.T, r *rendered) {
+func checkWorkload(t *testing.T, r *rendered) {
 	t.Helper()
-	sts := one[appsv1.StatefulSet](t, r, "StatefulSet")
+	pod := *workload(t, r)
+	sel, kind := selector(t, r)
 	cm := one[corev1.ConfigMap](t, r, "ConfigMap")
-	pod := sts.Spec.Template
 
 	// Selector and labels.
-	for k, v := range sts.Spec.Selector.MatchLabels {
+	for k, v := range sel {
 		if pod.Labels[k] != v {
 			t.Errorf("pod label %s=%q does not match the selector's %q", k, pod.Labels[k], v)
 		}
@@ -196,14 +199,10 @@ func checkStatefulSet(t *testing.T, r *rendered) {
 		}
 	}
 
-	// Persistent state: the data volume claim is mounted at data_dir.
+	// Persistent state: the data volume claim is mounted at data_dir; a
+	// fleet's pods keep nothing, their data directory is an emptyDir.
 	dataDir, _ := lookup(cfg, "data_dir").(string)
-	if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != "data" {
-		t.Fatalf("want one volumeClaimTemplate named data")
-	}
-	if _, ok := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; !ok {
-		t.Error("volumeClaimTemplate data requests no storage")
-	}
+	checkDataVolume(t, r, kind)
 	mounts := map[string]string{}
 	for _, m := range c.VolumeMounts {
 		mounts[m.Name] = m.MountPath
@@ -269,15 +268,21 @@ func checkProbe(t *testing.T, name string, p *corev1.Probe, path string) {
 
 func checkServices(t *testing.T, r *rendered) {
 	t.Helper()
-	sts := one[appsv1.StatefulSet](t, r, "StatefulSet")
+	pod := workload(t, r)
+	serviceName := ""
+	if sts := r.byKind("StatefulSet"); len(sts) == 1 {
+		serviceName = sts[0].obj.(*appsv1.StatefulSet).Spec.ServiceName
+	}
 	var governing bool
 	for _, d := range r.byKind("Service") {
 		svc := d.obj.(*corev1.Service)
-		if svc.Name == sts.Spec.ServiceName {
+		if svc.Name == serviceName {
 			governing = svc.Spec.ClusterIP == corev1.ClusterIPNone
+		} else if svc.Spec.ClusterIP == corev1.ClusterIPNone {
+			t.Errorf("headless Service %s governs no StatefulSet", svc.Name)
 		}
 		for k, v := range svc.Spec.Selector {
-			if sts.Spec.Template.Labels[k] != v {
+			if pod.Labels[k] != v {
 				t.Errorf("Service %s selects %s=%s, which the pods do not carry", svc.Name, k, v)
 			}
 		}
@@ -285,8 +290,8 @@ func checkServices(t *testing.T, r *rendered) {
 			t.Errorf("Service %s: want one port named http targeting the http container port", svc.Name)
 		}
 	}
-	if !governing {
-		t.Errorf("StatefulSet serviceName %q is not a rendered headless Service", sts.Spec.ServiceName)
+	if serviceName != "" && !governing {
+		t.Errorf("StatefulSet serviceName %q is not a rendered headless Service", serviceName)
 	}
 }
 
@@ -295,7 +300,7 @@ func checkServices(t *testing.T, r *rendered) {
 // appears anywhere but in the Secret.
 func checkCredentials(t *testing.T, r *rendered, sc scenario) {
 	t.Helper()
-	sts := one[appsv1.StatefulSet](t, r, "StatefulSet")
+	pod := workload(t, r)
 	secrets := map[string]*corev1.Secret{}
 	for _, d := range r.byKind("Secret") {
 		s := d.obj.(*corev1.Secret)
@@ -317,7 +322,7 @@ func checkCredentials(t *testing.T, r *rendered, sc scenario) {
 		}
 	}
 	refs := 0
-	for _, e := range sts.Spec.Template.Spec.Containers[0].Env {
+	for _, e := range pod.Spec.Containers[0].Env {
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 			refs++
 			ref := e.ValueFrom.SecretKeyRef
@@ -337,7 +342,7 @@ func checkCredentials(t *testing.T, r *rendered, sc scenario) {
 	if (len(secrets) > 0 || existing != "") && refs == 0 {
 		t.Error("credentials given, but the pod references no Secret")
 	}
-	if len(secrets) > 0 && sts.Spec.Template.Annotations["checksum/secret"] == "" {
+	if len(secrets) > 0 && pod.Annotations["checksum/secret"] == "" {
 		t.Error("chart-made Secret, but no checksum/secret annotation to roll the pods when it changes")
 	}
 	for _, d := range r.docs {
@@ -355,8 +360,7 @@ func checkCredentials(t *testing.T, r *rendered, sc scenario) {
 // checkOptional checks the optional objects when rendered.
 func checkOptional(t *testing.T, r *rendered) {
 	t.Helper()
-	sts := one[appsv1.StatefulSet](t, r, "StatefulSet")
-	pods := sts.Spec.Template.Labels
+	pods := workload(t, r).Labels
 	matches := func(sel map[string]string) bool {
 		for k, v := range sel {
 			if pods[k] != v {
@@ -432,15 +436,21 @@ func checkOptional(t *testing.T, r *rendered) {
 }
 
 // TestChecksumFollowsConfig checks that checksum/config changes with the
-// config, and only then, so that pods roll on every config change.
+// config, and only then, so that pods roll on every config change; the
+// number of replicas (the daemon's replicas key) does not roll them.
 func TestChecksumFollowsConfig(t *testing.T) {
-	sum := func(vals map[string]any) string {
-		r := mustRender(t, vals)
-		return one[appsv1.StatefulSet](t, r, "StatefulSet").Spec.Template.Annotations["checksum/config"]
+	fleet := scenarioValues(t, "fleet")
+	sum := func(vals map[string]any, replicas int) string {
+		vals = maps.Clone(vals)
+		vals["replicaCount"] = replicas
+		return workload(t, mustRender(t, vals)).Annotations["checksum/config"]
 	}
-	a := sum(map[string]any{})
-	b := sum(map[string]any{"replicaCount": 2})
-	c := sum(map[string]any{"config": map[string]any{"log": map[string]any{"level": "debug"}}})
+	a := sum(fleet, 3)
+	b := sum(fleet, 5)
+	debug, cfg := maps.Clone(fleet), maps.Clone(fleet["config"].(map[string]any))
+	cfg["log"] = map[string]any{"level": "debug"}
+	debug["config"] = cfg
+	c := sum(debug, 3)
 	if a != b {
 		t.Error("checksum/config changed without a config change")
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -34,8 +33,8 @@ func TestDaemonLoadsRenderedConfig(t *testing.T) {
 	for _, sc := range scenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
 			r := mustRender(t, sc.values)
-			sts := one[appsv1.StatefulSet](t, r, "StatefulSet")
-			c := sts.Spec.Template.Spec.Containers[0]
+			pod := workload(t, r)
+			c := pod.Spec.Containers[0]
 			environ := podEnviron(t, r, c)
 
 			cfg, err := daemon.Load(writeConfig(t, r), environ)
@@ -63,11 +62,17 @@ func TestDaemonLoadsRenderedConfig(t *testing.T) {
 			if fmt.Sprint(c.Ports[0].ContainerPort) != port {
 				t.Errorf("daemon listens on port %s, the container port is %d", port, c.Ports[0].ContainerPort)
 			}
+			if want := workloadReplicas(t, r); int32(cfg.Replicas) != want {
+				t.Errorf("daemon's replicas %d, the workload runs %d", cfg.Replicas, want)
+			}
+			if file, _ := dsnFile(t, pod); cfg.Store.Driver == daemon.DriverPostgres && cfg.Store.Postgres.DSNFile != file {
+				t.Errorf("daemon reads the DSN from %q, the Secret is mounted at %q", cfg.Store.Postgres.DSNFile, file)
+			}
 			wantNATS, _ := lookup(sc.values, "config", "nats", "url").(string)
 			if cfg.NATS.URL != wantNATS {
 				t.Errorf("daemon's nats.url %q, values say %q", cfg.NATS.URL, wantNATS)
 			}
-			if g := sts.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= cfg.Pipeline.ShutdownTimeout {
+			if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= cfg.Pipeline.ShutdownTimeout {
 				t.Errorf("terminationGracePeriodSeconds does not exceed the daemon's shutdown timeout %s", cfg.Pipeline.ShutdownTimeout)
 			}
 
@@ -107,7 +112,7 @@ func TestDaemonRefusesBadChartConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := mustRender(t, vals)
-			c := one[appsv1.StatefulSet](t, r, "StatefulSet").Spec.Template.Spec.Containers[0]
+			c := workload(t, r).Spec.Containers[0]
 			_, err := daemon.Load(writeConfig(t, r), podEnviron(t, r, c))
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("daemon.Load: %v, want an error about %s", err, tc.err)

@@ -40,7 +40,8 @@ type scenario struct {
 	values map[string]any // the file's values (not merged with the defaults)
 }
 
-// scenarios lists the defaults and every ci/*-values.yaml file.
+// scenarios lists the defaults, every ci/*-values.yaml file and every
+// examples/*-values.yaml file.
 func scenarios(t *testing.T) []scenario {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(chartDir, "ci", "*-values.yaml"))
@@ -50,6 +51,11 @@ func scenarios(t *testing.T) []scenario {
 	if len(files) == 0 {
 		t.Fatal("no ci/*-values.yaml scenarios")
 	}
+	examples, err := filepath.Glob(filepath.Join(chartDir, "examples", "*-values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, examples...)
 	out := []scenario{{name: "chart-defaults", values: map[string]any{}}}
 	for _, f := range files {
 		vals, err := chartutil.ReadValuesFile(f)
@@ -160,6 +166,47 @@ func render(t *testing.T, vals map[string]any) (*rendered, error) {
 	return r, nil
 }
 
+// workload returns the pod template of the only StatefulSet or Deployment,
+// failing the test unless exactly one of them is rendered.
+func workload(t *testing.T, r *rendered) *corev1.PodTemplateSpec {
+	t.Helper()
+	sts, deps := r.byKind("StatefulSet"), r.byKind("Deployment")
+	switch {
+	case len(sts) == 1 && len(deps) == 0:
+		return &sts[0].obj.(*appsv1.StatefulSet).Spec.Template
+	case len(deps) == 1 && len(sts) == 0:
+		return &deps[0].obj.(*appsv1.Deployment).Spec.Template
+	}
+	t.Fatalf("want one StatefulSet or one Deployment, rendered %d and %d", len(sts), len(deps))
+	return nil
+}
+
+// selector returns the label selector of the only StatefulSet or
+// Deployment, and its kind.
+func selector(t *testing.T, r *rendered) (map[string]string, string) {
+	t.Helper()
+	if sts := r.byKind("StatefulSet"); len(sts) == 1 {
+		return sts[0].obj.(*appsv1.StatefulSet).Spec.Selector.MatchLabels, "StatefulSet"
+	}
+	return one[appsv1.Deployment](t, r, "Deployment").Spec.Selector.MatchLabels, "Deployment"
+}
+
+// workloadReplicas returns the replicas of the only StatefulSet or
+// Deployment.
+func workloadReplicas(t *testing.T, r *rendered) int32 {
+	t.Helper()
+	var n *int32
+	if sts := r.byKind("StatefulSet"); len(sts) == 1 {
+		n = sts[0].obj.(*appsv1.StatefulSet).Spec.Replicas
+	} else {
+		n = one[appsv1.Deployment](t, r, "Deployment").Spec.Replicas
+	}
+	if n == nil {
+		t.Fatal("workload sets no replicas")
+	}
+	return *n
+}
+
 // mustRender renders a scenario, failing the test on an error.
 func mustRender(t *testing.T, vals map[string]any) *rendered {
 	t.Helper()
@@ -189,6 +236,8 @@ func decodeStrict(meta metav1.TypeMeta, data []byte) (any, error) {
 	switch meta.APIVersion + " " + meta.Kind {
 	case "apps/v1 StatefulSet":
 		obj = &appsv1.StatefulSet{}
+	case "apps/v1 Deployment":
+		obj = &appsv1.Deployment{}
 	case "v1 Service":
 		obj = &corev1.Service{}
 	case "v1 ConfigMap":
