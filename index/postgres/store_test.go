@@ -44,7 +44,21 @@ func openOn(t testing.TB, pool *pgxpool.Pool) *indexpg.Store {
 }
 
 func TestConformance(t *testing.T) {
+	dsns := map[index.Store]string{}
 	storetest.Run(t, storetest.Opener{
-		Open: func(t *testing.T) index.Store { return open(t) },
+		Open: func(t *testing.T) index.Store {
+			dsn := pgtest.DSN(t)
+			s := openOn(t, openPool(t, dsn))
+			dsns[s] = dsn
+			return s
+		},
+		Reopen: func(t *testing.T, s index.Store) index.Store {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return openOn(t, openPool(t, dsns[s]))
+		},
+		// Another replica: another pool on the same database.
+		Replica: func(t *testing.T, s index.Store) index.Store { return openOn(t, openPool(t, dsns[s])) },
 	})
 }
