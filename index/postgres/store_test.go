@@ -27,12 +27,7 @@ func openPool(t testing.TB, dsn string) *pgxpool.Pool {
 	return pool
 }
 
-// open opens a store on a fresh database, closed when the test ends.
-func open(t testing.TB) *indexpg.Store {
-	t.Helper()
-	return openOn(t, openPool(t, pgtest.DSN(t)))
-}
-
+// openOn opens a store on pool, closed when the test ends.
 func openOn(t testing.TB, pool *pgxpool.Pool) *indexpg.Store {
 	t.Helper()
 	s, err := indexpg.New(context.Background(), pool, indexpg.Options{Scheme: index.DefaultOptions().Scheme()})
