@@ -130,12 +130,28 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	}
 	var err error
 	for range maxAttempts {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
+		err = s.tx(ctx, fn)
 		if !retryable(err) {
 			return err
 		}
 	}
 	return fmt.Errorf("%d attempts: %w", maxAttempts, err)
+}
+
+// tx runs fn in a transaction and commits it.
+func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(ctx) // the error that matters is fn's
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 // Stats returns counts of documents, contents and failed documents.
