@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/simdex/simdex/index"
 )
@@ -105,8 +106,8 @@ func (s *Store) eachKey(ctx context.Context, table string, only bool, keys []int
 	q := "SELECT p.key, p.ids, " + counts + " FROM " + table + " p"
 	var args []any
 	if only {
-		q += " WHERE p.key = ANY($1)"
-		args = append(args, keys)
+		q = "SELECT p.key, p.ids, " + counts + " FROM " + keyed(table)
+		args = append(args, slices.Compact(slices.Sorted(slices.Values(keys))))
 	}
 	rows, err := s.pool.Query(ctx, q+" ORDER BY p.key, p.blk", args...)
 	if err != nil {

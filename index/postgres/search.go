@@ -40,11 +40,12 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 		b.Queue("SELECT ARRAY[id] FROM index_contents WHERE text_sha256 = $1", q.TextSHA256[:]).Query(collect)
 	}
 	if len(q.Bands) > 0 {
-		b.Queue("SELECT ids FROM "+bandTable+" WHERE key = ANY($1)", int64s(q.Bands)).Query(collect)
+		b.Queue("SELECT p.ids FROM "+keyed(bandTable), distinct(q.Bands)).Query(collect)
 	}
 	if len(q.Chunks) > 0 {
-		b.Queue(`SELECT p.ids FROM `+chunkTable+` p JOIN (SELECT key FROM `+chunkTable+` WHERE key = ANY($1)
-			GROUP BY key HAVING sum(cardinality(ids)) <= $2) ok USING (key)`, int64s(q.Chunks), q.MaxChunkDocs).Query(collect)
+		b.Queue(`WITH p AS (SELECT p.key, p.ids FROM `+keyed(chunkTable)+`)
+			SELECT p.ids FROM p JOIN (SELECT key FROM p GROUP BY key HAVING sum(cardinality(ids)) <= $2) ok USING (key)`,
+			distinct(q.Chunks), q.MaxChunkDocs).Query(collect)
 	}
 	if b.Len() == 0 {
 		return nil, nil
@@ -66,8 +67,8 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 	if len(anchors) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	keys := slices.Compact(slices.Sorted(slices.Values(int64s(anchors))))
-	rows, err := s.pool.Query(ctx, `WITH p AS (SELECT key, ids FROM `+anchorTable+` WHERE key = ANY($1)),
+	keys := distinct(anchors)
+	rows, err := s.pool.Query(ctx, `WITH p AS (SELECT p.key, p.ids FROM `+keyed(anchorTable)+`),
 		ok AS (SELECT key FROM p GROUP BY key HAVING sum(cardinality(ids)) <= $2),
 		shared AS (SELECT c, count(*) AS n FROM p JOIN ok USING (key), unnest(p.ids) AS c GROUP BY c HAVING count(*) >= 2)
 		SELECT shared.c, shared.n, ct.anchors FROM shared JOIN index_contents ct ON ct.id = shared.c`, keys, maxDocs)
@@ -181,7 +182,7 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 	if len(hashes) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT key, sum(cardinality(ids)) FROM "+chunkTable+" WHERE key = ANY($1) GROUP BY key", int64s(hashes))
+	rows, err := s.pool.Query(ctx, "SELECT p.key, sum(cardinality(p.ids)) FROM "+keyed(chunkTable)+" GROUP BY p.key", distinct(hashes))
 	if err != nil {
 		return nil, fmt.Errorf("count chunk contents: %w", err)
 	}
@@ -195,4 +196,16 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 		return nil, fmt.Errorf("count chunk contents: %w", err)
 	}
 	return out, nil
+}
+
+// keyed is the FROM clause of the postings p of table whose key is one of
+// $1 (distinct keys): one lookup per key, each in its partition only (a
+// plain key = ANY($1) probes every partition with every key).
+func keyed(table string) string {
+	return "unnest($1::int8[]) AS q (key) CROSS JOIN LATERAL (SELECT key, blk, ids FROM " + table + " WHERE key = q.key) p"
+}
+
+// distinct returns keys as int64s, sorted, each once.
+func distinct(keys []uint64) []int64 {
+	return slices.Compact(slices.Sorted(slices.Values(int64s(keys))))
 }
