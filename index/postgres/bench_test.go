@@ -168,12 +168,34 @@ func copyFixture(b *testing.B, st index.Store) *index.Index {
 			b.Fatal(err)
 		}
 	}
+	logSizes(b, pool, len(refs))
 	ix, err := index.New(ctx, pgst, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ix.Close() })
 	return ix
+}
+
+// logSizes logs each table's rows and size, indexes included, per content.
+func logSizes(b *testing.B, pool *pgxpool.Pool, contents int) {
+	rows, err := pool.Query(context.Background(), `SELECT c.relname, sum(c2.reltuples)::int8, sum(pg_total_relation_size(c2.oid))::int8
+		FROM pg_class c JOIN pg_inherits i ON i.inhparent = c.oid JOIN pg_class c2 ON c2.oid = i.inhrelid
+		WHERE c.relname LIKE 'index\_%' AND c.relkind = 'p' GROUP BY c.relname
+		UNION ALL SELECT relname, reltuples::int8, pg_total_relation_size(oid) FROM pg_class
+		WHERE relname LIKE 'index\_%' AND relkind = 'r' AND NOT relispartition ORDER BY 1`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n, size int64
+		if err := rows.Scan(&name, &n, &size); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%-24s %11d rows %8.1f MiB %6.0f B/content", name, n, float64(size)/(1<<20), float64(size)/float64(contents))
+	}
 }
 
 // copyRows copies what rows delivers into table's columns.
