@@ -229,7 +229,7 @@ func copyContents(ctx context.Context, pool *pgxpool.Pool, st index.Store, refs 
 		return copyRows(ctx, pool, "index_contents", []string{"id", "text_sha256", "text_size", "simhash", "body", "bands", "anchors", "refs"}, chans[0])
 	})
 	for t, table := range []string{"index_band_postings", "index_chunk_postings", "index_anchor_postings"} {
-		g.Go(func() error { return copyRows(ctx, pool, table, []string{"key", "blk", "ids"}, chans[t+1]) })
+		g.Go(func() error { return copyRows(ctx, pool, table, []string{"key", "blk", "n", "ids"}, chans[t+1]) })
 	}
 	g.Go(func() error {
 		defer func() {
@@ -292,7 +292,7 @@ func sendBlock(ctx context.Context, st index.Store, ids []index.ContentID, refs 
 	blk := int32(ids[0] >> 12)
 	for t := range posts {
 		for k, l := range posts[t] {
-			if err := send(chans[t+1], []any{int64(k), blk, l}); err != nil {
+			if err := send(chans[t+1], []any{int64(k), blk, int32(len(l)), l}); err != nil {
 				return err
 			}
 		}

@@ -56,10 +56,10 @@ func (p *postings) queueInsert(b *pgx.Batch) {
 		if len(p[t].keys) == 0 {
 			continue
 		}
-		b.Queue(`INSERT INTO `+table+` AS p (key, blk, ids)
-			SELECT k, (c >> `+blockShiftSQL+`)::int4, array_agg(c ORDER BY c) FROM unnest($1::int8[], $2::int8[]) AS u(k, c)
+		b.Queue(`INSERT INTO `+table+` AS p (key, blk, n, ids)
+			SELECT k, (c >> `+blockShiftSQL+`)::int4, count(*), array_agg(c ORDER BY c) FROM unnest($1::int8[], $2::int8[]) AS u(k, c)
 			GROUP BY 1, 2 ORDER BY 1, 2
-			ON CONFLICT (key, blk) DO UPDATE SET ids = p.ids || EXCLUDED.ids`, p[t].keys, p[t].ids)
+			ON CONFLICT (key, blk) DO UPDATE SET n = p.n + EXCLUDED.n, ids = p.ids || EXCLUDED.ids`, p[t].keys, p[t].ids)
 	}
 }
 
@@ -70,10 +70,10 @@ func (p *postings) queueDelete(b *pgx.Batch) {
 		if len(p[t].keys) == 0 {
 			continue
 		}
-		b.Queue(`UPDATE `+table+` AS p SET ids = ARRAY(SELECT x FROM unnest(p.ids) x WHERE x <> ALL (d.cs))
+		b.Queue(`UPDATE `+table+` AS p SET (n, ids) = (SELECT count(*), coalesce(array_agg(x), '{}') FROM unnest(p.ids) x WHERE x <> ALL (d.cs))
 			FROM (SELECT k, (c >> `+blockShiftSQL+`)::int4 AS blk, array_agg(c) AS cs
 				FROM unnest($1::int8[], $2::int8[]) AS u(k, c) GROUP BY 1, 2 ORDER BY 1, 2) d
 			WHERE p.key = d.k AND p.blk = d.blk`, p[t].keys, p[t].ids)
-		b.Queue(`DELETE FROM `+table+` WHERE key = ANY($1) AND ids = '{}'`, p[t].keys)
+		b.Queue(`DELETE FROM `+table+` WHERE key = ANY($1) AND n = 0`, p[t].keys)
 	}
 }

@@ -43,8 +43,8 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 		b.Queue("SELECT p.ids FROM "+keyed(bandTable), distinct(q.Bands)).Query(collect)
 	}
 	if len(q.Chunks) > 0 {
-		b.Queue(`WITH p AS (SELECT p.key, p.ids FROM `+keyed(chunkTable)+`)
-			SELECT p.ids FROM p JOIN (SELECT key FROM p GROUP BY key HAVING sum(cardinality(ids)) <= $2) ok USING (key)`,
+		b.Queue(`WITH ok AS (`+within(chunkTable)+`)
+			SELECT p.ids FROM ok CROSS JOIN LATERAL (SELECT ids FROM `+chunkTable+` WHERE key = ok.key) p`,
 			distinct(q.Chunks), q.MaxChunkDocs).Query(collect)
 	}
 	if b.Len() == 0 {
@@ -68,9 +68,9 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		return nil, nil
 	}
 	keys := distinct(anchors)
-	rows, err := s.pool.Query(ctx, `WITH p AS (SELECT p.key, p.ids FROM `+keyed(anchorTable)+`),
-		ok AS (SELECT key FROM p GROUP BY key HAVING sum(cardinality(ids)) <= $2),
-		shared AS (SELECT c, count(*) AS n FROM p JOIN ok USING (key), unnest(p.ids) AS c GROUP BY c HAVING count(*) >= 2)
+	rows, err := s.pool.Query(ctx, `WITH ok AS (`+within(anchorTable)+`),
+		shared AS (SELECT c, count(*) AS n FROM ok CROSS JOIN LATERAL (SELECT ids FROM `+anchorTable+` WHERE key = ok.key) p,
+			unnest(p.ids) AS c GROUP BY c HAVING count(*) >= 2)
 		SELECT shared.c, shared.n, ct.anchors FROM shared JOIN index_contents ct ON ct.id = shared.c`, keys, maxDocs)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", err)
@@ -182,7 +182,7 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 	if len(hashes) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT p.key, sum(cardinality(p.ids)) FROM "+keyed(chunkTable)+" GROUP BY p.key", distinct(hashes))
+	rows, err := s.pool.Query(ctx, "SELECT p.key, sum(p.n) FROM "+keyed(chunkTable)+" GROUP BY p.key", distinct(hashes))
 	if err != nil {
 		return nil, fmt.Errorf("count chunk contents: %w", err)
 	}
@@ -202,10 +202,17 @@ func (s *Store) ChunkContents(ctx context.Context, hashes []uint64) (map[uint64]
 // $1 (distinct keys): one lookup per key, each in its partition only (a
 // plain key = ANY($1) probes every partition with every key).
 func keyed(table string) string {
-	return "unnest($1::int8[]) AS q (key) CROSS JOIN LATERAL (SELECT key, blk, ids FROM " + table + " WHERE key = q.key) p"
+	return "unnest($1::int8[]) AS q (key) CROSS JOIN LATERAL (SELECT key, blk, n, ids FROM " + table + " WHERE key = q.key) p"
 }
 
 // distinct returns keys as int64s, sorted, each once.
 func distinct(keys []uint64) []int64 {
 	return slices.Compact(slices.Sorted(slices.Values(int64s(keys))))
+}
+
+// within selects the keys of $1 that at most $2 contents of table hold,
+// from the counts alone: a common key's lists are not read.
+func within(table string) string {
+	return "SELECT q.key FROM unnest($1::int8[]) AS q (key) CROSS JOIN LATERAL (SELECT sum(n) AS n FROM " + table +
+		" WHERE key = q.key) s WHERE s.n <= $2"
 }

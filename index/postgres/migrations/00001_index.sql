@@ -59,10 +59,13 @@ CREATE TABLE index_texts (
 -- Postings: the contents holding a key (band key, chunk hash, anchor), in
 -- blocks of the contents whose ids share id >> 12, so that a key costs one
 -- row per block rather than one per content, and a common key's blocks
--- stay small enough to rewrite. Hash-partitioned by key.
+-- stay small enough to rewrite. Hash-partitioned by key. n counts the ids,
+-- so that a key held by too many contents to be a candidate is told from
+-- its counts without reading (and decompressing) its lists.
 CREATE TABLE index_band_postings (
 	key bigint NOT NULL,
 	blk integer NOT NULL,
+	n   integer NOT NULL, -- cardinality(ids), read without reading ids
 	ids bigint[] NOT NULL,
 	PRIMARY KEY (key, blk)
 ) PARTITION BY HASH (key);
