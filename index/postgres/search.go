@@ -68,10 +68,7 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		return nil, nil
 	}
 	keys := distinct(anchors)
-	rows, err := s.pool.Query(ctx, `WITH ok AS (`+within(anchorTable)+`),
-		shared AS (SELECT c, count(*) AS n FROM ok CROSS JOIN LATERAL (SELECT ids FROM `+anchorTable+` WHERE key = ok.key) p,
-			unnest(p.ids) AS c GROUP BY c HAVING count(*) >= 2)
-		SELECT shared.c, shared.n, ct.anchors FROM shared JOIN index_contents ct ON ct.id = shared.c`, keys, maxDocs)
+	shared, err := s.anchorShares(ctx, keys, maxDocs)
 	if err != nil {
 		return nil, fmt.Errorf("find anchor candidates: %w", err)
 	}
@@ -80,19 +77,10 @@ func (s *Store) AnchorCandidates(ctx context.Context, anchors []uint64, maxDocs 
 		share float64
 	}
 	var cands []cand
-	err = scanEach(rows, func() error {
-		var c, n int64
-		var has int32
-		if err := rows.Scan(&c, &n, &has); err != nil {
-			return err
+	for c, sh := range shared {
+		if smaller := min(len(keys), sh.anchors); smaller > 0 && float64(sh.n)/float64(smaller) >= minShare {
+			cands = append(cands, cand{c, float64(sh.n) / float64(smaller)})
 		}
-		if smaller := min(len(keys), int(has)); smaller > 0 && float64(n)/float64(smaller) >= minShare {
-			cands = append(cands, cand{c, float64(n) / float64(smaller)})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("find anchor candidates: %w", err)
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
 		if c := cmp.Compare(b.share, a.share); c != 0 {
@@ -215,4 +203,56 @@ func distinct(keys []uint64) []int64 {
 func within(table string) string {
 	return "SELECT q.key FROM unnest($1::int8[]) AS q (key) CROSS JOIN LATERAL (SELECT sum(n) AS n FROM " + table +
 		" WHERE key = q.key) s WHERE s.n <= $2"
+}
+
+// share is how many of a query's anchors a content holds, of how many.
+type share struct{ n, anchors int }
+
+// anchorShares returns the contents holding at least two of keys, each
+// held by at most maxDocs contents, with how many they hold and their
+// anchor counts. The lists are counted here: grouping their ids in SQL
+// (unnest, GROUP BY) took 44 ms a query at 1,000,000 documents, where
+// common anchors' lists run to maxDocs ids.
+func (s *Store) anchorShares(ctx context.Context, keys []int64, maxDocs int) (map[int64]share, error) {
+	rows, err := s.pool.Query(ctx, `WITH ok AS (`+within(anchorTable)+`)
+		SELECT p.ids FROM ok CROSS JOIN LATERAL (SELECT ids FROM `+anchorTable+` WHERE key = ok.key) p`, keys, maxDocs)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[int64]int{}
+	var ids []int64
+	err = scanEach(rows, func() error {
+		if err := rows.Scan(&ids); err != nil {
+			return err
+		}
+		for _, c := range ids {
+			counts[c]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var twice []int64
+	for c, n := range counts {
+		if n >= 2 {
+			twice = append(twice, c)
+		}
+	}
+	out := make(map[int64]share, len(twice))
+	if len(twice) == 0 {
+		return out, nil
+	}
+	rows, err = s.pool.Query(ctx, "SELECT id, anchors FROM index_contents WHERE id = ANY($1)", twice)
+	if err != nil {
+		return nil, err
+	}
+	err = scanEach(rows, func() error {
+		var c int64
+		var anchors int32
+		err := rows.Scan(&c, &anchors)
+		out[c] = share{counts[c], int(anchors)}
+		return err
+	})
+	return out, err
 }
