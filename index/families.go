@@ -47,6 +47,9 @@ func (ix *Index) Pairs(ctx context.Context, th Thresholds, fn func(Pair) error) 
 // pairs with at least one of its contents are scored.
 func (ix *Index) pairs(ctx context.Context, th Thresholds, involving map[ContentID]bool, of []ContentID) ([]Pair, error) {
 	start := time.Now()
+	if err := ix.catchUp(ctx); err != nil {
+		return nil, err
+	}
 	g, err := ix.loadCandidateGraph(ctx, ix.candidateLimit(), of)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ type Index struct {
 
 	sims      simTable
 	templates templateSet
+	follow    follow // where a shared store's changes were last read
 	bufs      sync.Pool
 }
 
@@ -65,6 +66,9 @@ func New(ctx context.Context, store Store, opts Options) (*Index, error) {
 	}
 	ix.bufs.New = func() any { return new(buffers) }
 	if err := ix.refingerprint(ctx); err != nil {
+		return nil, err
+	}
+	if err := ix.startFollowing(ctx); err != nil {
 		return nil, err
 	}
 	if err := store.SimHashes(ctx, func(id ContentID, h uint64) error {

@@ -346,6 +346,9 @@ func (ix *Index) similarTo(ctx context.Context, fp *Fingerprint, self ContentID,
 	if fp.Scheme != 0 && fp.Scheme != ix.scheme {
 		return nil, fmt.Errorf("similar: %w", ErrSchemeMismatch)
 	}
+	if err := ix.catchUp(ctx); err != nil {
+		return nil, fmt.Errorf("similar: %w", err)
+	}
 	ubiq := ix.newUbiquity(ctx)
 	sc := ix.newScorer(fp, ubiq)
 	chunks := make([]uint64, 0, len(sc.qChunks))

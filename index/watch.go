@@ -130,6 +130,9 @@ func (w *Watchlist) Match(ctx context.Context, fp *Fingerprint, th Thresholds) (
 	if fp.Scheme != 0 && fp.Scheme != w.ix.scheme {
 		return nil, fmt.Errorf("match watchlist: %w", ErrSchemeMismatch)
 	}
+	if err := w.ix.catchUp(ctx); err != nil { // templates another writer added
+		return nil, fmt.Errorf("match watchlist: %w", err)
+	}
 	seen := map[ContentID]bool{}
 	var cands []ContentID
 	look := func(kind uint8, h uint64) {

@@ -46,6 +46,8 @@ func TestConformance(t *testing.T) {
 			}
 			return open(t, path, 1)
 		},
+		// Another process's store on the same file.
+		Replica: func(t *testing.T, s index.Store) index.Store { return open(t, s.(*Store).Path(), 1) },
 	})
 }
 

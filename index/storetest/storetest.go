@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +18,14 @@ import (
 )
 
 // Opener opens a fresh, empty store for one test. Reopen, when set, closes
-// nothing and opens the same store again (to check persistence).
+// nothing and opens the same store again (to check persistence). Replica,
+// when set, opens another store on the same data, as another replica of
+// a fleet would (its own connections); the concurrency tests then race
+// two stores, else two goroutines on one.
 type Opener struct {
-	Open   func(t *testing.T) index.Store
-	Reopen func(t *testing.T, s index.Store) index.Store
+	Open    func(t *testing.T) index.Store
+	Reopen  func(t *testing.T, s index.Store) index.Store
+	Replica func(t *testing.T, s index.Store) index.Store
 }
 
 // Fingerprint makes a deterministic fingerprint for text whose chunks and
@@ -466,6 +471,7 @@ func Run(t *testing.T, o Opener) {
 			}
 		})
 	}
+	t.Run("Concurrent", func(t *testing.T) { concurrent(t, o) })
 	t.Run("Closed", func(t *testing.T) {
 		s := o.Open(t)
 		if err := s.Close(); err != nil {
@@ -579,4 +585,126 @@ func holding(groups [][]index.ContentID, of []index.ContentID) [][]index.Content
 		}
 	}
 	return out
+}
+
+// concurrent races two writers (two replicas when o.Replica is set) on one
+// idempotency key, on one key's Remove and Put, and on one content put
+// under two keys.
+func concurrent(t *testing.T, o Opener) {
+	ctx := context.Background()
+	pair := func(t *testing.T) [2]index.Store {
+		s := o.Open(t)
+		if o.Replica == nil {
+			return [2]index.Store{s, s}
+		}
+		return [2]index.Store{s, o.Replica(t, s)}
+	}
+	// race runs fn(0) and fn(1) at once and returns their errors.
+	race := func(fn func(i int) error) [2]error {
+		var errs [2]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs[i] = fn(i)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		return errs
+	}
+	t.Run("OneIdempotencyKey", func(t *testing.T) {
+		s := pair(t)
+		for round := range 10 {
+			key := fmt.Sprintf("k%d", round)
+			var got [2][]index.Committed
+			errs := race(func(i int) (err error) {
+				got[i], err = s[i].Put(ctx, []index.Entry{entry(key, "v1", "text "+key, []uint64{h(uint64(round))}, []uint64{h(uint64(100 + round))})})
+				return err
+			})
+			if errs[0] != nil || errs[1] != nil {
+				t.Fatalf("round %d: %v", round, errs)
+			}
+			if got[0][0].Duplicate == got[1][0].Duplicate || got[0][0].ID != got[1][0].ID || got[0][0].Content != got[1][0].Content {
+				t.Fatalf("round %d: racing puts returned %+v and %+v, want one commit and one duplicate of it", round, got[0][0], got[1][0])
+			}
+		}
+		if st, err := s[0].Stats(ctx); err != nil || st.Documents != 10 || st.Contents != 10 {
+			t.Fatalf("stats %+v %v, want 10 documents and contents", st, err)
+		}
+	})
+	t.Run("RemoveAndPut", func(t *testing.T) {
+		s := pair(t)
+		for round := range 10 {
+			old := entry("a", fmt.Sprint("v", round), fmt.Sprint("old ", round), []uint64{h(uint64(round))}, nil)
+			if _, err := s[0].Put(ctx, []index.Entry{old}); err != nil {
+				t.Fatal(err)
+			}
+			next := entry("a", fmt.Sprint("w", round), fmt.Sprint("new ", round), []uint64{h(uint64(1000 + round))}, nil)
+			errs := race(func(i int) error {
+				if i == 0 {
+					_, err := s[0].Remove(ctx, "a", "")
+					return err
+				}
+				_, err := s[1].Put(ctx, []index.Entry{next})
+				return err
+			})
+			if errs[0] != nil || errs[1] != nil {
+				t.Fatalf("round %d: %v", round, errs)
+			}
+			// Either order leaves no old version, and at most the new one.
+			rs, err := s[0].Lookup(ctx, "a")
+			if err != nil && !errors.Is(err, index.ErrNotFound) {
+				t.Fatal(err)
+			}
+			if len(rs) > 1 || (len(rs) == 1 && rs[0].VersionID != next.Doc.VersionID) {
+				t.Fatalf("round %d: versions left %+v", round, rs)
+			}
+			st, _ := s[0].Stats(ctx)
+			if st.Documents != int64(len(rs)) || st.Contents != int64(len(rs)) {
+				t.Fatalf("round %d: stats %+v with %d versions", round, st, len(rs))
+			}
+			got, _ := s[0].Candidates(ctx, index.CandidateQuery{Chunks: []uint64{h(uint64(round))}, MaxChunkDocs: 10})
+			if len(got) != 0 {
+				t.Fatalf("round %d: the old version's postings are left: %v", round, got)
+			}
+			if _, err := s[0].Remove(ctx, "a", ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Run("OneContentTwoKeys", func(t *testing.T) {
+		s := pair(t)
+		for round := range 10 {
+			text := fmt.Sprint("shared ", round)
+			var got [2][]index.Committed
+			errs := race(func(i int) (err error) {
+				e := entry(fmt.Sprintf("%d-%d", round, i), "", text, []uint64{h(uint64(round))}, []uint64{h(uint64(50 + round))})
+				got[i], err = s[i].Put(ctx, []index.Entry{e})
+				return err
+			})
+			if errs[0] != nil || errs[1] != nil {
+				t.Fatalf("round %d: %v", round, errs)
+			}
+			if got[0][0].Duplicate || got[1][0].Duplicate || got[0][0].Content != got[1][0].Content || got[0][0].ID == got[1][0].ID {
+				t.Fatalf("round %d: %+v and %+v, want two documents of one content", round, got[0][0], got[1][0])
+			}
+			// The content counts both: it goes with the second removal only.
+			if _, err := s[0].Remove(ctx, fmt.Sprintf("%d-0", round), ""); err != nil {
+				t.Fatal(err)
+			}
+			if cs, _ := s[1].Candidates(ctx, index.CandidateQuery{Chunks: []uint64{h(uint64(round))}, MaxChunkDocs: 10}); len(cs) != 1 {
+				t.Fatalf("round %d: candidates after removing one of two: %v", round, cs)
+			}
+			if _, err := s[1].Remove(ctx, fmt.Sprintf("%d-1", round), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st, err := s[0].Stats(ctx); err != nil || st.Contents != 0 || st.Documents != 0 {
+			t.Fatalf("stats %+v %v, want none", st, err)
+		}
+	})
 }
