@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/simdex/simdex/auth"
-	authsqlite "github.com/simdex/simdex/auth/sqlite"
 	"github.com/simdex/simdex/policy"
-	policysqlite "github.com/simdex/simdex/policy/sqlite"
 )
 
 // validate checks the TLS section; each error names its key.
@@ -81,25 +81,44 @@ func (a auditLog) Record(ctx context.Context, actor, action, object, reason stri
 	return a.log.Append(ctx, policy.AuditEntry{Time: a.now().UTC(), Actor: actor, Action: action, Object: object, Reason: reason, Details: raw})
 }
 
-// openTokens opens the token store and a manager auditing to log, or, when
-// log is nil, to the policy store at cfg.PolicyPath (several processes may
-// write both: SQLite serialises them). closeStores closes what it opened.
-func openTokens(ctx context.Context, cfg *Config, log policy.AuditLog) (m *auth.Manager, closeStores func() error, err error) {
-	tokens, err := authsqlite.Open(ctx, cfg.TokensPath())
-	if err != nil {
-		return nil, nil, fmt.Errorf("open token store %s: %w", cfg.TokensPath(), err)
-	}
-	closeStores = tokens.Close
-	if log == nil {
-		pst, err := policysqlite.Open(ctx, cfg.PolicyPath())
-		if err != nil {
-			tokens.Close()
-			return nil, nil, fmt.Errorf("open audit log %s: %w", cfg.PolicyPath(), err)
+// openTokens opens the token store and the audit log that records token
+// changes: log, or the policy store when log is nil (a command run
+// without the daemon). With the postgres driver and no pool, it connects
+// one of its own, closed by closeStores.
+func openTokens(ctx context.Context, cfg *Config, pool *pgxpool.Pool, log policy.AuditLog) (m *auth.Manager, closeStores func() error, err error) {
+	var closers []func() error
+	closeStores = func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
 		}
-		log, closeStores = pst, func() error { return errors.Join(tokens.Close(), pst.Close()) }
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			closeStores()
+		}
+	}()
+	if cfg.postgres() && pool == nil {
+		if pool, err = connectPostgres(ctx, cfg, 2); err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, func() error { pool.Close(); return nil })
+	}
+	tokens, err := openTokenStore(ctx, cfg, pool)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, tokens.Close)
+	if log == nil {
+		pst, err := openPolicyStore(ctx, cfg, pool)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open audit log: %w", err)
+		}
+		log = pst
+		closers = append(closers, pst.Close)
 	}
 	if m, err = auth.NewManager(tokens, auditLog{log: log, now: time.Now}, auth.ManagerOptions{}); err != nil {
-		closeStores()
 		return nil, nil, err
 	}
 	return m, closeStores, nil
@@ -109,7 +128,7 @@ func openTokens(ctx context.Context, cfg *Config, log policy.AuditLog) (m *auth.
 // the creation, and returns the token (shown once) with its record. It
 // works whether or not the daemon is running.
 func CreateToken(ctx context.Context, cfg Config, actor string, req auth.CreateRequest) (string, auth.Token, error) {
-	m, closeStores, err := openTokens(ctx, &cfg, nil)
+	m, closeStores, err := openTokens(ctx, &cfg, nil, nil)
 	if err != nil {
 		return "", auth.Token{}, err
 	}
@@ -119,7 +138,7 @@ func CreateToken(ctx context.Context, cfg Config, actor string, req auth.CreateR
 
 // RevokeToken revokes the token with id, auditing why.
 func RevokeToken(ctx context.Context, cfg Config, actor, id, reason string) error {
-	m, closeStores, err := openTokens(ctx, &cfg, nil)
+	m, closeStores, err := openTokens(ctx, &cfg, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -129,7 +148,7 @@ func RevokeToken(ctx context.Context, cfg Config, actor, id, reason string) erro
 
 // ListTokens returns every token, oldest first (hashes, never secrets).
 func ListTokens(ctx context.Context, cfg Config) ([]auth.Token, error) {
-	m, closeStores, err := openTokens(ctx, &cfg, nil)
+	m, closeStores, err := openTokens(ctx, &cfg, nil, nil)
 	if err != nil {
 		return nil, err
 	}

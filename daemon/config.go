@@ -147,6 +147,10 @@ type NATSConfig struct {
 	// and, with CertFile and KeyFile, authenticates the daemon by
 	// certificate.
 	TLS NATSTLSConfig `mapstructure:"tls"`
+	// StreamReplicas is the number of servers each stream and key-value
+	// bucket the daemon creates is kept on: 1 (default), or 3 on a
+	// JetStream cluster, so that losing a node loses no event.
+	StreamReplicas int `mapstructure:"stream_replicas"`
 }
 
 // NATSTLSConfig configures TLS towards an external NATS server.
@@ -180,6 +184,7 @@ func DefaultConfig() Config {
 		Notifier:   notifier.DefaultConfig(),
 		Policy:     policy.DefaultConfig(),
 		Store:      StoreConfig{Driver: DriverSQLite, Postgres: PostgresConfig{MaxConns: 20}},
+		NATS:       NATSConfig{StreamReplicas: 1},
 		Replicas:   1,
 	}
 }

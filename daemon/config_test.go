@@ -87,6 +87,8 @@ func TestBadConfigs(t *testing.T) {
 		{name: "fleet on sqlite", yaml: "replicas: 2\nnats:\n  url: nats://n:4222\n", wantKeys: []string{"replicas: 2 replicas with store.driver sqlite"}},
 		{name: "fleet on embedded NATS", yaml: "replicas: 2\nstore:\n  driver: postgres\n  postgres:\n    dsn_env: PGDSN\n",
 			wantKeys: []string{"replicas: 2 replicas with the embedded NATS"}},
+		{name: "replicated streams on the embedded NATS", yaml: "nats:\n  stream_replicas: 3\n", wantKeys: []string{"nats.stream_replicas: the embedded server is one node"}},
+		{name: "six stream replicas", yaml: "nats:\n  url: nats://n:4222\n  stream_replicas: 6\n", wantKeys: []string{"nats.stream_replicas: 6 is not 1 to 5"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

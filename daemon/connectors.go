@@ -105,7 +105,7 @@ func (d *Daemon) openConnectors(_ context.Context, p *parts) error {
 		case "jetstream":
 			src, err := jsconn.New(p.nc, jsconn.Config{
 				Name: b.source, Stream: b.cfg.Stream, Subjects: []string{b.cfg.Subject},
-				CreateStream: true, Durable: "simdex-" + b.cfg.Name,
+				CreateStream: true, Replicas: cfg.NATS.StreamReplicas, Durable: "simdex-" + b.cfg.Name, AckWait: b.cfg.AckWait,
 				Logger: logger.With("connector", b.source), Metrics: jsm,
 			}, s3conn.Decoder{Client: b.client})
 			if err != nil {
@@ -118,7 +118,7 @@ func (d *Daemon) openConnectors(_ context.Context, p *parts) error {
 	for _, n := range cfg.Connectors.NATS {
 		src, err := natsconn.New(p.nc, natsconn.Config{
 			Config: jsconn.Config{
-				Name: "nats:" + n.Name, Stream: n.Stream, Subjects: n.Subjects, CreateStream: true,
+				Name: "nats:" + n.Name, Stream: n.Stream, Subjects: n.Subjects, CreateStream: true, Replicas: cfg.NATS.StreamReplicas,
 				Durable: n.Durable, MaxDeliver: n.MaxDeliver, AckWait: n.AckWait,
 				Logger: logger.With("connector", "nats:"+n.Name), Metrics: jsm,
 			},
@@ -198,7 +198,7 @@ func (d *Daemon) connectorMembers(p *parts) []member {
 			// lease finds no marker and backfills again.
 			members = append(members, member{"backfill " + b.source, func(ctx context.Context) error {
 				err := p.lease.Hold(ctx, "backfill/"+b.source, func(ctx context.Context) error {
-					return backfillOnce(ctx, p.nc, b, p.events, p.log)
+					return backfillOnce(ctx, p.nc, d.cfg.NATS.StreamReplicas, b, p.events, p.log)
 				})
 				if err != nil && ctx.Err() == nil {
 					p.log.Error("backfill failed; run `simdex backfill` once the cause is fixed", "connector", b.source, "err", err)
@@ -268,7 +268,7 @@ const stateBucket = "simdex_state"
 // and the versions already committed are skipped by their idempotency key.
 // Transient failures (MinIO or the store briefly down) run the backfill
 // again after a pause, until it completes or ctx is done.
-func backfillOnce(ctx context.Context, nc *nats.Conn, b *bucket, out chan<- connectors.Event, log *slog.Logger) error {
+func backfillOnce(ctx context.Context, nc *nats.Conn, replicas int, b *bucket, out chan<- connectors.Event, log *slog.Logger) error {
 	js, err := natsjs.New(nc)
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
@@ -277,7 +277,7 @@ func backfillOnce(ctx context.Context, nc *nats.Conn, b *bucket, out chan<- conn
 	// that an operator replicated over a NATS cluster down to one replica.
 	kv, err := js.KeyValue(ctx, stateBucket)
 	if errors.Is(err, natsjs.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: stateBucket, Storage: natsjs.FileStorage})
+		kv, err = js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: stateBucket, Storage: natsjs.FileStorage, Replicas: replicas})
 		if errors.Is(err, natsjs.ErrBucketExists) { // created by another replica meanwhile
 			kv, err = js.KeyValue(ctx, stateBucket)
 		}

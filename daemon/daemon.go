@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -29,15 +30,12 @@ import (
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
-	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
 	"github.com/simdex/simdex/internal/lease"
 	"github.com/simdex/simdex/notifier"
-	notifiersqlite "github.com/simdex/simdex/notifier/sqlite"
 	"github.com/simdex/simdex/policy"
-	policysqlite "github.com/simdex/simdex/policy/sqlite"
 	"github.com/simdex/simdex/webui"
 )
 
@@ -152,7 +150,9 @@ type parts struct {
 	sources   []namedSource
 	buckets   []*bucket
 	events    chan connectors.Event
-	records   *policysqlite.Store
+	records   policyStore
+	pool      *pgxpool.Pool    // the fleet's database; nil with the sqlite driver
+	keys      ingest.KeyLocker // object-key locks across replicas; nil: the pipeline's own
 	policy    *policy.Engine
 	schedules *policy.Scheduler
 	pipeline  *ingest.Pipeline
@@ -166,7 +166,7 @@ type parts struct {
 func (d *Daemon) open(ctx context.Context) (*parts, error) {
 	p := &parts{log: d.logger.With("component", "daemon"), lease: lease.NewLocal(), events: make(chan connectors.Event, 4*d.cfg.Pipeline.Workers)}
 	for _, step := range []func(context.Context, *parts) error{
-		d.lockDataDir, d.openNATS, d.openEngine, d.openNotifier, d.openBuckets, d.openConnectors, d.openPolicy, d.buildPipeline, d.openHTTP,
+		d.lockDataDir, d.openNATS, d.openDatabase, d.openEngine, d.openNotifier, d.openBuckets, d.openConnectors, d.openPolicy, d.buildPipeline, d.openHTTP,
 	} {
 		if err := step(ctx, p); err != nil {
 			p.close()
@@ -234,57 +234,77 @@ func (d *Daemon) openNATS(_ context.Context, p *parts) error {
 	return nil
 }
 
-// Engine is the index with its embedded store and the ingest stage.
-type Engine = ingest.Engine[*sqlite.Store]
+// Engine is the index with its store and the ingest stage.
+type Engine = ingest.Engine[indexStore]
 
-// OpenEngine opens the embedded store at cfg.IndexPath(), the index over
-// it and the extraction cfg configures.
+// indexStore is the index store the daemon and its commands open: the
+// index's, with the ledger the pipeline keeps of documents deleted at
+// source while held.
+type indexStore interface {
+	ingest.Store
+	ingest.Ledger
+}
+
+// OpenEngine opens the index store cfg names, the index over it and the
+// extraction cfg configures, for a command that reads the index without
+// the daemon. With the postgres driver it connects a pool of its own,
+// closed with the engine.
 func OpenEngine(ctx context.Context, cfg *Config, logger *slog.Logger) (*Engine, error) {
-	opts := cfg.Index.Options
-	opts.Logger = logger
-	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
-		Scheme: opts.Scheme(), Durability: cfg.Index.Durability, Logger: logger,
-		AnchorsInMemory: cfg.Index.AnchorsInMemory,
-	})
+	var pool *pgxpool.Pool
+	if cfg.postgres() {
+		var err error
+		if pool, err = connectPostgres(ctx, cfg, 4); err != nil {
+			return nil, err
+		}
+	}
+	st, where, err := openIndexStore(ctx, cfg, logger, pool)
 	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
 		return nil, err
 	}
+	if pool != nil {
+		st = pooledStore{indexStore: st, pool: pool}
+	}
+	return openEngineOver(ctx, cfg, logger, st, where)
+}
+
+// openEngineOver opens the index over st, the store at where.
+func openEngineOver(ctx context.Context, cfg *Config, logger *slog.Logger, st indexStore, where string) (*Engine, error) {
+	opts := cfg.Index.Options
+	opts.Logger = logger
 	xo := cfg.Extract
 	xo.SpoolDir = cfg.SpoolDir()
-	return ingest.OpenEngine(ctx, st, cfg.IndexPath(), opts, xo)
+	return ingest.OpenEngine(ctx, st, where, opts, xo)
 }
 
 // openEngine opens the index with its store and extraction.
 func (d *Daemon) openEngine(ctx context.Context, p *parts) error {
-	eng, err := OpenEngine(ctx, &d.cfg, d.logger)
+	st, where, err := openIndexStore(ctx, &d.cfg, d.logger, p.pool)
+	if err != nil {
+		return err
+	}
+	if err := d.registerAnchorGauge(p, st); err != nil {
+		st.Close()
+		return err
+	}
+	eng, err := openEngineOver(ctx, &d.cfg, d.logger, st, where)
 	if err != nil {
 		return err
 	}
 	p.eng = eng
 	p.onClose(func() { eng.Close() })
-	anchors := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "simdex_index_anchor_lists_in_memory",
-		Help: "Whether queries read the anchor posting lists from memory (index.anchors_in_memory, once loaded): 1, or 0 while they load or when they are read from disk.",
-	}, func() float64 {
-		if eng.Store.AnchorsInMemory() {
-			return 1
-		}
-		return 0
-	})
-	if err := d.reg.Register(anchors); err != nil {
-		return fmt.Errorf("register metrics: %w", err)
-	}
-	p.onClose(func() { d.reg.Unregister(anchors) })
 	return nil
 }
 
 // openNotifier opens the outbox and the notifier sending from it.
 func (d *Daemon) openNotifier(ctx context.Context, p *parts) error {
-	outbox, err := notifiersqlite.Open(ctx, d.cfg.OutboxPath())
+	outbox, closeOutbox, err := d.openOutbox(ctx, p)
 	if err != nil {
-		return fmt.Errorf("open notifier outbox %s: %w", d.cfg.OutboxPath(), err)
+		return err
 	}
-	p.onClose(func() { outbox.Close() })
+	p.onClose(func() { closeOutbox() })
 	if p.notifier, err = notifier.New(notifier.Options{Config: d.cfg.Notifier, Outbox: outbox, Publisher: p.nc, Lease: p.lease, Logger: d.logger}); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -294,9 +314,9 @@ func (d *Daemon) openNotifier(ctx context.Context, p *parts) error {
 // openPolicy opens the policy store and puts the configured rules and holds
 // in force, before the first event.
 func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
-	pst, err := policysqlite.Open(ctx, d.cfg.PolicyPath())
+	pst, err := openPolicyStore(ctx, &d.cfg, p.pool)
 	if err != nil {
-		return fmt.Errorf("open policy store %s: %w", d.cfg.PolicyPath(), err)
+		return err
 	}
 	p.onClose(func() { pst.Close() })
 	p.records = pst
@@ -331,7 +351,7 @@ func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
 	p.pipeline = ingest.NewPipeline(ingest.PipelineOptions{
 		Ingester: p.eng.Ingester, Ledger: p.eng.Store, Remover: p.eng.Index, Holds: p.policy,
 		Observers: []ingest.Observer{p.policy}, Workers: cfg.Workers, InFlightBytes: cfg.InFlightBytes,
-		ShutdownTimeout: cfg.ShutdownTimeout, Registerer: d.reg, Logger: d.logger.With("component", "pipeline"),
+		ShutdownTimeout: cfg.ShutdownTimeout, Keys: p.keys, Registerer: d.reg, Logger: d.logger.With("component", "pipeline"),
 	})
 	return nil
 }
@@ -339,7 +359,7 @@ func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
 // openHTTP opens the token stores and binds the HTTP listener.
 func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	cfg := &d.cfg
-	tokens, closeTokens, err := openTokens(ctx, cfg, p.records)
+	tokens, closeTokens, err := openTokens(ctx, cfg, p.pool, p.records)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,10 @@ import (
 )
 
 // healthChecks are what /readyz checks: the daemon has started, NATS
-// answers a round trip, and the index and policy stores answer a query.
+// answers a round trip, the index and policy stores answer a query, and
+// the fleet's PostgreSQL answers a ping.
 func (d *Daemon) healthChecks(p *parts) []api.Check {
-	return []api.Check{
+	checks := []api.Check{
 		{Name: "started", Run: func(context.Context) error {
 			if !d.ready.Load() {
 				return errors.New("starting")
@@ -33,4 +34,8 @@ func (d *Daemon) healthChecks(p *parts) []api.Check {
 			return err
 		}},
 	}
+	if p.pool != nil {
+		checks = append(checks, api.Check{Name: "postgres", Run: p.pool.Ping})
+	}
+	return checks
 }

@@ -62,6 +62,10 @@ type S3SourceConfig struct {
 	// publishes to (jetstream mode).
 	Stream  string `mapstructure:"stream" yaml:"stream"`
 	Subject string `mapstructure:"subject" yaml:"subject"`
+	// AckWait is how long JetStream waits for an event's settlement
+	// before it delivers it again (jetstream mode; default 2m): after a
+	// replica dies, its unsettled events go to another after this long.
+	AckWait time.Duration `mapstructure:"ack_wait" yaml:"ack_wait"`
 	// Credentials never sit in the file: name the environment variables
 	// or files that hold them.
 	AccessKeyEnv  string `mapstructure:"access_key_env" yaml:"access_key_env"`
@@ -180,6 +184,7 @@ func (s *ConnectorsConfig) validate(getenv func(string) string, readFile func(st
 		case "jetstream":
 			errs.badIf(b.Stream == "", key+".stream", "required in jetstream mode")
 			errs.badIf(b.Subject == "", key+".subject", "required in jetstream mode")
+			errs.badIf(b.AckWait < 0 || (b.AckWait > 0 && b.AckWait < time.Second), key+".ack_wait", "%s is below 1s (0: the default, 2m)", b.AckWait)
 		case "listen":
 		default:
 			errs.badIf(true, key+".mode", "%q is not jetstream or listen", b.Mode)

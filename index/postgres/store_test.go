@@ -57,3 +57,7 @@ func TestConformance(t *testing.T) {
 		Replica: func(t *testing.T, s index.Store) index.Store { return openOn(t, openPool(t, dsns[s])) },
 	})
 }
+
+func TestMarkDeletedAtSource(t *testing.T) {
+	storetest.DeletedAtSource(t, openOn(t, openPool(t, pgtest.DSN(t))))
+}

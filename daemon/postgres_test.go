@@ -1,0 +1,139 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/simdex/simdex/internal/pgtest"
+)
+
+// postgresConfig is r's configuration with every store in the database
+// dsn names, through a DSN file as a deployment mounts it.
+func (r *rig) postgresConfig(t *testing.T, dsn string) Config {
+	t.Helper()
+	cfg := r.config(t, t.TempDir())
+	path := filepath.Join(t.TempDir(), "dsn")
+	if err := os.WriteFile(path, []byte(dsn+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Driver = DriverPostgres
+	cfg.Store.Postgres.DSNFile = path
+	return cfg
+}
+
+// TestPostgresDriverIndexesAndDeletes: the daemon on the postgres driver
+// indexes uploads, finds near-copies and applies deletes, as on SQLite.
+func TestPostgresDriverIndexesAndDeletes(t *testing.T) {
+	r := newRig(t)
+	pg := pgtest.Start(t)
+	d := startDaemon(t, r.postgresConfig(t, pg.NewDatabase(t)), r.env)
+	addr := d.Addr().String()
+	text := strings.Repeat("This agreement is made between the parties named below. ", 40)
+	keys := []string{"contracts/master agreement.txt", "contracts/master agreement (copy).txt"}
+	for _, k := range keys {
+		r.put(t, k, text+k)
+	}
+	for _, k := range keys {
+		waitFor(t, 30*time.Second, "indexing of "+k, func() bool { return len(versionsOf(t, addr, "s3:records/records/"+k)) == 1 })
+	}
+	docs := versionsOf(t, addr, "s3:records/records/"+keys[0])
+	var sim struct {
+		Matches []struct{ Name string } `json:"matches"`
+	}
+	getJSON(t, addr, fmt.Sprintf("/api/v1/documents/%d/similar", docs[0].ID), &sim)
+	if len(sim.Matches) != 1 || sim.Matches[0].Name != keys[1] {
+		t.Fatalf("similar = %+v", sim.Matches)
+	}
+	if m := metrics(t, addr); !strings.Contains(m, `simdex_lease_held{lease="notifier/dispatch"} 1`) {
+		t.Errorf("this only replica does not hold the dispatch lease:\n%s", m)
+	}
+	if err := r.mc.RemoveObject(context.Background(), r.bucket, keys[1], minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "removal", func() bool {
+		getJSON(t, addr, fmt.Sprintf("/api/v1/documents/%d/similar", docs[0].ID), &sim)
+		return len(sim.Matches) == 0
+	})
+}
+
+// TestPostgresWrongPasswordNamesTheKey: a DSN whose password the server
+// refuses stops the start with one line naming the key, as a
+// configuration error, without the password.
+func TestPostgresWrongPasswordNamesTheKey(t *testing.T) {
+	r := newRig(t)
+	pg := pgtest.Start(t)
+	dsn := strings.Replace(pg.NewDatabase(t), ":"+pg.Password()+"@", ":not-the-password@", 1)
+	cfg := r.postgresConfig(t, dsn)
+	for _, kv := range r.env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	d, err := New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Run(context.Background())
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "store.postgres.dsn_file "+cfg.Store.Postgres.DSNFile) {
+		t.Fatalf("got %v; want a configuration error naming store.postgres.dsn_file", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "not-the-password") || strings.Contains(msg, "\n") {
+		t.Fatalf("error shows the password or spans lines: %q", msg)
+	}
+}
+
+// TestPostgresRestartedMidIngestLosesNothing: PostgreSQL killed while
+// uploads flow and restarted: the events that failed meanwhile are
+// delivered again, and every object is indexed exactly once.
+func TestPostgresRestartedMidIngestLosesNothing(t *testing.T) {
+	r := newRig(t)
+	pg := pgtest.Start(t)
+	cfg := r.postgresConfig(t, pg.NewDatabase(t))
+	cfg.Connectors.S3[0].AckWait = 5 * time.Second
+	d := startDaemon(t, cfg, r.env)
+	addr := d.Addr().String()
+	const n = 300
+	var wg sync.WaitGroup
+	keys := make(chan int)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range keys {
+				r.put(t, fmt.Sprintf("pg/doc-%03d.txt", i), fmt.Sprintf("document %d. %s", i, strings.Repeat(fmt.Sprintf("words of %d ", i), 30)))
+			}
+		}()
+	}
+	for i := range n {
+		if i == n/3 {
+			pg.Kill()
+		}
+		if i == n/2 {
+			pg.Restart(t)
+		}
+		keys <- i
+	}
+	close(keys)
+	wg.Wait()
+	waitFor(t, 3*time.Minute, "all objects indexed", func() bool {
+		var st struct {
+			Documents int64 `json:"documents"`
+		}
+		return getJSON(t, addr, "/api/v1/stats", &st) == 200 && st.Documents >= n
+	})
+	for i := range n {
+		key := fmt.Sprintf("s3:records/records/pg/doc-%03d.txt", i)
+		if v := versionsOf(t, addr, key); len(v) != 1 {
+			t.Fatalf("%s indexed %d times", key, len(v))
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/index"
+)
+
+// SourceDeletedStore is a store that keeps the ledger of documents deleted
+// at their source while a legal hold kept them (the pipeline's Ledger).
+type SourceDeletedStore interface {
+	index.Store
+	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
+	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
+}
+
+// DeletedAtSource checks a store's marks of documents deleted at source
+// while held: a mark adds its two metadata keys, keeps the
+// document and its other metadata, is kept on a second mark, and the
+// marked documents are listed.
+func DeletedAtSource(t *testing.T, s SourceDeletedStore) {
+	t.Helper()
+	ctx := context.Background()
+	var ids []index.DocID
+	for i, key := range []string{"a", "b"} {
+		fp := Fingerprint("text "+key, []uint64{uint64(i+1) << 40}, nil)
+		c, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: key, VersionID: "v1", Meta: map[string]string{"custodian": "kim"}}, Fingerprint: fp, Parent: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c[0].ID)
+	}
+	first := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	if n, err := s.MarkDeletedAtSource(ctx, ids[:1], first, "delete marker m1 of a from s3:x"); err != nil || n != 1 {
+		t.Fatalf("mark: %d, %v", n, err)
+	}
+	if n, err := s.MarkDeletedAtSource(ctx, ids[:1], first.Add(time.Hour), "again"); err != nil || n != 0 {
+		t.Fatalf("second mark: %d, %v; want 0 newly marked", n, err)
+	}
+	r, err := s.Get(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"custodian": "kim", index.MetaDeletedAtSource: first.Format(time.RFC3339Nano), index.MetaDeletedAtSourceEvent: "delete marker m1 of a from s3:x"}
+	for k, v := range want {
+		if r.Meta[k] != v {
+			t.Errorf("meta[%q] = %q, want %q", k, r.Meta[k], v)
+		}
+	}
+	var listed []index.DocID
+	if err := s.DeletedAtSource(ctx, func(r *index.Record) error { listed = append(listed, r.ID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 || listed[0] != ids[0] {
+		t.Fatalf("DeletedAtSource listed %v, want [%d]", listed, ids[0])
+	}
+}
