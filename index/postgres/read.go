@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -78,7 +79,13 @@ func (s *Store) Get(ctx context.Context, id index.DocID) (*index.Record, error) 
 // idempotency key is key.
 func (s *Store) Lookup(ctx context.Context, key string) ([]*index.Record, error) {
 	what := fmt.Sprintf("look up %q", key)
-	rs, err := s.records(ctx, what, "WHERE d.key = $1 ORDER BY d.id DESC", key)
+	var rs []*index.Record
+	var err error
+	// A key column holds text, which cannot hold NUL or invalid UTF-8: such
+	// a key can only be an idempotency key (which joins its parts with NUL).
+	if utf8.ValidString(key) && !strings.ContainsRune(key, 0) {
+		rs, err = s.records(ctx, what, "WHERE d.key = $1 ORDER BY d.id DESC", key)
+	}
 	if err == nil && len(rs) == 0 {
 		rs, err = s.records(ctx, what, "WHERE d.idem = $1", []byte(key))
 	}

@@ -103,6 +103,14 @@ func Run(t *testing.T, o Opener) {
 		if seen, err := s.Seen(ctx, "other"); err != nil || seen {
 			t.Fatalf("Seen(other): %v %v", seen, err)
 		}
+		// The pipeline looks a document up by its idempotency key, which
+		// joins its parts with NUL (and may carry any bytes).
+		if rs, err := s.Lookup(ctx, e.Doc.IdempotencyKey()); err != nil || len(rs) != 1 || rs[0].ID != c1[0].ID {
+			t.Fatalf("Lookup by idempotency key: %v, %v", rs, err)
+		}
+		if _, err := s.Lookup(ctx, "a\x00\xff other"); !errors.Is(err, index.ErrNotFound) {
+			t.Fatalf("Lookup of an absent key with NUL and invalid UTF-8: %v", err)
+		}
 		st, _ := s.Stats(ctx)
 		if st.Documents != 1 {
 			t.Fatalf("documents = %d", st.Documents)

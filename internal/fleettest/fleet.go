@@ -149,12 +149,14 @@ func (f *Fleet) config(r *Replica) map[string]any {
 		"stream": EventStream, "subject": EventSubject,
 		"access_key_file": f.secrets["access"], "secret_key_file": f.secrets["secret"],
 		"backfill": true, "reconcile": f.opts.Reconcile,
+		// A killed replica's unsettled events go to another after this.
+		"ack_wait": "15s",
 	}
 	cfg := map[string]any{
 		"data_dir": r.DataDir,
 		"log":      map[string]any{"level": "info", "format": "json"},
 		"http":     map[string]any{"addr": r.Addr},
-		"nats":     map[string]any{"url": strings.Join(urls, ","), "user": NATSUser, "password_file": f.secrets["nats"]},
+		"nats":     map[string]any{"url": strings.Join(urls, ","), "user": NATSUser, "password_file": f.secrets["nats"], "stream_replicas": 3},
 		"index":    map[string]any{"durability": "normal"},
 		"pipeline": map[string]any{"shutdown_timeout": "10s"},
 		"connectors": map[string]any{

@@ -53,9 +53,8 @@ var variants = []variant{
 	// One replica on its own SQLite files: the kills hit the only
 	// replica and a NATS node.
 	{name: "sqlite-1", replicas: 1, driver: SQLite, enabled: true},
-	// Three replicas sharing one PostgreSQL database: enabled once
-	// store.driver and the PostgreSQL stores are merged (issue 30).
-	{name: "postgres-3", replicas: 3, driver: Postgres, enabled: false},
+	// Three replicas sharing one PostgreSQL database.
+	{name: "postgres-3", replicas: 3, driver: Postgres, enabled: true},
 }
 
 // TestFleetKillsLoseNothing uploads near-copy groups to MinIO while a
