@@ -26,7 +26,7 @@ func newIngester(t *testing.T) (*ingest.Ingester, *sqlite.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	return eng.Ingester, eng.Store
+	return eng.Ingester, eng.Store.(*sqlite.Store)
 }
 
 func zipOf(t *testing.T, members map[string]string) []byte {
