@@ -65,7 +65,7 @@ func waitForAdvisoryLock(ctx context.Context, st *Store, done <-chan error) erro
 		}
 		select {
 		case err := <-done:
-			return fmt.Errorf("the approval did not wait for the placement: %v", err)
+			return fmt.Errorf("the approval did not wait for the placement: %w", err)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
