@@ -187,7 +187,7 @@ func (s *Store) putEntry(ctx context.Context, p *putTx, entries []index.Entry, i
 func (p *putTx) stored(ctx context.Context, idem, key string) (*index.Committed, error) {
 	var existing int64
 	var cid sql.NullInt64
-	err := p.stmts.queryRow(ctx, "SELECT id, content_id FROM documents WHERE idem = ?", idem).Scan(&existing, &cid)
+	err := p.stmts.queryRow(ctx, "SELECT id, content_id FROM document_view WHERE idem_hash = ? AND idem = ?", strHash(idem), idem).Scan(&existing, &cid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -235,15 +235,15 @@ func (p *putTx) insertDocument(ctx context.Context, e *index.Entry, idem string,
 		path, _ = json.Marshal(d.Path)
 	}
 	meta, _ := json.Marshal(d.Meta)
-	var modTime, id int64
+	var modTime int64
 	if !d.ModTime.IsZero() {
 		modTime = d.ModTime.UnixNano()
 	}
-	err := p.stmts.queryRow(ctx, `INSERT INTO documents
-		(key, version_id, idem, name, source, parent_id, path, media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		d.Key, d.VersionID, idem, d.Name, d.Source, parent, string(path), d.MediaType, string(meta),
-		modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content).Scan(&id)
+	r := encodeDoc(d.Key, d.VersionID, idem, d.Name, string(path), string(meta), modTime, rawSize)
+	q := func(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
+		return p.stmts.queryRow(ctx, query, args...)
+	}
+	id, err := insertDocRow(ctx, q, "documents", 0, r, d.Source, parent, d.MediaType, modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
 	if err != nil {
 		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
 	}
