@@ -37,7 +37,7 @@ CREATE VIEW document_view AS SELECT d.id AS id, p.prefix || d.base AS key,
 	d.source AS source, d.parent_id AS parent_id, d.path AS path, d.media_type AS media_type, d.meta AS meta,
 	d.mod_time AS mod_time, d.indexed_at AS indexed_at, d.error AS error, d.keep_versions AS keep_versions,
 	d.raw_sha256 AS raw_sha256, d.raw_size AS raw_size, d.content_id AS content_id,
-	d.key_hash AS key_hash, d.idem_hash AS idem_hash
+	d.key_hash AS key_hash, d.idem_hash AS idem_hash, d.dir AS dir, d.base AS base, d.name AS stored_name
 FROM documents d JOIN doc_dirs p ON p.id = d.dir`
 
 // strHash is the 32-bit FNV-1a hash of s, signed so that SQLite stores

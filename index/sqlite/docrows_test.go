@@ -5,19 +5,22 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/simdex/simdex/index"
 )
 
 // openSchema10 copies testdata/schema10.db.gz, an index made by the code of
 // schema version 10, into a temporary file and opens it.
-func openSchema10(t *testing.T) *Store {
+func openSchema10(t testing.TB) *Store {
 	t.Helper()
 	f, err := os.Open("testdata/schema10.db.gz")
 	if err != nil {
@@ -36,7 +39,12 @@ func openSchema10(t *testing.T) *Store {
 	if err := os.WriteFile(path, db.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return open(t, path, 1)
+	s, err := Open(context.Background(), path, Options{Scheme: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // TestMigrateCompactsDocuments: an index made by the code of schema
@@ -122,6 +130,18 @@ func checkFinds(t *testing.T, s *Store) {
 		{"srv/in", []index.DocID{7, 1}},
 		{"b.eml", []index.DocID{4, 3}},
 		{"4", []index.DocID{4}},
+		{"in/a", []index.DocID{1}}, // across the prefix and the base
+		{"N/", []index.DocID{7, 1}},
+		{"/", []index.DocID{7, 6, 4, 3, 1}},
+		{"dir/b.eml!/", []index.DocID{4}},
+		{"ir/b.eml!/att", []index.DocID{4}},
+		{"srv/in/", []index.DocID{7, 1}},
+		{"srv/in/x", nil},
+		{"/srv/ünï/č.txt", []index.DocID{6}},
+		{"č.T", []index.DocID{6}},
+		{"SRV", []index.DocID{7, 6, 1}},
+		{"Name", []index.DocID{7}},
+		{"_", nil},
 	} {
 		if got := ids(s.Find(ctx, c.query, 10)); !slices.Equal(got, c.want) {
 			t.Errorf("Find(%q) = %v, want %v", c.query, got, c.want)
@@ -191,12 +211,15 @@ func FuzzDocumentRow(f *testing.F) {
 			t.Fatal(err)
 		}
 		want := d
-		if want.Path == nil {
-			want.Path = []string{}
+		// Path and Meta are JSON, which holds invalid UTF-8 as U+FFFD.
+		want.Path = []string{}
+		if d.Path != nil {
+			want.Path = []string{viaJSON(name)}
 		}
+		wantK := viaJSON(name)
 		want.Idempotency = d.IdempotencyKey()
 		if r.Key != want.Key || r.VersionID != want.VersionID || r.Idempotency != want.Idempotency || r.Name != want.Name ||
-			!slices.Equal(r.Path, want.Path) || r.Meta["k"] != name || !r.ModTime.Equal(want.ModTime) || r.RawSize != size {
+			!slices.Equal(r.Path, want.Path) || r.Meta["k"] != wantK || !r.ModTime.Equal(want.ModTime) || r.RawSize != size {
 			t.Fatalf("put %+v size %d, got %+v", want, size, r)
 		}
 		if ok, err := s.Seen(ctx, want.Idempotency); err != nil || !ok {
@@ -207,4 +230,125 @@ func FuzzDocumentRow(f *testing.F) {
 			t.Fatalf("Lookup(%q) = %v, %v", key, rs, err)
 		}
 	})
+}
+
+// benchDocs is how many documents the document benchmarks' index holds.
+const benchDocs = 20000
+
+// openBenchDocs returns a store of benchDocs documents keyed as a scan of
+// a folder of 100 subfolders keys them, with no text.
+func openBenchDocs(b *testing.B) *Store {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "index.db"), Options{Scheme: 1, Durability: Normal})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	mod := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	for first := 0; first < benchDocs; first += 1000 {
+		var es []index.Entry
+		for i := first; i < first+1000; i++ {
+			name := benchName(i)
+			es = append(es, index.Entry{Doc: index.Doc{Key: "fs:/srv/bench/corpus/" + name, Name: name, Source: "scan",
+				VersionID: strconv.FormatInt(mod.UnixNano(), 10) + "-7", ModTime: mod, Path: []string{name}, Error: "e",
+				Meta: map[string]string{"charset": "utf-8"}}, RawSize: 7, Parent: -1})
+		}
+		if _, err := s.Put(ctx, es); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+func benchName(i int) string { return fmt.Sprintf("%03d/doc-%06d.txt", i%100, i) }
+
+// BenchmarkDocuments: the reads of document records by key, idempotency
+// key and name. Its code uses only index.Store's methods, so that it runs
+// unchanged against a build before compact document rows.
+func BenchmarkDocuments(b *testing.B) {
+	s := openBenchDocs(b)
+	ctx := context.Background()
+	b.Run("lookup", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if rs, err := s.Lookup(ctx, "fs:/srv/bench/corpus/"+benchName(i%benchDocs)); err != nil || len(rs) != 1 {
+				b.Fatal(rs, err)
+			}
+		}
+	})
+	b.Run("seen", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if ok, err := s.Seen(ctx, "fs:/srv/bench/corpus/"+benchName(i%benchDocs)+"\x00x"); err != nil || ok {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+	for _, q := range []string{"zzz", "zz/z", "doc-0123"} {
+		b.Run("find/"+q, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Find(ctx, q, 50); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// FuzzFind: Find selects, newest first, the documents of the migrated
+// testdata/schema10.db.gz whose name or key holds the query, ASCII case
+// ignored, as a search of the whole strings does. (LIKE stops at a NUL
+// byte and reads bytes as UTF-8: such queries are left out.)
+func FuzzFind(f *testing.F) {
+	for _, q := range []string{"in/a", "/", "N/", "srv", "č", "%", "_/", "\\", "b.eml!/a", "/srv/"} {
+		f.Add(q)
+	}
+	s := openSchema10(f)
+	var all []*index.Record
+	if err := s.Documents(context.Background(), func(r *index.Record) error { all = append(all, r); return nil }); err != nil {
+		f.Fatal(err)
+	}
+	slices.Reverse(all)
+	f.Fuzz(func(t *testing.T, query string) {
+		query = strings.TrimSpace(query)
+		if query == "" || strings.Contains(query, "\x00") || !utf8.ValidString(query) {
+			return
+		}
+		if _, err := strconv.ParseInt(query, 10, 64); err == nil {
+			return // an id
+		}
+		var want []index.DocID
+		q := asciiLower(query)
+		for _, r := range all {
+			if strings.Contains(asciiLower(r.Name), q) || strings.Contains(asciiLower(r.Key), q) {
+				want = append(want, r.ID)
+			}
+		}
+		rs, err := s.Find(context.Background(), query, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []index.DocID
+		for _, r := range rs {
+			got = append(got, r.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("Find(%q) = %v, want %v", query, got, want)
+		}
+	})
+}
+
+// viaJSON is s after a trip through JSON.
+func viaJSON(s string) string {
+	b, _ := json.Marshal(s)
+	_ = json.Unmarshal(b, &s)
+	return s
+}
+
+// asciiLower lowers s's ASCII letters only, as LIKE compares them.
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }
