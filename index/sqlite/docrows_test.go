@@ -160,14 +160,17 @@ func checkFinds(t *testing.T, s *Store) {
 	}
 }
 
-// TestDocumentLookupsUseTheirIndexes: the reads by key and by
-// idempotency key search the hash indexes, not the table.
+// TestDocumentLookupsUseTheirIndexes: the reads by key, idempotency key,
+// thread and Message-ID through document_view search their indexes, not
+// the table.
 func TestDocumentLookupsUseTheirIndexes(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
 	for _, q := range []string{
 		"SELECT " + docColumns + docFrom + "WHERE d.key_hash = ? AND d.key = ? ORDER BY d.id DESC",
 		"SELECT 1 FROM document_view WHERE idem_hash = ? AND idem = ?",
 		"SELECT id FROM document_view WHERE key_hash = ? AND key = ? AND parent_id IS NULL",
+		"SELECT " + docColumns + docFrom + metaWhere[index.MetaThreadID],
+		"SELECT " + docColumns + docFrom + metaWhere[index.MetaMessageID],
 	} {
 		plan := strings.Join(dumpRows(t, s, "EXPLAIN QUERY PLAN "+strings.ReplaceAll(strings.ReplaceAll(q, "= ?", "= 1"), "key = 1", "key = ''")), "; ")
 		if !strings.Contains(plan, "USING INDEX documents_") || strings.Contains(plan, "SCAN d") {
@@ -351,4 +354,25 @@ func asciiLower(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// TestKeyPrefixOfAPutRolledBack: a key prefix added by a put that failed
+// is not remembered, so the next put of that prefix adds it again and its
+// document is read back.
+func TestKeyPrefixOfAPutRolledBack(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "index.db"), 1)
+	bad := []index.Entry{{Doc: index.Doc{Key: "s3:b/new/a.txt", Error: "e"}, Parent: -1}, {Doc: index.Doc{Key: "s3:b/new/b.txt", Error: "e"}, Parent: 1}}
+	if _, err := s.Put(ctx, bad); err == nil {
+		t.Fatal("a put whose entry comes before its parent: no error")
+	}
+	for _, key := range []string{"s3:b/new/a.txt", "s3:b/new/c.txt"} {
+		c, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: key, Error: "e"}, Parent: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := s.Get(ctx, c[0].ID); err != nil || r.Key != key {
+			t.Fatalf("Get(%d) = %v, %v; want %s", c[0].ID, r, err, key)
+		}
+	}
 }

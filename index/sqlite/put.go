@@ -28,6 +28,7 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	if err != nil {
 		tx.Rollback()
 		l.endTx(false)
+		s.dirs.end(false)
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
 	}
 	if released {
@@ -36,9 +37,11 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	}
 	if err := s.commit(tx, &d); err != nil {
 		l.endTx(false)
+		s.dirs.end(false)
 		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
 	}
 	l.endTx(true)
+	s.dirs.end(true)
 	return out, nil
 }
 
@@ -76,6 +79,7 @@ type putTx struct {
 	stmts    txStmts
 	l        *Loader   // the load under way, nil in a live store
 	seen     *bulkSeen // what the load has seen stored, while that holds
+	dirs     *dirCache // the store's key prefixes
 	now      int64
 	out      []index.Committed
 	released bool     // replacing older versions deleted postings
@@ -86,7 +90,7 @@ type putTx struct {
 // put stores entries in tx; released reports that replacing older
 // versions deleted postings.
 func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *anchorDelta, l *Loader) (out []index.Committed, released bool, err error) {
-	p := &putTx{stmts: txStmts{tx: tx, pool: s.ws, anchors: d}, l: l, now: s.now().UnixNano(), out: make([]index.Committed, len(entries))}
+	p := &putTx{stmts: txStmts{tx: tx, pool: s.ws, anchors: d}, l: l, dirs: &s.dirs, now: s.now().UnixNano(), out: make([]index.Committed, len(entries))}
 	if err := p.begin(ctx, entries); err != nil {
 		return nil, false, err
 	}
@@ -243,7 +247,7 @@ func (p *putTx) insertDocument(ctx context.Context, e *index.Entry, idem string,
 	q := func(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
 		return p.stmts.queryRow(ctx, query, args...)
 	}
-	id, err := insertDocRow(ctx, q, "documents", 0, r, d.Source, parent, d.MediaType, modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
+	id, err := insertDocRow(ctx, q, p.dirs, "documents", 0, r, d.Source, parent, d.MediaType, modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
 	if err != nil {
 		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
 	}
