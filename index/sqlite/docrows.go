@@ -58,12 +58,20 @@ type docRow struct {
 	version, idem     any // string, or nil when derived
 	name              any // string, or the int length of the key's suffix it is
 	path, meta        any // JSON text, or nil when derived
+	// The fields stored as they are.
+	source, mediaType, err string
+	parent, content        sql.NullInt64
+	modTime, indexedAt     int64
+	keep                   bool
+	rawSHA                 []byte
+	rawSize                int64
 }
 
-// encodeDoc encodes a document's fields for its row. path and meta are
-// their JSON encodings.
-func encodeDoc(key, version, idem, name, path, meta string, modTime, rawSize int64) docRow {
-	r := docRow{keyHash: strHash(key), idemHash: strHash(idem), version: version, idem: idem, name: name, path: path, meta: meta}
+// encodeDoc encodes the fields of r derived from key, version, idem,
+// name, path and meta (path and meta JSON), from r.modTime and r.rawSize.
+func encodeDoc(r docRow, key, version, idem, name, path, meta string) docRow {
+	modTime, rawSize := r.modTime, r.rawSize
+	r.keyHash, r.idemHash, r.version, r.idem, r.name, r.path, r.meta = strHash(key), strHash(idem), version, idem, name, path, meta
 	cut := strings.LastIndexByte(key, '/') + 1
 	r.prefix, r.base = key[:cut], key[cut:]
 	if version == strconv.FormatInt(modTime, 10)+"-"+strconv.FormatInt(rawSize, 10) {
@@ -91,11 +99,10 @@ func pathOf(name string) string {
 	return string(b)
 }
 
-// insertDocRow inserts a document row with id (0: a new id) into table,
+// insertDocRow inserts document row r with id (0: a new id) into table,
 // documents or, while migrating, documents_new, and returns its id. q
 // runs statements in the write transaction, dirs knows key prefixes.
-func insertDocRow(ctx context.Context, q rowFunc, dirs *dirCache, table string, id int64, r docRow, source string, parent sql.NullInt64, mediaType string,
-	modTime, indexedAt int64, errText string, keep bool, rawSHA []byte, rawSize int64, content sql.NullInt64) (int64, error) {
+func insertDocRow(ctx context.Context, q rowFunc, dirs *dirCache, table string, id int64, r docRow) (int64, error) {
 	dir, err := dirs.id(ctx, q, r.prefix)
 	if err != nil {
 		return 0, err
@@ -104,8 +111,8 @@ func insertDocRow(ctx context.Context, q rowFunc, dirs *dirCache, table string, 
 	err = q(ctx, `INSERT INTO `+table+` (id, dir, base, key_hash, idem_hash, version_id, idem, name, source, parent_id, path,
 		media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		newID, dir, r.base, r.keyHash, r.idemHash, r.version, r.idem, r.name, source, parent, r.path,
-		mediaType, r.meta, modTime, indexedAt, errText, keep, rawSHA, rawSize, content).Scan(&id)
+		newID, dir, r.base, r.keyHash, r.idemHash, r.version, r.idem, r.name, r.source, r.parent, r.path,
+		r.mediaType, r.meta, r.modTime, r.indexedAt, r.err, r.keep, r.rawSHA, r.rawSize, r.content).Scan(&id)
 	return id, err
 }
 
@@ -259,13 +266,9 @@ const copyBatch = 1024
 
 // oldDoc is a document row in the schema before migration 11.
 type oldDoc struct {
-	id                                                  int64
-	key, version, idem, name, source, path, media, meta string
-	parent, content                                     sql.NullInt64
-	modTime, indexedAt, rawSize                         int64
-	errText                                             string
-	keep                                                bool
-	rawSHA                                              []byte
+	id                                   int64
+	key, version, idem, name, path, meta string
+	row                                  docRow // the fields stored as they are
 }
 
 // copyDocuments copies the rows of documents, in the schema before
@@ -279,8 +282,8 @@ func copyDocuments(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 		for _, o := range batch {
-			r := encodeDoc(o.key, o.version, o.idem, o.name, o.path, o.meta, o.modTime, o.rawSize)
-			_, err := insertDocRow(ctx, txRows(tx), &dirs, "documents_new", o.id, r, o.source, o.parent, o.media, o.modTime, o.indexedAt, o.errText, o.keep, o.rawSHA, o.rawSize, o.content)
+			r := encodeDoc(o.row, o.key, o.version, o.idem, o.name, o.path, o.meta)
+			_, err := insertDocRow(ctx, txRows(tx), &dirs, "documents_new", o.id, r)
 			if err != nil {
 				return fmt.Errorf("document %d: %w", o.id, err)
 			}
@@ -296,8 +299,9 @@ func readOldDocs(ctx context.Context, tx *sql.Tx, last int64) ([]oldDoc, error) 
 	var out []oldDoc
 	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		var o oldDoc
-		err := rows.Scan(&o.id, &o.key, &o.version, &o.idem, &o.name, &o.source, &o.parent, &o.path, &o.media, &o.meta,
-			&o.modTime, &o.indexedAt, &o.errText, &o.keep, &o.rawSHA, &o.rawSize, &o.content)
+		r := &o.row
+		err := rows.Scan(&o.id, &o.key, &o.version, &o.idem, &o.name, &r.source, &r.parent, &o.path, &r.mediaType, &o.meta,
+			&r.modTime, &r.indexedAt, &r.err, &r.keep, &r.rawSHA, &r.rawSize, &r.content)
 		out = append(out, o)
 		return err
 	})

@@ -243,11 +243,10 @@ func (p *putTx) insertDocument(ctx context.Context, e *index.Entry, idem string,
 	if !d.ModTime.IsZero() {
 		modTime = d.ModTime.UnixNano()
 	}
-	r := encodeDoc(d.Key, d.VersionID, idem, d.Name, string(path), string(meta), modTime, rawSize)
-	q := func(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
-		return p.stmts.queryRow(ctx, query, args...)
-	}
-	id, err := insertDocRow(ctx, q, p.dirs, "documents", 0, r, d.Source, parent, d.MediaType, modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
+	r := encodeDoc(docRow{source: d.Source, parent: parent, mediaType: d.MediaType, modTime: modTime, indexedAt: p.now,
+		err: d.Error, keep: d.KeepVersions, rawSHA: rawSHA, rawSize: rawSize, content: content},
+		d.Key, d.VersionID, idem, d.Name, string(path), string(meta))
+	id, err := insertDocRow(ctx, p.stmts.queryRow, p.dirs, "documents", 0, r)
 	if err != nil {
 		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
 	}
