@@ -198,7 +198,7 @@ func (w *indexWatcher) run() {
 
 // poll reads the top-level documents committed after id *last.
 func (w *indexWatcher) poll(last *int64) (int, error) {
-	rows, err := w.db.Query(`SELECT id, key FROM documents WHERE id > ? AND parent_id IS NULL ORDER BY id`, *last)
+	rows, err := w.db.Query(`SELECT id, key FROM document_view WHERE id > ? AND parent_id IS NULL ORDER BY id`, *last)
 	if err != nil {
 		return 0, fmt.Errorf("poll index: %w", err)
 	}

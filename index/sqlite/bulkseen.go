@@ -56,7 +56,7 @@ func newBulkSeen(ctx context.Context, q querier) (*bulkSeen, error) {
 // read adds the documents and contents q holds to what b has seen.
 func (b *bulkSeen) read(ctx context.Context, q querier) error {
 	var idem, key string
-	rows, err := q.QueryContext(ctx, "SELECT idem, key FROM documents")
+	rows, err := q.QueryContext(ctx, "SELECT idem, key FROM document_view")
 	err = eachRow(rows, err, func(rows *sql.Rows) error {
 		if err := rows.Scan(&idem, &key); err != nil {
 			return err

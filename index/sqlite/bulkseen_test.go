@@ -14,7 +14,7 @@ import (
 func dumpDocuments(t *testing.T, s tested) []string {
 	t.Helper()
 	return dumpRows(t, s,
-		"SELECT 'document', id, key, version_id, idem, coalesce(content_id, 0) FROM documents ORDER BY id",
+		"SELECT 'document', id, key, version_id, idem, coalesce(content_id, 0) FROM document_view ORDER BY id",
 		"SELECT 'content', id, hex(text_sha256), refs FROM contents ORDER BY id")
 }
 

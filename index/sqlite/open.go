@@ -233,9 +233,10 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
 // backfills run after the SQL of a migration, in its transaction, keyed by
 // the version they migrate to.
 var backfills = map[int]func(context.Context, *sql.Tx) error{
-	2: backfillAnchors,
-	4: blockAnchors,
-	6: backfillBandShares,
+	2:  backfillAnchors,
+	4:  blockAnchors,
+	6:  backfillBandShares,
+	11: compactDocuments,
 }
 
 // backfillAnchors posts the anchors of contents stored before version 2.

@@ -28,6 +28,7 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	if err != nil {
 		tx.Rollback()
 		l.endTx(false)
+		s.dirs.end(false)
 		return nil, fmt.Errorf("put documents: %w", s.mapErr(err))
 	}
 	if released {
@@ -36,9 +37,11 @@ func (s *Store) Put(ctx context.Context, entries []index.Entry) ([]index.Committ
 	}
 	if err := s.commit(tx, &d); err != nil {
 		l.endTx(false)
+		s.dirs.end(false)
 		return nil, fmt.Errorf("put documents: commit: %w", s.mapErr(err))
 	}
 	l.endTx(true)
+	s.dirs.end(true)
 	return out, nil
 }
 
@@ -76,6 +79,7 @@ type putTx struct {
 	stmts    txStmts
 	l        *Loader   // the load under way, nil in a live store
 	seen     *bulkSeen // what the load has seen stored, while that holds
+	dirs     *dirCache // the store's key prefixes
 	now      int64
 	out      []index.Committed
 	released bool     // replacing older versions deleted postings
@@ -86,7 +90,7 @@ type putTx struct {
 // put stores entries in tx; released reports that replacing older
 // versions deleted postings.
 func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *anchorDelta, l *Loader) (out []index.Committed, released bool, err error) {
-	p := &putTx{stmts: txStmts{tx: tx, pool: s.ws, anchors: d}, l: l, now: s.now().UnixNano(), out: make([]index.Committed, len(entries))}
+	p := &putTx{stmts: txStmts{tx: tx, pool: s.ws, anchors: d}, l: l, dirs: &s.dirs, now: s.now().UnixNano(), out: make([]index.Committed, len(entries))}
 	if err := p.begin(ctx, entries); err != nil {
 		return nil, false, err
 	}
@@ -187,7 +191,7 @@ func (s *Store) putEntry(ctx context.Context, p *putTx, entries []index.Entry, i
 func (p *putTx) stored(ctx context.Context, idem, key string) (*index.Committed, error) {
 	var existing int64
 	var cid sql.NullInt64
-	err := p.stmts.queryRow(ctx, "SELECT id, content_id FROM documents WHERE idem = ?", idem).Scan(&existing, &cid)
+	err := p.stmts.queryRow(ctx, "SELECT id, content_id FROM document_view WHERE idem_hash = ? AND idem = ?", strHash(idem), idem).Scan(&existing, &cid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -235,15 +239,14 @@ func (p *putTx) insertDocument(ctx context.Context, e *index.Entry, idem string,
 		path, _ = json.Marshal(d.Path)
 	}
 	meta, _ := json.Marshal(d.Meta)
-	var modTime, id int64
+	var modTime int64
 	if !d.ModTime.IsZero() {
 		modTime = d.ModTime.UnixNano()
 	}
-	err := p.stmts.queryRow(ctx, `INSERT INTO documents
-		(key, version_id, idem, name, source, parent_id, path, media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		d.Key, d.VersionID, idem, d.Name, d.Source, parent, string(path), d.MediaType, string(meta),
-		modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content).Scan(&id)
+	r := encodeDoc(docRow{source: d.Source, parent: parent, mediaType: d.MediaType, modTime: modTime, indexedAt: p.now,
+		err: d.Error, keep: d.KeepVersions, rawSHA: rawSHA, rawSize: rawSize, content: content},
+		d.Key, d.VersionID, idem, d.Name, string(path), string(meta))
+	id, err := insertDocRow(ctx, p.stmts.queryRow, p.dirs, "documents", 0, r)
 	if err != nil {
 		return 0, fmt.Errorf("insert %q: %w", d.Key, err)
 	}

@@ -56,12 +56,12 @@ func eachRow(rows *sql.Rows, err error, fn func(*sql.Rows) error) error {
 const docColumns = `d.id, d.key, d.version_id, d.idem, d.name, d.source, d.parent_id, d.path, d.media_type, d.meta,
 	d.mod_time, d.indexed_at, d.error, d.keep_versions, d.raw_sha256, d.raw_size, d.content_id, c.text_sha256, c.text_size`
 
-const docFrom = ` FROM documents d LEFT JOIN contents c ON c.id = d.content_id `
+const docFrom = ` FROM document_view d LEFT JOIN contents c ON c.id = d.content_id `
 
 func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
 	var r index.Record
 	var parent, content, textSize sql.NullInt64
-	var path, meta string
+	var path, meta sql.NullString
 	var modTime, indexedAt int64
 	var rawSHA, textSHA []byte
 	err := rows.Scan(&r.ID, &r.Key, &r.VersionID, &r.Idempotency, &r.Name, &r.Source, &parent, &path, &r.MediaType, &meta,
@@ -78,10 +78,16 @@ func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
 		r.ModTime = time.Unix(0, modTime).UTC()
 	}
 	r.IndexedAt = time.Unix(0, indexedAt).UTC()
-	if err := json.Unmarshal([]byte(path), &r.Path); err != nil {
+	if !path.Valid { // derived: see encodeDoc
+		path.String = pathOf(r.Name)
+	}
+	if err := json.Unmarshal([]byte(path.String), &r.Path); err != nil {
 		return nil, fmt.Errorf("decode path of document %d: %w", r.ID, err)
 	}
-	if err := json.Unmarshal([]byte(meta), &r.Meta); err != nil {
+	if !meta.Valid {
+		meta.String = "{}"
+	}
+	if err := json.Unmarshal([]byte(meta.String), &r.Meta); err != nil {
 		return nil, fmt.Errorf("decode metadata of document %d: %w", r.ID, err)
 	}
 	return &r, nil
@@ -124,12 +130,12 @@ func (s *Store) Get(ctx context.Context, id index.DocID) (*index.Record, error) 
 // Lookup returns the versions of key, newest first, or the document whose
 // idempotency key is key.
 func (s *Store) Lookup(ctx context.Context, key string) ([]*index.Record, error) {
-	rs, err := s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.key = ? ORDER BY d.id DESC", key)
+	rs, err := s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.key_hash = ? AND d.key = ? ORDER BY d.id DESC", strHash(key), key)
 	if err != nil {
 		return nil, err
 	}
 	if len(rs) == 0 {
-		rs, err = s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.idem = ?", key)
+		rs, err = s.records(ctx, fmt.Sprintf("look up %q", key), "WHERE d.idem_hash = ? AND d.idem = ?", strHash(key), key)
 		if err != nil {
 			return nil, err
 		}
@@ -157,9 +163,9 @@ func (s *Store) ByContent(ctx context.Context, contents ...index.ContentID) ([]*
 // Seen reports whether a document with this idempotency key is stored.
 func (s *Store) Seen(ctx context.Context, idem string) (bool, error) {
 	var one int
-	st, err := s.readStmt(ctx, "SELECT 1 FROM documents WHERE idem = ?")
+	st, err := s.readStmt(ctx, "SELECT 1 FROM document_view WHERE idem_hash = ? AND idem = ?")
 	if err == nil {
-		err = st.QueryRowContext(ctx, idem).Scan(&one)
+		err = st.QueryRowContext(ctx, strHash(idem), idem).Scan(&one)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

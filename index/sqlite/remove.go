@@ -50,8 +50,8 @@ func (s *Store) Remove(ctx context.Context, key, versionID string) ([]index.DocI
 // writer's time.
 func (s *Store) removeTx(ctx context.Context, stmts *txStmts, key, versionID string, before func() error, d *anchorDelta) (removed []index.DocID, released bool, err error) {
 	tx := stmts.tx
-	q := "SELECT id FROM documents WHERE key = ? AND parent_id IS NULL"
-	args := []any{key}
+	q := "SELECT id FROM document_view WHERE key_hash = ? AND key = ? AND parent_id IS NULL"
+	args := []any{strHash(key), key}
 	if versionID != "" {
 		q += " AND version_id = ?"
 		args = append(args, versionID)
@@ -172,7 +172,7 @@ func (s *Store) MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at t
 	defer tx.Rollback()
 	n := 0
 	for _, id := range ids {
-		res, err := tx.ExecContext(ctx, `UPDATE documents SET meta = json_set(meta, '$."`+index.MetaDeletedAtSource+`"', ?, '$."`+index.MetaDeletedAtSourceEvent+`"', ?)
+		res, err := tx.ExecContext(ctx, `UPDATE documents SET meta = json_set(coalesce(meta, '{}'), '$."`+index.MetaDeletedAtSource+`"', ?, '$."`+index.MetaDeletedAtSourceEvent+`"', ?)
 			WHERE id = ? AND json_extract(meta, '$."`+index.MetaDeletedAtSource+`"') IS NULL`,
 			at.UTC().Format(time.RFC3339Nano), event, int64(id))
 		if err != nil {

@@ -151,4 +151,16 @@ CREATE TABLE IF NOT EXISTS text_dicts (
 	data BLOB NOT NULL
 );
 `,
+	// 11: document rows that store once what documents repeat and only
+	// what cannot be derived (docrows.go): key prefixes in doc_dirs, keys
+	// and idempotency keys found by indexed hashes; document_view decodes
+	// them. compactDocuments makes the table (docTable) and moves the
+	// rows, ids and sequence kept; a store whose version was set back by
+	// hand has it already.
+	`
+CREATE TABLE IF NOT EXISTS doc_dirs (
+	id     INTEGER PRIMARY KEY,
+	prefix TEXT NOT NULL UNIQUE
+);
+`,
 }

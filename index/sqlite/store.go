@@ -78,6 +78,7 @@ type Store struct {
 	stale     atomic.Pointer[string] // the scheme of the stored fingerprints, if not scheme
 	memWanted bool                   // Options.AnchorsInMemory
 	load      *Loader                // the bulk load under way, nil in a live store
+	dirs      dirCache               // key prefixes' ids; guarded by mu
 
 	rs, ws *statements // the readers' and the writer's prepared statements
 

@@ -747,8 +747,8 @@ func (s *Store) Find(ctx context.Context, query string, limit int) ([]*index.Rec
 		out = append(out, rs...)
 	}
 	pattern := "%" + likeEscaper.Replace(query) + "%"
-	rs, err := s.records(ctx, what, `WHERE (d.name LIKE ? ESCAPE '\' OR d.key LIKE ? ESCAPE '\') ORDER BY d.id DESC LIMIT ?`,
-		pattern, pattern, limit)
+	where, more := findWhere(query)
+	rs, err := s.records(ctx, what, where+" ORDER BY d.id DESC LIMIT ?2", append([]any{pattern, limit}, more...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -762,6 +762,29 @@ func (s *Store) Find(ctx context.Context, query string, limit int) ([]*index.Rec
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// findWhere returns the clause that selects the documents whose name or
+// key holds query, as LIKE does, given the arguments pattern (the LIKE
+// pattern of query) and limit, then those it returns.
+//
+// A name stored as the length of the key's suffix it is (docrows.go)
+// matches only where the key does, and is not read. A key is its prefix,
+// which ends at its last '/', and its base, which has no '/'; no key is
+// put together for each row (that made a search twice as long): query
+// lies within the prefix, or within the base when it has no '/', or, when
+// it has, spans the two: the prefix ends with query up to its last '/'
+// and the base begins with the rest.
+func findWhere(query string) (string, []any) {
+	const name = `(typeof(d.stored_name) = 'text' AND d.stored_name LIKE ?1 ESCAPE '\')`
+	const inPrefix = `d.dir IN (SELECT id FROM doc_dirs WHERE prefix LIKE ?1 ESCAPE '\')`
+	cut := strings.LastIndexByte(query, '/') + 1
+	if cut == 0 {
+		return `WHERE (` + inPrefix + ` OR d.base LIKE ?1 ESCAPE '\' OR ` + name + `)`, nil
+	}
+	return `WHERE (` + inPrefix + ` OR (d.dir IN (SELECT id FROM doc_dirs WHERE prefix LIKE ?3 ESCAPE '\')
+		AND d.base LIKE ?4 ESCAPE '\') OR ` + name + `)`,
+		[]any{"%" + likeEscaper.Replace(query[:cut]), likeEscaper.Replace(query[cut:]) + "%"}
 }
 
 // Children returns the documents directly inside id, by id.
