@@ -3,10 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/simdex/simdex/index"
@@ -14,31 +12,14 @@ import (
 	"github.com/simdex/simdex/policy"
 )
 
-// counter counts the round trips of a pool: each query (BEGIN and COMMIT
-// included) and each batch is one.
-type counter struct{ n atomic.Int64 }
-
-func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *counter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-// countedStore opens a store whose pool counts its round trips.
-func countedStore(t testing.TB, dsn string) (*Store, *counter) {
+func countedStore(t testing.TB, dsn string) (*Store, *pgtest.RoundTrips) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &counter{}
+	c := &pgtest.RoundTrips{}
 	cfg.ConnConfig.Tracer = c
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -77,11 +58,11 @@ func TestIngestRoundTrips(t *testing.T) {
 	prepare(t, st)
 	for i, n := range []int{1, 1, 50, 50, 1} {
 		held, flags, audit := ingestOf(100+i, n)
-		before := c.n.Load()
+		before := c.N()
 		if _, _, err := st.AddHeldAndFlags(ctx, held, flags, audit, "ingest", epoch); err != nil {
 			t.Fatal(err)
 		}
-		if got := c.n.Load() - before; got != ingestRoundTrips {
+		if got := c.N() - before; got != ingestRoundTrips {
 			t.Errorf("commit %d with %d flags: %d round trips, want %d", i, n, got, ingestRoundTrips)
 		}
 	}
