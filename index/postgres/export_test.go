@@ -1,0 +1,4 @@
+package postgres
+
+// AnchorPosting is anchorPosting, for the benchmark's copy.
+var AnchorPosting = anchorPosting
