@@ -282,7 +282,7 @@ func copyContents(ctx context.Context, pool *pgxpool.Pool, st index.Store, refs 
 		}()
 		for len(ids) > 0 {
 			n := 1
-			for n < len(ids) && ids[n]>>12 == ids[0]>>12 {
+			for n < len(ids) && ids[n]>>indexpg.BlockShift == ids[0]>>indexpg.BlockShift {
 				n++
 			}
 			if err := sendBlock(ctx, st, ids[:n], refs, sk, chans); err != nil {
@@ -333,7 +333,7 @@ func sendBlock(ctx context.Context, st index.Store, ids []index.ContentID, refs 
 	if err != nil {
 		return err
 	}
-	blk := int32(ids[0] >> 12)
+	blk := int32(ids[0] >> indexpg.BlockShift)
 	for t := range posts {
 		for k, l := range posts[t] {
 			if err := send(chans[t+1], []any{int64(k), blk, int32(len(l)), l}); err != nil {

@@ -57,7 +57,7 @@ CREATE TABLE index_texts (
 );
 
 -- Postings: the contents holding a key (band key, chunk hash, anchor), in
--- blocks of the contents whose ids share id >> 12, so that a key costs one
+-- blocks of the contents whose ids share id >> 16, so that a key costs one
 -- row per block rather than one per content, and a common key's blocks
 -- stay small enough to rewrite. Hash-partitioned by key. n counts the ids,
 -- so that a key held by too many contents to be a candidate is told from
