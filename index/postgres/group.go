@@ -99,14 +99,10 @@ func (s *Store) keysOf(ctx context.Context, contents []index.ContentID) ([3][]in
 // of every key, or of keys only when only is set. With anchors, fn also
 // gets each content's anchor count.
 func (s *Store) eachKey(ctx context.Context, table string, only bool, keys []int64, anchors bool, fn func([]index.ContentID, []int) error) error {
-	counts := "NULL::int4[]"
-	if anchors {
-		counts = "(SELECT array_agg(ct.anchors ORDER BY u.o) FROM unnest(p.ids) WITH ORDINALITY AS u(c, o) JOIN index_contents ct ON ct.id = u.c)"
-	}
-	q := "SELECT p.key, p.ids, " + counts + " FROM " + table + " p"
+	q := "SELECT p.key, p.ids FROM " + table + " p"
 	var args []any
 	if only {
-		q = "SELECT p.key, p.ids, " + counts + " FROM " + keyed(table)
+		q = "SELECT p.key, p.ids FROM " + keyed(table)
 		args = append(args, slices.Compact(slices.Sorted(slices.Values(keys))))
 	}
 	rows, err := s.pool.Query(ctx, q+" ORDER BY p.key, p.blk", args...)
@@ -122,8 +118,7 @@ func (s *Store) eachKey(ctx context.Context, table string, only bool, keys []int
 	err = scanEach(rows, func() error {
 		var key int64
 		var block []int64
-		var blockCounts []int32
-		if err := rows.Scan(&key, &block, &blockCounts); err != nil {
+		if err := rows.Scan(&key, &block); err != nil {
 			return err
 		}
 		if !first && key != cur {
@@ -133,11 +128,13 @@ func (s *Store) eachKey(ctx context.Context, table string, only bool, keys []int
 			ids, ns = ids[:0], ns[:0]
 		}
 		first, cur = false, key
-		for i, c := range block {
-			ids = append(ids, index.ContentID(c))
-			if i < len(blockCounts) {
-				ns = append(ns, int(blockCounts[i]))
+		for _, v := range block {
+			if !anchors {
+				ids = append(ids, index.ContentID(v))
+				continue
 			}
+			c, n := fromAnchorPosting(v)
+			ids, ns = append(ids, c), append(ns, n)
 		}
 		return nil
 	})

@@ -210,8 +210,9 @@ type share struct{ n, anchors int }
 
 // anchorShares returns the contents holding at least two of keys, each
 // held by at most maxDocs contents, with how many they hold and their
-// anchor counts. The lists are counted here: grouping their ids in SQL
-// (unnest, GROUP BY) took 44 ms a query at 1,000,000 documents, where
+// anchor counts, in one round trip: each posting carries its content's
+// count (anchorPosting). The lists are counted here: grouping their ids in
+// SQL (unnest, GROUP BY) took 44 ms a query at 1,000,000 documents, where
 // common anchors' lists run to maxDocs ids.
 func (s *Store) anchorShares(ctx context.Context, keys []int64, maxDocs int) (map[int64]share, error) {
 	rows, err := s.pool.Query(ctx, `WITH ok AS (`+within(anchorTable)+`)
@@ -219,40 +220,26 @@ func (s *Store) anchorShares(ctx context.Context, keys []int64, maxDocs int) (ma
 	if err != nil {
 		return nil, err
 	}
-	counts := map[int64]int{}
-	var ids []int64
+	out := map[int64]share{}
+	var vals []int64
 	err = scanEach(rows, func() error {
-		if err := rows.Scan(&ids); err != nil {
+		if err := rows.Scan(&vals); err != nil {
 			return err
 		}
-		for _, c := range ids {
-			counts[c]++
+		for _, v := range vals {
+			c, anchors := fromAnchorPosting(v)
+			sh := out[int64(c)]
+			out[int64(c)] = share{sh.n + 1, anchors}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	var twice []int64
-	for c, n := range counts {
-		if n >= 2 {
-			twice = append(twice, c)
+	for c, sh := range out {
+		if sh.n < 2 {
+			delete(out, c)
 		}
 	}
-	out := make(map[int64]share, len(twice))
-	if len(twice) == 0 {
-		return out, nil
-	}
-	rows, err = s.pool.Query(ctx, "SELECT id, anchors FROM index_contents WHERE id = ANY($1)", twice)
-	if err != nil {
-		return nil, err
-	}
-	err = scanEach(rows, func() error {
-		var c int64
-		var anchors int32
-		err := rows.Scan(&c, &anchors)
-		out[c] = share{counts[c], int(anchors)}
-		return err
-	})
-	return out, err
+	return out, nil
 }

@@ -224,6 +224,16 @@ func (s *Server) init() error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb %s: %w\n%s", s.dataDir, err, out)
 	}
+	// In the configuration file rather than on the command line, so that a
+	// benchmark may raise it with ALTER SYSTEM and Restart.
+	conf, err := os.OpenFile(filepath.Join(s.dataDir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("configure %s: %w", s.dataDir, err)
+	}
+	defer conf.Close()
+	if _, err := conf.WriteString("shared_buffers = 64MB\n"); err != nil {
+		return fmt.Errorf("configure %s: %w", s.dataDir, err)
+	}
 	return nil
 }
 
@@ -250,7 +260,7 @@ func (s *Server) run() error {
 	cmd := exec.Command(filepath.Join(s.binDir, "postgres"), "-D", s.dataDir,
 		"-p", strconv.Itoa(s.port), "-k", s.dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=64MB")
+		"-c", "full_page_writes=off", "-c", "max_connections=200")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = s.dir
 	// fsync=off loses nothing when a process dies, only when the machine

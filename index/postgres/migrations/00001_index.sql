@@ -57,17 +57,20 @@ CREATE TABLE index_texts (
 );
 
 -- Postings: the contents holding a key (band key, chunk hash, anchor), in
--- blocks of the contents whose ids share id >> 12, so that a key costs one
+-- blocks of the contents whose ids share id >> 16, so that a key costs one
 -- row per block rather than one per content, and a common key's blocks
 -- stay small enough to rewrite. Hash-partitioned by key. n counts the ids,
 -- so that a key held by too many contents to be a candidate is told from
--- its counts without reading (and decompressing) its lists.
+-- its counts without reading (and decompressing) its lists: the primary
+-- key includes n, so that counting a key's contents is an index-only scan
+-- that reads no table page (where the visibility map, kept by autovacuum,
+-- says the pages are all visible).
 CREATE TABLE index_band_postings (
 	key bigint NOT NULL,
 	blk integer NOT NULL,
 	n   integer NOT NULL, -- cardinality(ids), read without reading ids
 	ids bigint[] NOT NULL,
-	PRIMARY KEY (key, blk)
+	PRIMARY KEY (key, blk) INCLUDE (n)
 ) PARTITION BY HASH (key);
 CREATE TABLE index_chunk_postings (LIKE index_band_postings INCLUDING ALL) PARTITION BY HASH (key);
 CREATE TABLE index_anchor_postings (LIKE index_band_postings INCLUDING ALL) PARTITION BY HASH (key);

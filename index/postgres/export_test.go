@@ -1,0 +1,7 @@
+package postgres
+
+// AnchorPosting is anchorPosting, for the benchmark's copy.
+var AnchorPosting = anchorPosting
+
+// BlockShift is blockShift, for the benchmark's copy.
+const BlockShift = blockShift
