@@ -3,37 +3,14 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/storetest"
 	"github.com/simdex/simdex/internal/pgtest"
 )
-
-// roundTrips counts the round trips of a pool's connections: a query, a
-// batch (one round trip whatever its statements), a prepare.
-type roundTrips struct{ n atomic.Int64 }
-
-func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-func (c *roundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
 
 // Round trips of one Put of one new document, and of one that replaces
 // an older version of its key, whatever the index's size (docs/store.md).
@@ -50,7 +27,7 @@ func TestPutRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rt roundTrips
+	var rt pgtest.RoundTrips
 	cfg.ConnConfig.Tracer = &rt
 	cfg.MaxConns = 1
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -65,11 +42,11 @@ func TestPutRoundTrips(t *testing.T) {
 		e := index.Entry{Doc: index.Doc{Key: key, VersionID: fmt.Sprint(n)},
 			Fingerprint: storetest.Fingerprint(text, []uint64{uint64(n) << 40, 7 << 40}, []uint32{8, 16, 24 + 8*uint32(n)}),
 			Bands:       []uint64{uint64(n) << 30, 5 << 30}, Parent: -1}
-		before := rt.n.Load()
+		before := rt.N()
 		if _, err := s.Put(ctx, []index.Entry{e}); err != nil {
 			t.Fatal(err)
 		}
-		return rt.n.Load() - before
+		return rt.N() - before
 	}
 	for i := range 3 { // prepares each statement on the connection
 		put(fmt.Sprint("warm", i), fmt.Sprint("warm ", i))
