@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the index watcher
 	"github.com/minio/minio-go/v7"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/simdex/simdex/internal/benchcorpus"
 	"github.com/simdex/simdex/internal/miniotest"
 	"github.com/simdex/simdex/internal/natstest"
+	"github.com/simdex/simdex/internal/pgtest"
 )
 
 // Benchmarks for issue 5 (scripts/bench.d/40-daemon.sh writes them into
@@ -42,6 +44,11 @@ import (
 // connection to the daemon's index polls the documents table every
 // millisecond, so a document counts when its transaction is visible to
 // readers (upper bound, within the polling interval, of the commit time).
+//
+// With SIMDEX_BENCH_DRIVER=postgres the stores are in a database of a
+// PostgreSQL server of the benchmark's own (pgtest.Start), which the
+// watcher polls instead, every 10 ms rather than every millisecond so that
+// its queries add little to the server's CPU.
 //
 // Without MinIO (`make minio`) these benchmarks fail; they never skip.
 
@@ -130,6 +137,43 @@ func benchAnchors(cfg *Config) {
 	}
 }
 
+// benchStore moves the stores of cfg to a PostgreSQL server of the
+// benchmark's own when SIMDEX_BENCH_DRIVER is "postgres" and returns the
+// server (nil on SQLite, the default), adding its DSN's variable to r.env.
+func (r *rig) benchStore(b *testing.B, cfg *Config) *pgtest.Server {
+	b.Helper()
+	switch v := os.Getenv("SIMDEX_BENCH_DRIVER"); v {
+	case "", DriverSQLite:
+		return nil
+	case DriverPostgres:
+	default:
+		b.Fatalf("SIMDEX_BENCH_DRIVER=%q: want sqlite or postgres", v)
+	}
+	pg := pgtest.Start(b)
+	cfg.Store.Driver = DriverPostgres
+	cfg.Store.Postgres.DSNEnv = "TEST_PG_DSN"
+	r.env = append(r.env, "TEST_PG_DSN="+pg.NewDatabase(b))
+	return pg
+}
+
+// serverCPU returns the CPU time PostgreSQL's processes have used, 0
+// without a server.
+func serverCPU(b *testing.B, pg *pgtest.Server) time.Duration {
+	b.Helper()
+	if pg == nil {
+		return 0
+	}
+	pid, err := benchcorpus.ChildPID(fmt.Sprintf("-p %d ", pg.Port()))
+	if err == nil {
+		var cpu time.Duration
+		if cpu, err = benchcorpus.TreeCPU(pid); err == nil {
+			return cpu
+		}
+	}
+	b.Fatalf("PostgreSQL's CPU: %v", err)
+	return 0
+}
+
 // startBenchDaemon runs a daemon in-process until the benchmark ends,
 // logging its warnings and errors to the benchmark log.
 func startBenchDaemon(b *testing.B, cfg Config, env []string) *Daemon {
@@ -141,7 +185,10 @@ func startBenchDaemon(b *testing.B, cfg Config, env []string) *Daemon {
 // records when it first saw each object key.
 type indexWatcher struct {
 	db     *sql.DB
-	prefix string // document key prefix of the bucket's objects
+	query  string                // the top-level documents with an id above $1
+	ids    *benchcorpus.Frontier // postgres: ids commit out of order
+	every  time.Duration         // pause between polls that find nothing
+	prefix string                // document key prefix of the bucket's objects
 
 	mu    sync.Mutex
 	seen  map[string]time.Time
@@ -154,22 +201,30 @@ type indexWatcher struct {
 
 func watchIndex(b *testing.B, cfg Config) *indexWatcher {
 	b.Helper()
-	db, err := sql.Open("sqlite", "file:"+cfg.IndexPath()+"?mode=ro&_pragma=busy_timeout(10000)&_pragma=query_only(1)")
-	if err != nil {
-		b.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
 	w := &indexWatcher{
-		db:     db,
+		query:  `SELECT id, key FROM document_view WHERE id > ? AND parent_id IS NULL ORDER BY id`,
+		every:  time.Millisecond,
 		prefix: "s3:" + cfg.Connectors.S3[0].Name + "/" + cfg.Connectors.S3[0].Bucket + "/",
 		seen:   make(map[string]time.Time),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	var err error
+	if cfg.Store.Driver == DriverPostgres {
+		w.db, err = sql.Open("pgx", os.Getenv(cfg.Store.Postgres.DSNEnv))
+		w.query = `SELECT id, key FROM index_documents WHERE id > $1 AND parent_id IS NULL ORDER BY id`
+		w.ids, w.every = &benchcorpus.Frontier{HoleWait: 30 * time.Second}, 10*time.Millisecond
+	} else {
+		w.db, err = sql.Open("sqlite", "file:"+cfg.IndexPath()+"?mode=ro&_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.db.SetMaxOpenConns(1)
 	go w.run()
 	b.Cleanup(func() {
 		w.Stop()
-		db.Close()
+		w.db.Close()
 	})
 	return w
 }
@@ -190,15 +245,21 @@ func (w *indexWatcher) run() {
 			w.mu.Unlock()
 			return
 		}
-		if n == 0 {
-			time.Sleep(time.Millisecond)
+		if n == 0 || w.ids != nil {
+			time.Sleep(w.every)
 		}
 	}
 }
 
-// poll reads the top-level documents committed after id *last.
+// poll reads the top-level documents committed after id *last (on
+// PostgreSQL, above every id below which none is missing) and returns
+// how many were new.
 func (w *indexWatcher) poll(last *int64) (int, error) {
-	rows, err := w.db.Query(`SELECT id, key FROM document_view WHERE id > ? AND parent_id IS NULL ORDER BY id`, *last)
+	from := *last
+	if w.ids != nil {
+		from = w.ids.Low()
+	}
+	rows, err := w.db.Query(w.query, from)
 	if err != nil {
 		return 0, fmt.Errorf("poll index: %w", err)
 	}
@@ -213,13 +274,19 @@ func (w *indexWatcher) poll(last *int64) (int, error) {
 		if err := rows.Scan(&id, &key); err != nil {
 			return n, fmt.Errorf("poll index: %w", err)
 		}
-		*last = id
+		*last = max(*last, id)
+		if w.ids != nil && !w.ids.Add(id) {
+			continue
+		}
 		key = strings.TrimPrefix(key, w.prefix)
 		if _, dup := w.seen[key]; !dup {
 			w.seen[key] = now
 			w.count.Add(1)
+			n++
 		}
-		n++
+	}
+	if w.ids != nil {
+		w.ids.Advance(now)
 	}
 	return n, rows.Err()
 }
@@ -415,23 +482,25 @@ func BenchmarkUploadToIndex(b *testing.B) {
 	n := envInt(b, "SIMDEX_BENCH_DOCS", 5000)
 	r := newBenchRig(b, true)
 	cfg := r.benchConfig(b.TempDir())
+	pg := r.benchStore(b, &cfg)
 	d := startBenchDaemon(b, cfg, r.env)
 	w := watchIndex(b, cfg)
 	warmUp(b, r, w)
 	committed := w.count.Load()
 	defer logStages(b, d)
 	b.ResetTimer()
-	var docsPerSec, uploadsPerSec, cpuPerDoc []float64
+	var docsPerSec, uploadsPerSec, cpuPerDoc, pgPerDoc []float64
 	for it := 0; it < b.N; it++ {
 		b.StopTimer()
 		keys, bodies := benchDocs(b, fmt.Sprintf("run%d", it), n)
 		b.StartTimer()
-		start, cpu := time.Now(), benchcorpus.CPUTime()
+		start, cpu, pgCPU := time.Now(), benchcorpus.CPUTime(), serverCPU(b, pg)
 		uploadAll(b, r, keys, bodies, uploadClients)
 		uploaded := time.Now()
 		committed += int64(n)
 		last := w.waitCount(b, committed, 10*time.Minute)
-		cpuPerDoc = append(cpuPerDoc, float64(benchcorpus.CPUTime()-cpu)/float64(time.Millisecond)/float64(n))
+		cpuPerDoc = append(cpuPerDoc, msPerDoc(benchcorpus.CPUTime()-cpu, n))
+		pgPerDoc = append(pgPerDoc, msPerDoc(serverCPU(b, pg)-pgCPU, n))
 		b.StopTimer()
 		for _, k := range keys {
 			if _, ok := w.seenAt(k); !ok {
@@ -450,6 +519,15 @@ func BenchmarkUploadToIndex(b *testing.B) {
 	// The process's CPU per document: the daemon's, plus the test's own
 	// S3 client uploading (MinIO runs in its own process).
 	b.ReportMetric(median(cpuPerDoc), "cpu-ms/doc")
+	if pg != nil {
+		// PostgreSQL's processes, the watcher's polling included.
+		b.ReportMetric(median(pgPerDoc), "pg-cpu-ms/doc")
+	}
+}
+
+// msPerDoc is cpu in milliseconds per one of n documents.
+func msPerDoc(cpu time.Duration, n int) float64 {
+	return float64(cpu) / float64(time.Millisecond) / float64(n)
 }
 
 // BenchmarkLatency200 uploads 10 KB documents at a steady 200 per second
@@ -463,6 +541,7 @@ func BenchmarkLatency200(b *testing.B) {
 	n := rate * secs
 	r := newBenchRig(b, true)
 	cfg := r.benchConfig(b.TempDir())
+	r.benchStore(b, &cfg)
 	d := startBenchDaemon(b, cfg, r.env)
 	w := watchIndex(b, cfg)
 	warmUp(b, r, w)

@@ -105,3 +105,13 @@ func (p *proc) dumpLog(t testing.TB) {
 	}
 	t.Logf("fleettest: log of %s (%s):\n%s", p.name, p.logPath, b)
 }
+
+// pid returns the running process's id, 0 when none runs.
+func (p *proc) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
