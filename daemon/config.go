@@ -148,7 +148,7 @@ type NATSConfig struct {
 	// certificate.
 	TLS NATSTLSConfig `mapstructure:"tls"`
 	// StreamReplicas is the number of servers each stream and key-value
-	// bucket the daemon creates is kept on: 1 (default), or 3 on a
+	// bucket the daemon creates is kept on: 1 (default; 0 means 1), or 3 on a
 	// JetStream cluster, so that losing a node loses no event.
 	StreamReplicas int `mapstructure:"stream_replicas"`
 }

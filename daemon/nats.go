@@ -214,7 +214,7 @@ func (n NATSConfig) validate(getenv func(string) string, readFile func(string) (
 	hasPassword := n.PasswordEnv != "" || n.PasswordFile != ""
 	errs.badIf(hasPassword && n.User == "", "nats.user", "required with password_env or password_file")
 	errs.badIf(methods > 1, "nats", "give one of user with a password, nkey_seed_file, creds_file and token_env/token_file")
-	errs.badIf(n.StreamReplicas < 1 || n.StreamReplicas > 5, "nats.stream_replicas", "%d is not 1 to 5", n.StreamReplicas)
+	errs.badIf(n.StreamReplicas < 0 || n.StreamReplicas > 5, "nats.stream_replicas", "%d is not 1 to 5", n.StreamReplicas)
 	errs.badIf(n.URL == "" && n.StreamReplicas > 1, "nats.stream_replicas", "the embedded server is one node; replicas need a cluster (nats.url)")
 	errs.badIf(n.URL == "" && (methods > 0 || n.TLS != NATSTLSConfig{}), "nats",
 		"credentials and tls are for an external server (nats.url); the embedded one makes its own")
