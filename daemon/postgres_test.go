@@ -14,6 +14,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/internal/pgtest"
 )
 
@@ -135,5 +136,30 @@ func TestPostgresRestartedMidIngestLosesNothing(t *testing.T) {
 		if v := versionsOf(t, addr, key); len(v) != 1 {
 			t.Fatalf("%s indexed %d times", key, len(v))
 		}
+	}
+}
+
+// TestTokenCommandsOnPostgres: `simdex token create` and `revoke` work
+// without the daemon on the postgres driver, connecting on their own, and
+// audit into the shared policy store.
+func TestTokenCommandsOnPostgres(t *testing.T) {
+	pg := pgtest.Start(t)
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	path := filepath.Join(t.TempDir(), "dsn")
+	if err := os.WriteFile(path, []byte(pg.NewDatabase(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Driver, cfg.Store.Postgres.DSNFile = DriverPostgres, path
+	ctx := context.Background()
+	secret, tok, err := CreateToken(ctx, cfg, "ops", auth.CreateRequest{Role: auth.RoleReviewer, Description: "fleet reviewer"})
+	if err != nil || secret == "" {
+		t.Fatalf("create: %q, %v", secret, err)
+	}
+	if err := RevokeToken(ctx, cfg, "ops", tok.ID, "test over"); err != nil {
+		t.Fatalf("revoke: %v", err)
+	}
+	if entries, err := os.ReadDir(cfg.DataDir); err != nil || len(entries) != 0 {
+		t.Fatalf("the commands wrote into the data directory: %v, %v", entries, err)
 	}
 }
