@@ -262,7 +262,10 @@ func TestPreparedTexts(t *testing.T) {
 // the writer checkpointing, and a steady stream of commits does not grow
 // the log without bound.
 func TestCheckpointsBesideTheWriter(t *testing.T) {
-	defer func(n int) { walResetFrames = n }(walResetFrames)
+	// Restored by a cleanup registered before the store's, so after the
+	// store (and its checkpointing goroutine, which reads it) is closed.
+	old := walResetFrames
+	t.Cleanup(func() { walResetFrames = old })
 	walResetFrames = 64
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
