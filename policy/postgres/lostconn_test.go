@@ -116,6 +116,10 @@ func TestLostConnectionDuringCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// pg_reload_conf only signals the postmaster: wait until it has read
+	// the file (a new session sees the setting), by when it has signalled
+	// every backend, which read it before their next statement.
+	waitForSetting(t, srv.DatabaseDSN("postgres"), "synchronous_standby_names", "nobody")
 	t.Cleanup(func() {
 		_, _ = admin.Exec(ctx, `ALTER SYSTEM RESET synchronous_standby_names`)
 		_, _ = admin.Exec(ctx, `SELECT pg_reload_conf()`)
@@ -162,4 +166,30 @@ func killWhenWaiting(ctx context.Context, st *Store, pid uint32) error {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return fmt.Errorf("backend %d never waited for a standby", pid)
+}
+
+// waitForSetting waits until a new session on dsn shows name = want.
+func waitForSetting(t *testing.T, dsn, name, want string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&got)
+		conn.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %q after 30 s, want %q", name, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
