@@ -1,17 +1,17 @@
+//go:build linux
+
+// The CPU of a process tree is read from /proc: Linux only.
+
 package benchcorpus
 
 import (
 	"os"
 	"os/exec"
-	"runtime"
 	"testing"
 	"time"
 )
 
 func TestTreeCPUCountsChildren(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("reads /proc")
-	}
 	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 30")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
