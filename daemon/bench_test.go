@@ -394,18 +394,6 @@ func warmUp(b *testing.B, r *rig, w *indexWatcher) {
 	w.waitCount(b, int64(len(keys)), 60*time.Second)
 }
 
-func envInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
-}
-
 // uploadAll uploads the documents from clients concurrent clients and
 // returns when the last upload has returned.
 func uploadAll(b *testing.B, r *rig, keys []string, bodies [][]byte, clients int) {
@@ -452,7 +440,7 @@ func BenchmarkMinIOUpload(b *testing.B) {
 			name = "async-events"
 		}
 		b.Run(name, func(b *testing.B) {
-			n := envInt(b, "SIMDEX_BENCH_DOCS", 5000)
+			n := benchcorpus.EnvInt(b, "SIMDEX_BENCH_DOCS", 5000)
 			r := newBenchRig(b, sync)
 			keys, bodies := benchDocs(b, "warmup", 50)
 			uploadAll(b, r, keys, bodies, uploadClients)
@@ -479,7 +467,7 @@ func BenchmarkMinIOUpload(b *testing.B) {
 // document committed in the index. Run it with -benchtime 1x: each
 // iteration is a whole batch.
 func BenchmarkUploadToIndex(b *testing.B) {
-	n := envInt(b, "SIMDEX_BENCH_DOCS", 5000)
+	n := benchcorpus.EnvInt(b, "SIMDEX_BENCH_DOCS", 5000)
 	r := newBenchRig(b, true)
 	cfg := r.benchConfig(b.TempDir())
 	pg := r.benchStore(b, &cfg)
@@ -537,7 +525,7 @@ func msPerDoc(cpu time.Duration, n int) float64 {
 // to its commit in the index. Run it with -benchtime 1x.
 func BenchmarkLatency200(b *testing.B) {
 	const rate = 200
-	secs := envInt(b, "SIMDEX_BENCH_SECONDS", 15)
+	secs := benchcorpus.EnvInt(b, "SIMDEX_BENCH_SECONDS", 15)
 	n := rate * secs
 	r := newBenchRig(b, true)
 	cfg := r.benchConfig(b.TempDir())

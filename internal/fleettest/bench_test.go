@@ -37,7 +37,7 @@ const benchClients = 32
 // read from /proc. The replicas run the fleet test's configuration with
 // the duplicate-upload search on, as by default. Run it with -benchtime 1x.
 func BenchmarkFleetThroughput(b *testing.B) {
-	n := benchEnvInt(b, "SIMDEX_FLEET_BENCH_UPLOADS", 3000)
+	n := benchcorpus.EnvInt(b, "SIMDEX_FLEET_BENCH_UPLOADS", 3000)
 	for _, replicas := range benchReplicaCounts(b) {
 		b.Run("replicas-"+strconv.Itoa(replicas), func(b *testing.B) {
 			f := Start(b, Options{Replicas: replicas, Driver: Postgres, Configure: benchConfigure})
@@ -128,19 +128,6 @@ func benchReplicaCounts(b *testing.B) []int {
 		out = append(out, n)
 	}
 	return out
-}
-
-func benchEnvInt(b *testing.B, name string, def int) int {
-	b.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
 }
 
 // benchDocs returns n distinct texts of benchDocSize bytes under prefix/:
