@@ -15,7 +15,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"time"
 
@@ -47,11 +46,7 @@ var _ auth.Store = (*Store)(nil)
 // New migrates the token schema in pool's database and returns the store.
 // The pool stays the caller's.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("open token store: %w", err)
-	}
-	if err := pgdb.Migrate(ctx, pool, sub, SchemaTable); err != nil {
+	if err := pgdb.Migrate(ctx, pool, migrations, "migrations", SchemaTable); err != nil {
 		return nil, fmt.Errorf("open token store: %w", err)
 	}
 	return &Store{pool: pool}, nil

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -56,11 +55,7 @@ var (
 // New applies the index's migrations to the database of pool and returns
 // the store. Close does not close pool, which the caller owns.
 func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("open index store: %w", err)
-	}
-	if err := pgdb.Migrate(ctx, pool, sub, SchemaTable); err != nil {
+	if err := pgdb.Migrate(ctx, pool, migrations, "migrations", SchemaTable); err != nil {
 		return nil, fmt.Errorf("open index store: %w", err)
 	}
 	s := &Store{pool: pool, now: opts.Now}

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -96,11 +95,7 @@ func NewPostgres(ctx context.Context, pool *pgxpool.Pool, opts PostgresOptions) 
 		return nil, fmt.Errorf("lease options: KeepAlive %s must be at least 2 s and above PingInterval+PingTimeout (%s)",
 			opts.KeepAlive, opts.PingInterval+opts.PingTimeout)
 	}
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("lease migrations: %w", err)
-	}
-	if err := pgdb.Migrate(ctx, pool, sub, "lease_schema"); err != nil {
+	if err := pgdb.Migrate(ctx, pool, migrations, "migrations", "lease_schema"); err != nil {
 		return nil, err
 	}
 	p := &Postgres{pool: pool, opts: opts, log: opts.Logger.With("component", "lease"),

@@ -65,14 +65,19 @@ func classify(err error) error {
 	return err
 }
 
-// Migrate applies the migrations in fsys (files NNNNN_name.sql in goose's
-// format, at its root) that table does not record as applied yet. table
+// Migrate applies the migrations in directory dir of fsys (files
+// NNNNN_name.sql in goose's format; a store embeds them) that table does
+// not record as applied yet. table
 // names the store's version table, such as "index_schema". Replicas
 // migrating at once wait for each other on an advisory lock.
-func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, table string) error {
+func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, dir, table string) error {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", table, err)
+	}
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
-	return migrate(ctx, db, fsys, table)
+	return migrate(ctx, db, sub, table)
 }
 
 func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, table string) error {

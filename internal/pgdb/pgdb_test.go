@@ -3,7 +3,6 @@ package pgdb_test
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -14,14 +13,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
-
-func migrations(t *testing.T) fs.FS {
-	sub, err := fs.Sub(os.DirFS("testdata"), "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sub
-}
 
 func TestMigrateConcurrentlyOnce(t *testing.T) {
 	ctx := context.Background()
@@ -38,7 +29,7 @@ func TestMigrateConcurrentlyOnce(t *testing.T) {
 				return
 			}
 			defer pool.Close()
-			errs[i] = pgdb.Migrate(ctx, pool, migrations(t), "widgets_schema")
+			errs[i] = pgdb.Migrate(ctx, pool, os.DirFS("testdata"), "migrations", "widgets_schema")
 		}()
 	}
 	wg.Wait()

@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"time"
 
@@ -61,11 +60,7 @@ type Options struct {
 // New migrates the outbox schema in pool's database and returns the
 // outbox. The pool stays the caller's.
 func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Outbox, error) {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("open outbox: %w", err)
-	}
-	if err := pgdb.Migrate(ctx, pool, sub, SchemaTable); err != nil {
+	if err := pgdb.Migrate(ctx, pool, migrations, "migrations", SchemaTable); err != nil {
 		return nil, fmt.Errorf("open outbox: %w", err)
 	}
 	o := &Outbox{pool: pool, now: opts.Now}

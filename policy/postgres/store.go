@@ -30,7 +30,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,11 +59,7 @@ var (
 // New migrates the policy schema in pool's database and returns the
 // store. The pool stays the caller's: Close does not close it.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("open policy migrations: %w", err)
-	}
-	if err := pgdb.Migrate(ctx, pool, sub, "policy_schema"); err != nil {
+	if err := pgdb.Migrate(ctx, pool, migrations, "migrations", "policy_schema"); err != nil {
 		return nil, fmt.Errorf("open policy store: %w", err)
 	}
 	return &Store{pool: pool}, nil
