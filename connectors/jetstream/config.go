@@ -14,6 +14,7 @@ const (
 	DefaultAckWait       = 2 * time.Minute
 	DefaultMaxAckPending = 256
 	DefaultMaxProcessing = 30 * time.Minute
+	DefaultReplyTimeout  = 10 * time.Second
 )
 
 // DefaultBackoff is the redelivery delay schedule for transient failures
@@ -67,6 +68,14 @@ type Config struct {
 	// handed out alive (default 30m). An event the pipeline has not settled
 	// by then is presumed lost and is redelivered after AckWait.
 	MaxProcessing time.Duration
+	// ReplyTimeout bounds the wait for the server's confirmation of an
+	// acknowledgement or of a dead letter's publication (default 10s). A
+	// reply lost while the consumer's leader fails over would otherwise
+	// hold the event until its handler's deadline; without a confirmation
+	// the acknowledgement is sent once more unconfirmed, and a message
+	// whose acknowledgement was lost after all is redelivered and found
+	// already indexed.
+	ReplyTimeout time.Duration
 	// Backoff holds the redelivery delays for transient failures: delivery
 	// n waits Backoff[n-1] (the last entry beyond). Default DefaultBackoff.
 	Backoff []time.Duration
@@ -95,6 +104,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxProcessing == 0 {
 		c.MaxProcessing = DefaultMaxProcessing
+	}
+	if c.ReplyTimeout == 0 {
+		c.ReplyTimeout = DefaultReplyTimeout
 	}
 	if len(c.Backoff) == 0 {
 		c.Backoff = DefaultBackoff
@@ -148,6 +160,9 @@ func (c Config) validate() error {
 	}
 	if c.AckWait < time.Millisecond {
 		bad("AckWait", "must be at least 1ms, got %s", c.AckWait)
+	}
+	if c.ReplyTimeout < 0 {
+		bad("ReplyTimeout", "must not be negative, got %s", c.ReplyTimeout)
 	}
 	if c.MaxProcessing < 0 {
 		bad("MaxProcessing", "must not be negative, got %s", c.MaxProcessing)

@@ -69,7 +69,10 @@ func (s *Source) deadLetter(ctx context.Context, f *inflight, cause error) {
 	// The id makes a repeated dead-lettering of the same delivery (say,
 	// after a lost Term) a no-op within the stream's duplicate window.
 	id := fmt.Sprintf("%s/%s/%d", f.m.Stream, s.cfg.Durable, f.m.Sequence)
-	if _, err := s.js.PublishMsg(ctx, msg, natsjs.WithMsgID(id)); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.ReplyTimeout)
+	_, err := s.js.PublishMsg(rctx, msg, natsjs.WithMsgID(id))
+	cancel()
+	if err != nil {
 		s.log.Error("publish dead letter; handing the message back instead", "subject", f.m.Subject, "seq", f.m.Sequence,
 			"dead_letter_subject", s.cfg.DeadLetterSubject, "cause", cause, "err", err)
 		s.nak(f, s.cfg.backoff(f.m.Delivered), cause)

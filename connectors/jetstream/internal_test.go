@@ -1,9 +1,14 @@
 package jetstream
 
 import (
+	"context"
+	"log/slog"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
 )
 
 func TestSubsumes(t *testing.T) {
@@ -41,5 +46,50 @@ func TestBackoffSchedule(t *testing.T) {
 		if got := c.backoff(delivered); got != want {
 			t.Errorf("backoff(%d) = %s, want %s", delivered, got, want)
 		}
+	}
+}
+
+// lostReplyMsg is a message whose acknowledgement reaches the server but
+// whose confirmation never comes back, as when the consumer's leader
+// fails over between the two.
+type lostReplyMsg struct {
+	natsjs.Msg
+	acks atomic.Int32
+}
+
+func (m *lostReplyMsg) DoubleAck(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (m *lostReplyMsg) Ack() error {
+	m.acks.Add(1)
+	return nil
+}
+
+// TestAckWithoutConfirmationDoesNotHang: an event whose acknowledgement is
+// never confirmed is settled within ReplyTimeout, not at its handler's
+// deadline (minutes), and acknowledged once more without confirmation.
+func TestAckWithoutConfirmationDoesNotHang(t *testing.T) {
+	cfg, err := Config{Name: "lost-reply", Stream: "S", Durable: "d", Subjects: []string{"s.>"}, ReplyTimeout: 50 * time.Millisecond}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Source{cfg: cfg, log: slog.New(slog.DiscardHandler), tracked: map[*inflight]struct{}{}}
+	m := &lostReplyMsg{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		s.ack(ctx, &inflight{msg: m})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("ack waited for the handler's deadline, not ReplyTimeout")
+	}
+	if n := m.acks.Load(); n != 1 {
+		t.Errorf("unconfirmed acks sent: %d, want 1", n)
 	}
 }

@@ -561,9 +561,11 @@ func (s *Source) finish(ctx context.Context, f *inflight) {
 }
 
 func (s *Source) ack(ctx context.Context, f *inflight) {
-	err := f.msg.DoubleAck(ctx)
-	if err != nil && ctx.Err() != nil {
-		err = f.msg.Ack() // the caller stopped waiting; ack without confirmation
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.ReplyTimeout)
+	err := f.msg.DoubleAck(rctx)
+	cancel()
+	if err != nil && rctx.Err() != nil {
+		err = f.msg.Ack() // no confirmation in time; ack without one
 	}
 	if err != nil {
 		s.log.Warn("acknowledge message; it will be redelivered", "subject", f.m.Subject, "seq", f.m.Sequence, "err", err)

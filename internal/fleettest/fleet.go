@@ -122,7 +122,7 @@ func (f *Fleet) startReplica(t testing.TB, i int, dir string) *Replica {
 		t.Fatalf("fleettest: write %s: %v", r.ConfigPath, err)
 	}
 	r.proc = proc{name: "replica " + strconv.Itoa(i), path: f.Bins.Simdex,
-		args: []string{"serve", "--config", r.ConfigPath}, env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir},
+		args: []string{"serve", "--config", r.ConfigPath}, env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GOTRACEBACK=all"},
 		logPath: filepath.Join(dir, "simdex.log")}
 	// Killed, not stopped, at the end: a graceful stop of a large index
 	// took half a minute, and the test's data is thrown away.
@@ -219,6 +219,11 @@ func (f *Fleet) WaitDrained(t testing.TB, limit time.Duration) {
 		return nil
 	})
 	if err != nil {
+		for _, r := range f.Replicas {
+			if v, merr := r.Metric("simdex_events_in_flight"); merr == nil && v > 0 {
+				r.dumpStacks(t)
+			}
+		}
 		t.Fatalf("fleettest: events not drained: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package fleettest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -104,6 +105,38 @@ func (p *proc) dumpLog(t testing.TB) {
 		}
 	}
 	t.Logf("fleettest: log of %s (%s):\n%s", p.name, p.logPath, b)
+}
+
+// dumpStacks ends the process with SIGQUIT, which makes the Go runtime
+// print every goroutine's stack to the log, and prints into the test
+// output the stacks that pass through simdex's own code: where a stuck
+// process waits.
+func (p *proc) dumpStacks(t testing.TB) {
+	t.Helper()
+	fi, err := os.Stat(p.logPath)
+	if err != nil {
+		t.Logf("fleettest: stat log of %s: %v", p.name, err)
+		return
+	}
+	p.signal(syscall.SIGQUIT)
+	f, err := os.Open(p.logPath)
+	if err != nil {
+		t.Logf("fleettest: open log of %s: %v", p.name, err)
+		return
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, fi.Size(), 64<<20))
+	if err != nil {
+		t.Logf("fleettest: read log of %s: %v", p.name, err)
+		return
+	}
+	var out []byte
+	for _, g := range bytes.Split(b, []byte("\n\n")) {
+		if bytes.Contains(g, []byte("simdex/simdex/")) {
+			out = append(append(out, g...), "\n\n"...)
+		}
+	}
+	t.Logf("fleettest: goroutines of %s in simdex's code at SIGQUIT:\n%s", p.name, out)
 }
 
 // pid returns the running process's id, 0 when none runs.
