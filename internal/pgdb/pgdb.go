@@ -24,6 +24,21 @@ import (
 // credentials of the connection string.
 var ErrAuthentication = errors.New("PostgreSQL refused the credentials")
 
+// ErrSchemaNewer is returned by Migrate when a newer release migrated the
+// database and declared that releases as old as this one can no longer
+// use it: running them could write what the newer code misreads. Run the
+// newer release, or restore the database from before the upgrade.
+var ErrSchemaNewer = errors.New("the database's schema is too new for this binary")
+
+// CompatTable records, per version table, the oldest schema version whose
+// code may still use the database (column oldest_reader). Migrate creates
+// it. A migration only adds to a schema, and the release before it keeps
+// working during a rolling upgrade; one that breaks older code says so:
+//
+//	INSERT INTO schema_compat VALUES ('index_schema', 7)
+//	ON CONFLICT (version_table) DO UPDATE SET oldest_reader = excluded.oldest_reader;
+const CompatTable = "schema_compat"
+
 // ErrUnreachable is returned by Open when no server answered.
 var ErrUnreachable = errors.New("PostgreSQL did not answer")
 
@@ -69,7 +84,10 @@ func classify(err error) error {
 // NNNNN_name.sql in goose's format; a store embeds them) that table does
 // not record as applied yet. table
 // names the store's version table, such as "index_schema". Replicas
-// migrating at once wait for each other on an advisory lock.
+// migrating at once wait for each other on an advisory lock. A database
+// whose schema is newer than every migration in dir is used as it is when
+// its CompatTable row allows this binary's last version, and refused with
+// ErrSchemaNewer otherwise.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, dir, table string) error {
 	sub, err := fs.Sub(fsys, dir)
 	if err != nil {
@@ -90,8 +108,63 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, table string) error {
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", table, err)
 	}
+	if err := createCompat(ctx, db); err != nil {
+		return fmt.Errorf("migrate %s: %w", table, err)
+	}
+	if err := refuseNewer(ctx, db, p, table); err != nil {
+		return fmt.Errorf("migrate %s: %w", table, err)
+	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate %s: %w", table, err)
+	}
+	return nil
+}
+
+// createCompat creates CompatTable if it is missing. Two sessions
+// creating one table at once can collide in the catalogue even with IF
+// NOT EXISTS, so they take turns on a transaction's advisory lock.
+func createCompat(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", CompatTable, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", CompatTable); err != nil {
+		return fmt.Errorf("create %s: %w", CompatTable, err)
+	}
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+CompatTable+
+		" (version_table text PRIMARY KEY, oldest_reader bigint NOT NULL)"); err != nil {
+		return fmt.Errorf("create %s: %w", CompatTable, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create %s: %w", CompatTable, err)
+	}
+	return nil
+}
+
+// refuseNewer returns ErrSchemaNewer when the database's version is
+// beyond the last migration p knows and its CompatTable row declares that
+// version too old to use it. Checked before Up, outside its lock:
+// versions only grow, so a verdict stays true.
+func refuseNewer(ctx context.Context, db *sql.DB, p *goose.Provider, table string) error {
+	have, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	var known int64
+	for _, s := range p.ListSources() {
+		known = max(known, s.Version)
+	}
+	if have <= known {
+		return nil
+	}
+	var oldest int64
+	err = db.QueryRowContext(ctx, "SELECT oldest_reader FROM "+CompatTable+" WHERE version_table = $1", table).Scan(&oldest)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read %s: %w", CompatTable, err)
+	}
+	if known < oldest {
+		return fmt.Errorf("%w: version %d needs code of version %d or later, this binary's is %d", ErrSchemaNewer, have, oldest, known)
 	}
 	return nil
 }

@@ -80,3 +80,36 @@ func TestOpenBadDSNHidesPassword(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestMigrateRefusesNewerSchema: a binary older than the schema (a
+// rollback, or an old pod restarting during a rolling upgrade) uses it
+// when the newer migrations only added to it, and refuses it once one
+// declared older code unable to use it.
+func TestMigrateRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pgdb.Open(ctx, pgtest.DSN(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	dirs := os.DirFS("testdata")
+	if err := pgdb.Migrate(ctx, pool, dirs, "migrations", "widgets_schema"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgdb.Migrate(ctx, pool, dirs, "older", "widgets_schema"); err != nil {
+		t.Fatalf("version 1 on a schema that version 2 only added to: %v", err)
+	}
+	if err := pgdb.Migrate(ctx, pool, dirs, "breaking", "widgets_schema"); err != nil {
+		t.Fatal(err)
+	}
+	err = pgdb.Migrate(ctx, pool, dirs, "migrations", "widgets_schema")
+	if !errors.Is(err, pgdb.ErrSchemaNewer) {
+		t.Fatalf("version 2 on a schema version 3 declared too new for it: %v, want ErrSchemaNewer", err)
+	}
+	if !strings.Contains(err.Error(), "version 3") || !strings.Contains(err.Error(), "binary's is 2") {
+		t.Errorf("error does not name the versions: %v", err)
+	}
+	if err := pgdb.Migrate(ctx, pool, dirs, "breaking", "widgets_schema"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,2 @@
+-- +goose Up
+ALTER TABLE widgets ADD COLUMN colour text;

@@ -1,0 +1,5 @@
+-- +goose Up
+-- Code before version 3 writes colour, which this release no longer reads.
+ALTER TABLE widgets RENAME COLUMN colour TO hue;
+INSERT INTO schema_compat VALUES ('widgets_schema', 3)
+ON CONFLICT (version_table) DO UPDATE SET oldest_reader = excluded.oldest_reader;
