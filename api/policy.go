@@ -90,7 +90,7 @@ func policyStatus(err error) int {
 	case errors.Is(err, policy.ErrNotFound), errors.Is(err, index.ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, policy.ErrInvalidHold), errors.Is(err, policy.ErrBadSelector), errors.Is(err, policy.ErrBadThreshold),
-		errors.Is(err, policy.ErrReasonRequired), errors.Is(err, policy.ErrInvalidConfig):
+		errors.Is(err, policy.ErrReasonRequired), errors.Is(err, policy.ErrInvalidConfig), errors.Is(err, policy.ErrInvalidText):
 		return http.StatusBadRequest
 	case errors.Is(err, policy.ErrHoldExists), errors.Is(err, policy.ErrHoldReleased), errors.Is(err, policy.ErrFlagState),
 		errors.Is(err, policy.ErrNotDeletable), errors.Is(err, policy.ErrLegalHold), errors.Is(err, policy.ErrAuditTampered):

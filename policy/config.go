@@ -143,6 +143,20 @@ type Selector struct {
 	ContentType string `mapstructure:"content_type" yaml:"content_type,omitempty" json:"content_type,omitempty"`
 }
 
+// checkText reports the selector's fields that are not storable text.
+func (s Selector) checkText() error {
+	errs := []error{texts(".source", s.Source, ".bucket", s.Bucket, ".prefix", s.Prefix, ".glob", s.Glob, ".content_type", s.ContentType)}
+	for _, m := range []struct {
+		name string
+		kv   map[string]string
+	}{{".meta", s.Meta}, {".tags", s.Tags}} {
+		for k, v := range m.kv {
+			errs = append(errs, texts(m.name+" key", k, m.name+"."+k, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // DuplicateConfig scopes duplicate-upload flags.
 type DuplicateConfig struct {
 	// Enabled turns duplicate-upload flags on.

@@ -26,6 +26,9 @@ func (e *Engine) decide(ctx context.Context, id int64, actor, reason string, fro
 	if strings.TrimSpace(actor) == "" || strings.TrimSpace(reason) == "" {
 		return Flag{}, fmt.Errorf("%s flag %d: %w", action, id, ErrReasonRequired)
 	}
+	if err := texts("actor", actor, "reason", reason); err != nil {
+		return Flag{}, fmt.Errorf("%s flag %d: %w", action, id, err)
+	}
 	now := e.now()
 	f, err := e.st.Transition(ctx, Transition{ID: id, From: from, To: to, Actor: actor, Reason: reason, At: now,
 		Audit: AuditEntry{Time: now, Actor: actor, Action: action, Object: fmt.Sprintf("flag:%d", id), Reason: reason}})
@@ -55,6 +58,9 @@ func (e *Engine) decide(ctx context.Context, id int64, actor, reason string, fro
 func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, error) {
 	if strings.TrimSpace(actor) == "" {
 		return Flag{}, fmt.Errorf("execute flag %d: %w", id, ErrReasonRequired)
+	}
+	if err := checkText("actor", actor); err != nil {
+		return Flag{}, fmt.Errorf("execute flag %d: %w", id, err)
 	}
 	f, err := e.st.Flag(ctx, id)
 	if err != nil {

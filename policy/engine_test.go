@@ -711,3 +711,49 @@ func TestSeedFilesStayInTheirMatter(t *testing.T) {
 		t.Error("the later copy was not flagged for A")
 	}
 }
+
+// TestTextFieldsRefused: text that a store cannot keep as text (NUL, or
+// bytes that are not UTF-8) is refused with ErrInvalidText naming the
+// field, on either store, before anything is written.
+func TestTextFieldsRefused(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, retentionConfig())
+	seed := en.add(doc{bucket: "legal", key: "exhibit.txt", text: tx["EPL-2.0"]})
+	spec := func(edit func(*policy.HoldSpec)) policy.HoldSpec {
+		s := policy.HoldSpec{Matter: "M-1", Seeds: seed, Scope: policy.DefaultScope()}
+		edit(&s)
+		return s
+	}
+	for name, tc := range map[string]struct {
+		spec  policy.HoldSpec
+		actor string
+		field string
+	}{
+		"NUL in matter":       {spec(func(s *policy.HoldSpec) { s.Matter = "M\x001" }), "alice", ".matter"},
+		"invalid reason":      {spec(func(s *policy.HoldSpec) { s.Reason = "caf\xe9" }), "alice", ".reason"},
+		"NUL in seed key":     {spec(func(s *policy.HoldSpec) { s.SeedKeys = []string{"a\x00"} }), "alice", ".seed_keys[0]"},
+		"NUL in selector tag": {spec(func(s *policy.HoldSpec) { s.Selectors = []policy.Selector{{Tags: map[string]string{"t": "\x00"}}} }), "alice", ".tags.t"},
+		"NUL in actor":        {spec(func(*policy.HoldSpec) {}), "al\x00ice", "actor"},
+	} {
+		_, _, err := en.e.CreateHold(ctx, tc.spec, tc.actor)
+		if !errors.Is(err, policy.ErrInvalidText) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: %v, want ErrInvalidText naming %s", name, err, tc.field)
+		}
+	}
+	if hs, err := en.e.Holds(ctx, ""); err != nil || len(hs) != 0 {
+		t.Fatalf("holds after refusals: %v, %v", hs, err)
+	}
+	if _, _, err := en.e.CreateHold(ctx, spec(func(*policy.HoldSpec) {}), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.e.ReleaseHold(ctx, "M-1", "closed\x00", "alice"); !errors.Is(err, policy.ErrInvalidText) {
+		t.Errorf("release with NUL in reason: %v", err)
+	}
+	f := dueFlag(t, en, "old.txt", tx["Apache-2.0"])
+	if _, err := en.e.Approve(ctx, f.ID, "carol", "due\xff"); !errors.Is(err, policy.ErrInvalidText) {
+		t.Errorf("approve with invalid reason: %v", err)
+	}
+	if _, err := en.e.Dismiss(ctx, f.ID, "car\x00ol", "not due"); !errors.Is(err, policy.ErrInvalidText) {
+		t.Errorf("dismiss with NUL in actor: %v", err)
+	}
+}

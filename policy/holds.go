@@ -47,6 +47,9 @@ func (e *Engine) CreateHold(ctx context.Context, spec HoldSpec, actor string) (H
 	if strings.TrimSpace(actor) == "" {
 		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w: no actor", spec.Matter, ErrReasonRequired)
 	}
+	if err := checkText("actor", actor); err != nil {
+		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w", spec.Matter, err)
+	}
 	if spec.Mode == "" {
 		spec.Mode = ModeHold
 	}
@@ -303,6 +306,9 @@ func (e *Engine) turnOn(ctx context.Context, matter string, objs []Object, actor
 func (e *Engine) ReleaseHold(ctx context.Context, matter, reason, actor string) (Hold, error) {
 	if strings.TrimSpace(reason) == "" || strings.TrimSpace(actor) == "" {
 		return Hold{}, fmt.Errorf("release hold %s: %w", matter, ErrReasonRequired)
+	}
+	if err := texts("matter", matter, "reason", reason, "actor", actor); err != nil {
+		return Hold{}, fmt.Errorf("release hold %q: %w", matter, err)
 	}
 	now := e.now()
 	h := Hold{Matter: matter, Released: now, ReleasedBy: actor, ReleaseReason: reason}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/notifier"
@@ -19,6 +20,10 @@ var (
 	ErrHoldExists = errors.New("hold already exists")
 	// ErrInvalidHold reports a hold that cannot be placed as given.
 	ErrInvalidHold = errors.New("invalid hold")
+	// ErrInvalidText reports a matter, name, reason, actor or selector
+	// that is not valid UTF-8 or holds a NUL: neither can be stored,
+	// audited and exported as text.
+	ErrInvalidText = errors.New("not valid UTF-8 text or contains NUL")
 	// ErrReasonRequired reports a release, approval or dismissal without a
 	// reason, or an action without an actor.
 	ErrReasonRequired = errors.New("reason and actor required")
@@ -298,9 +303,31 @@ func (h HoldConfig) spec() HoldSpec {
 	return s
 }
 
+// checkText returns ErrInvalidText naming field when v is not text that
+// every store can keep: valid UTF-8 without NUL.
+func checkText(field, v string) error {
+	if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+		return fmt.Errorf("%s: %w", field, ErrInvalidText)
+	}
+	return nil
+}
+
+// texts checks fields, given as name and value in turn, with checkText.
+func texts(fields ...string) error {
+	var errs []error
+	for i := 0; i+1 < len(fields); i += 2 {
+		errs = append(errs, checkText(fields[i], fields[i+1]))
+	}
+	return errors.Join(errs...)
+}
+
 // validate names each bad field after a leading dot (".scope: ...").
 func (s HoldSpec) validate() error {
 	var errs []error
+	errs = append(errs, texts(".matter", s.Matter, ".name", s.Name, ".reason", s.Reason, ".owner", s.Owner, ".mode", s.Mode))
+	for i, k := range s.SeedKeys {
+		errs = append(errs, checkText(fmt.Sprintf(".seed_keys[%d]", i), k))
+	}
 	if strings.TrimSpace(s.Matter) == "" {
 		errs = append(errs, fmt.Errorf(".matter: %w: empty", ErrInvalidHold))
 	}
@@ -310,6 +337,9 @@ func (s HoldSpec) validate() error {
 	for i, sel := range s.Selectors {
 		if err := sel.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf(".selectors[%d]: %w: %w", i, ErrBadSelector, err))
+		}
+		if err := sel.checkText(); err != nil {
+			errs = append(errs, fmt.Errorf(".selectors[%d]%w", i, err))
 		}
 		if sel.empty() {
 			errs = append(errs, fmt.Errorf(".selectors[%d]: %w: empty selector would hold every document", i, ErrBadSelector))
