@@ -54,6 +54,12 @@ type Config struct {
 	// <FlagsSubject>.<kind> through the outbox, whatever the routes say:
 	// the channel other systems subscribe to. Default "simdex.flags".
 	FlagsSubject string `mapstructure:"flags_subject" yaml:"flags_subject"`
+	// KeepDelivered is how long a delivered alert stays in the outbox
+	// (default 30 days; 0 keeps them forever). Failed and pending ones
+	// stay until they are sent. The policy's audit log, not the outbox,
+	// is the record of what was flagged: an alert enqueued again after it
+	// was pruned is sent again.
+	KeepDelivered time.Duration `mapstructure:"keep_delivered" yaml:"keep_delivered"`
 }
 
 // FlagsChannel is the name of the built-in NATS channel of FlagsSubject;
@@ -132,7 +138,8 @@ func DefaultConfig() Config {
 		Routes:       []Route{},
 		Retry:        RetryConfig{Initial: 5 * time.Second, Max: 30 * time.Minute, MaxAttempts: 12, Lease: 2 * time.Minute},
 		Interval:     5 * time.Second,
-		FlagsSubject: "simdex.flags",
+		FlagsSubject:  "simdex.flags",
+		KeepDelivered: 30 * 24 * time.Hour,
 	}
 }
 
@@ -247,6 +254,9 @@ func (c *Config) Validate(getenv func(string) string, readFile func(string) ([]b
 	}
 	if c.Interval <= 0 {
 		bad("interval", "must be positive")
+	}
+	if c.KeepDelivered < 0 {
+		bad("keep_delivered", "must not be negative (0 keeps delivered alerts forever)")
 	}
 	if c.FlagsSubject != "" && (strings.ContainsAny(c.FlagsSubject, " *>") || strings.HasPrefix(c.FlagsSubject, ".") || strings.HasSuffix(c.FlagsSubject, ".")) {
 		bad("flags_subject", "%q is not a NATS subject prefix", c.FlagsSubject)

@@ -168,15 +168,54 @@ func (n *Notifier) Run(ctx context.Context) error {
 func (n *Notifier) dispatchLoop(ctx context.Context) error {
 	t := time.NewTicker(n.cfg.Interval)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		if _, err := n.Dispatch(ctx); err != nil && ctx.Err() == nil {
 			n.log.Error("dispatch alerts", "err", err)
+		}
+		if now := n.now(); n.cfg.KeepDelivered > 0 && now.Sub(pruned) >= pruneEvery {
+			if _, err := n.Prune(ctx); err != nil && ctx.Err() == nil {
+				n.log.Error("prune delivered alerts", "err", err)
+			}
+			pruned = now
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		case <-n.wake:
+		}
+	}
+}
+
+// pruneEvery is how often the dispatcher deletes delivered alerts older
+// than Config.KeepDelivered, and pruneBatch how many deliveries one
+// statement deletes (short transactions beside the dispatch).
+const (
+	pruneEvery = time.Hour
+	pruneBatch = 1000
+)
+
+// Prune deletes the deliveries delivered more than Config.KeepDelivered
+// ago, and their alerts, and returns how many deliveries it deleted. With
+// KeepDelivered 0 it deletes nothing.
+func (n *Notifier) Prune(ctx context.Context) (int, error) {
+	if n.cfg.KeepDelivered <= 0 {
+		return 0, nil
+	}
+	before := n.now().Add(-n.cfg.KeepDelivered)
+	total := 0
+	for {
+		k, err := n.ob.Prune(ctx, before, pruneBatch)
+		total += k
+		if err != nil {
+			return total, fmt.Errorf("prune deliveries delivered before %s: %w", before.Format(time.RFC3339), err)
+		}
+		if k < pruneBatch {
+			if total > 0 {
+				n.log.Info("pruned delivered alerts", "deliveries", total, "delivered_before", before)
+			}
+			return total, nil
 		}
 	}
 }

@@ -35,6 +35,7 @@ type memOutbox struct {
 	mu     sync.Mutex
 	alerts map[string]Alert
 	ds     []*Delivery
+	pruned []time.Time // the cuts Prune was called with
 }
 
 func newMemOutbox() *memOutbox { return &memOutbox{alerts: map[string]Alert{}} }
@@ -98,6 +99,15 @@ func (m *memOutbox) Retry(_ context.Context, ids []int64, reason string, next ti
 
 func (m *memOutbox) Requeue(_ context.Context, ids []int64, now time.Time) error {
 	return m.each(ids, func(d *Delivery) { d.Status, d.Attempts, d.NextAttempt = StatusPending, 0, now })
+}
+
+// Prune records its cuts and deletes nothing: the stores' conformance
+// suite (outboxtest) tests what pruning deletes.
+func (m *memOutbox) Prune(_ context.Context, before time.Time, _ int) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pruned = append(m.pruned, before)
+	return 0, nil
 }
 
 func (m *memOutbox) List(_ context.Context, status string, _ int) ([]Delivery, error) {
@@ -593,5 +603,35 @@ func TestFlagsSubject(t *testing.T) {
 	cfg.FlagsSubject = "simdex.*"
 	if err := cfg.Validate(os.Getenv, os.ReadFile); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "flags_subject") {
 		t.Fatalf("bad subject: %v", err)
+	}
+}
+
+// TestPruneKeepsDeliveredForKeepDelivered: the cut is KeepDelivered before
+// the notifier's clock, and 0 keeps delivered alerts forever.
+func TestPruneKeepsDeliveredForKeepDelivered(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+	for _, keep := range []time.Duration{0, 72 * time.Hour} {
+		cfg := DefaultConfig()
+		cfg.KeepDelivered = keep
+		cfg.FlagsSubject = "" // no NATS here
+		ob := newMemOutbox()
+		n, err := New(Options{Config: cfg, Outbox: ob, Now: clk.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Prune(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case keep == 0 && len(ob.pruned) != 0:
+			t.Errorf("keep_delivered 0 pruned before %v", ob.pruned)
+		case keep > 0 && (len(ob.pruned) != 1 || !ob.pruned[0].Equal(clk.t.Add(-keep))):
+			t.Errorf("keep_delivered %s pruned before %v, want %v", keep, ob.pruned, clk.t.Add(-keep))
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.KeepDelivered = -time.Hour
+	if err := cfg.Validate(os.Getenv, os.ReadFile); err == nil || !strings.Contains(err.Error(), "keep_delivered") {
+		t.Errorf("negative keep_delivered: %v", err)
 	}
 }

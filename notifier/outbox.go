@@ -57,4 +57,8 @@ type Outbox interface {
 	Requeue(ctx context.Context, ids []int64, now time.Time) error
 	// List returns deliveries, newest first, filtered by status when set.
 	List(ctx context.Context, status string, limit int) ([]Delivery, error)
+	// Prune deletes up to limit deliveries delivered before before, and
+	// the alerts left with no delivery, and returns how many deliveries
+	// it deleted. Pending and failed deliveries are kept.
+	Prune(ctx context.Context, before time.Time, limit int) (int, error)
 }

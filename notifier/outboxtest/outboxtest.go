@@ -48,6 +48,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
 		{"UnknownDeliveries", testUnknownDeliveries},
 		{"List", testList},
 		{"AlertIDs", testAlertIDs},
+		{"Prune", testPrune},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
@@ -469,5 +470,79 @@ func testAlertIDs(t *testing.T, open Opener) {
 		if rec.sent[id] != 1 {
 			t.Errorf("alert %q sent %d times", id, rec.sent[id])
 		}
+	}
+}
+
+// testPrune: deliveries delivered before the cut are deleted, at most
+// limit at a time, with the alerts left without a delivery; an alert with
+// a delivery still pending or failed on another channel stays, and so do
+// those deliveries.
+func testPrune(t *testing.T, open Opener) {
+	ctx := context.Background()
+	ob := open(t)
+	defer closeOutbox(t, ob)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
+	enqueueMany(t, ob, 4, old) // alert-000..003 on "hook"
+	if err := ob.Enqueue(ctx, Alert("alert-000"), map[string]time.Time{"mail": old}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := ob.Claim(ctx, now, time.Minute, 10)
+	if err != nil || len(cs) != 5 {
+		t.Fatalf("claimed %d, %v", len(cs), err)
+	}
+	id := map[string]int64{}
+	for _, c := range cs {
+		id[c.AlertID+"/"+c.Channel] = c.ID
+	}
+	deliver := func(at time.Time, keys ...string) {
+		t.Helper()
+		for _, k := range keys {
+			if err := ob.Delivered(ctx, []int64{id[k]}, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deliver(old, "alert-000/hook", "alert-001/hook", "alert-002/hook")
+	deliver(recent, "alert-003/hook")
+	if err := ob.Retry(ctx, []int64{id["alert-000/mail"]}, "refused", now, true); err != nil {
+		t.Fatal(err)
+	}
+	cut := now.Add(-24 * time.Hour)
+	if n, err := ob.Prune(ctx, cut, 2); err != nil || n != 2 {
+		t.Fatalf("prune with limit 2: %d, %v", n, err)
+	}
+	if n, err := ob.Prune(ctx, cut, 100); err != nil || n != 1 {
+		t.Fatalf("prune the rest: %d, %v", n, err)
+	}
+	if n, err := ob.Prune(ctx, cut, 100); err != nil || n != 0 {
+		t.Fatalf("prune again: %d, %v", n, err)
+	}
+	left, err := ob.List(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range left {
+		got[d.AlertID+"/"+d.Channel] = d.Status
+	}
+	want := map[string]string{"alert-000/mail": notifier.StatusFailed, "alert-003/hook": notifier.StatusDelivered}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("left %v, want %v", got, want)
+	}
+	// The failed delivery's alert was kept: requeued, it is sent whole.
+	if err := ob.Requeue(ctx, []int64{id["alert-000/mail"]}, now); err != nil {
+		t.Fatal(err)
+	}
+	cs, err = ob.Claim(ctx, now, time.Minute, 10)
+	if err != nil || len(cs) != 1 || cs[0].Alert.ID != "alert-000" || cs[0].Alert.Name == "" {
+		t.Fatalf("claimed after prune %+v, %v", cs, err)
+	}
+	// A pruned alert enqueued again is a new alert.
+	if err := ob.Enqueue(ctx, Alert("alert-001"), map[string]time.Time{"hook": now}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := ob.Claim(ctx, now, time.Minute, 10); err != nil || len(cs) != 1 || cs[0].AlertID != "alert-001" {
+		t.Fatalf("claimed the re-enqueued alert %+v, %v", cs, err)
 	}
 }

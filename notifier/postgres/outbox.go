@@ -225,6 +225,26 @@ func (o *Outbox) Requeue(ctx context.Context, ids []int64, now time.Time) error 
 	return err
 }
 
+// Prune implements notifier.Outbox in one statement: the deliveries, then
+// the alerts none of the remaining deliveries name (the statement's
+// snapshot still shows the deleted deliveries, hence the second test).
+func (o *Outbox) Prune(ctx context.Context, before time.Time, limit int) (int, error) {
+	var n int
+	err := o.pool.QueryRow(ctx, `WITH gone AS (
+		DELETE FROM notifier_delivery WHERE id IN (
+			SELECT id FROM notifier_delivery WHERE status = $1 AND delivered_at < $2 ORDER BY id LIMIT $3)
+		RETURNING id, alert
+	), alerts AS (
+		DELETE FROM notifier_alert a WHERE a.id IN (SELECT alert FROM gone) AND NOT EXISTS (
+			SELECT 1 FROM notifier_delivery d WHERE d.alert = a.id AND d.id NOT IN (SELECT id FROM gone))
+	)
+	SELECT count(*) FROM gone`, notifier.StatusDelivered, before, limit).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	return n, nil
+}
+
 // List implements notifier.Outbox.
 func (o *Outbox) List(ctx context.Context, status string, limit int) ([]notifier.Delivery, error) {
 	var lim *int

@@ -180,6 +180,31 @@ func (o *Outbox) Requeue(ctx context.Context, ids []int64, now time.Time) error 
 	return o.update(ctx, ids, "status = ?, attempts = 0, next_attempt = ?", notifier.StatusPending, sqlitedb.Millis(now))
 }
 
+// Prune implements notifier.Outbox.
+func (o *Outbox) Prune(ctx context.Context, before time.Time, limit int) (int, error) {
+	tx, err := o.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, `DELETE FROM delivery WHERE id IN (
+		SELECT id FROM delivery WHERE status = ? AND delivered_at < ? ORDER BY id LIMIT ?)`,
+		notifier.StatusDelivered, sqlitedb.Millis(before), limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if n > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM alert WHERE NOT EXISTS (SELECT 1 FROM delivery WHERE delivery.alert = alert.id)`); err != nil {
+			return 0, fmt.Errorf("prune alerts: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	return int(n), nil
+}
+
 // List implements notifier.Outbox.
 func (o *Outbox) List(ctx context.Context, status string, limit int) ([]notifier.Delivery, error) {
 	if limit <= 0 {
