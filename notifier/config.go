@@ -134,10 +134,10 @@ type RetryConfig struct {
 // channels for people are configured.
 func DefaultConfig() Config {
 	return Config{
-		Channels:     []ChannelConfig{},
-		Routes:       []Route{},
-		Retry:        RetryConfig{Initial: 5 * time.Second, Max: 30 * time.Minute, MaxAttempts: 12, Lease: 2 * time.Minute},
-		Interval:     5 * time.Second,
+		Channels:      []ChannelConfig{},
+		Routes:        []Route{},
+		Retry:         RetryConfig{Initial: 5 * time.Second, Max: 30 * time.Minute, MaxAttempts: 12, Lease: 2 * time.Minute},
+		Interval:      5 * time.Second,
 		FlagsSubject:  "simdex.flags",
 		KeepDelivered: 30 * 24 * time.Hour,
 	}
