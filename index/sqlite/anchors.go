@@ -128,9 +128,21 @@ func addAnchorPostings(ctx context.Context, stmts *txStmts, rows []posting) erro
 			keys = append(keys, r.h)
 		}
 	}
-	last, err := lastBlocks(ctx, stmts, keys)
+	lookup, err := stmts.heldAnchorKeys(ctx, keys)
 	if err != nil {
 		return err
+	}
+	last, err := lastBlocks(ctx, stmts, lookup)
+	if err != nil {
+		return err
+	}
+	if stmts.mem != nil {
+		if stmts.anchorKeys == nil {
+			stmts.anchorKeys = make(map[int64]struct{}, len(keys))
+		}
+		for _, h := range keys {
+			stmts.anchorKeys[h] = struct{}{}
+		}
 	}
 	w := newBlockWriter(ctx, stmts)
 	for len(rows) > 0 {
@@ -181,6 +193,35 @@ func addAnchorPostings(ctx context.Context, stmts *txStmts, rows []posting) erro
 }
 
 // lastBlocks reads the last block of each key that has one.
+// heldAnchorKeys returns the keys of keys that may have a block: all of
+// them, unless the in-memory lists are at the transaction's generation,
+// when those the lists hold (by their low 32 bits, so a superset) or the
+// transaction wrote. In a live index most anchors of a new text are new
+// keys, and looking each one's last block up was a fifth of a Put's CPU.
+func (t *txStmts) heldAnchorKeys(ctx context.Context, keys []int64) ([]int64, error) {
+	d := t.anchors
+	if t.mem == nil || d == nil {
+		return keys, nil
+	}
+	if !d.bumped {
+		before, err := bumpAnchorsGen(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		d.before, d.bumped = before, true
+	}
+	held, ok := t.mem.held(keys, d.before)
+	if !ok {
+		return keys, nil
+	}
+	for _, h := range keys {
+		if _, wrote := t.anchorKeys[h]; wrote {
+			held = append(held, h)
+		}
+	}
+	return held, nil
+}
+
 func lastBlocks(ctx context.Context, stmts *txStmts, keys []int64) (map[int64]*block, error) {
 	list, err := json.Marshal(keys)
 	if err != nil {

@@ -145,6 +145,24 @@ func (m *memAnchors) list(k uint32) []uint32 {
 	return m.ids[m.offs[i]:m.offs[i+1]]
 }
 
+// held returns the keys of keys whose list is not empty, if the lists are
+// ready at generation gen; ok is false otherwise. A key is looked up by
+// its low 32 bits, so the answer may hold keys without postings, never
+// leave out one with postings.
+func (m *memAnchors) held(keys []int64, gen int64) (held []int64, ok bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.state != memReady || m.gen != gen {
+		return nil, false
+	}
+	for _, h := range keys {
+		if len(m.list(uint32(h))) > 0 {
+			held = append(held, h)
+		}
+	}
+	return held, true
+}
+
 // sharesScratch holds the buffers shares sorts postings in.
 var sharesScratch = sync.Pool{New: func() any { return new([]uint32) }}
 

@@ -334,3 +334,48 @@ func (m *memAnchors) read(keys []int64, limit int, gen int64) (map[int64][]ancho
 	}
 	return out, true
 }
+
+// TestAnchorAppendsFindTheLastBlock: with the lists in memory telling
+// which keys have no block, a posting added to a key that has one, from
+// an earlier commit or earlier in the same transaction, still goes into
+// that key's last block rather than a new one beside it.
+func TestAnchorAppendsFindTheLastBlock(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, filepath.Join(t.TempDir(), "index.db"))
+	a, b := uint32(7)*index.AnchorEvery, uint32(9)*index.AnchorEvery
+	blocksOf := func(anchor uint32) (n, postings int) {
+		t.Helper()
+		k := postingKey(uint64(anchor) << 32)
+		if err := s.w.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(n), 0) FROM anchor_blocks WHERE h = ?", k).Scan(&n, &postings); err != nil {
+			t.Fatal(err)
+		}
+		return n, postings
+	}
+	put := func(entries ...index.Entry) {
+		t.Helper()
+		if _, err := s.Put(ctx, entries); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(anchorDoc("old", "an old text", a, a+index.AnchorEvery))
+	if state, _ := waitAnchors(t, s); state != memReady {
+		t.Fatalf("lists not in memory: state %v", state)
+	}
+	put(anchorDoc("second", "a second text", a))
+	if n, ps := blocksOf(a); n != 1 || ps != 2 {
+		t.Fatalf("after a second commit: %d blocks holding %d postings, want 1 holding 2", n, ps)
+	}
+	// One transaction: a posting, then a replaced key (which writes the
+	// postings so far), then another posting under the same anchor.
+	// b is a new anchor.
+	put(anchorDoc("third", "a third text", a, b), anchorDoc("old", "the old text replaced"), anchorDoc("fourth", "a fourth text", a, b))
+	if n, ps := blocksOf(a); n != 1 || ps != 4 {
+		t.Fatalf("anchor a after one transaction: %d blocks holding %d postings, want 1 holding 4 (the replaced text.s postings go when its content is settled)", n, ps)
+	}
+	if n, ps := blocksOf(b); n != 1 || ps != 2 {
+		t.Fatalf("new anchor b after one transaction: %d blocks holding %d postings, want 1 holding 2", n, ps)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

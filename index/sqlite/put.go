@@ -90,7 +90,7 @@ type putTx struct {
 // put stores entries in tx; released reports that replacing older
 // versions deleted postings.
 func (s *Store) put(ctx context.Context, tx *sql.Tx, entries []index.Entry, d *anchorDelta, l *Loader) (out []index.Committed, released bool, err error) {
-	p := &putTx{stmts: txStmts{tx: tx, pool: s.ws, anchors: d}, l: l, dirs: &s.dirs, now: s.now().UnixNano(), out: make([]index.Committed, len(entries))}
+	p := &putTx{stmts: txStmts{tx: tx, pool: s.ws, anchors: d, mem: s.mem}, l: l, dirs: &s.dirs, now: s.now().UnixNano(), out: make([]index.Committed, len(entries))}
 	if err := p.begin(ctx, entries); err != nil {
 		return nil, false, err
 	}

@@ -128,6 +128,11 @@ type txStmts struct {
 	pool    *statements
 	m       map[string]*sql.Stmt
 	anchors *anchorDelta // the anchor postings added, if they are tracked
+	// mem, when set, tells which anchor keys have no block at the
+	// transaction's start, so that their last block is not looked for;
+	// anchorKeys are the keys whose blocks the transaction wrote since.
+	mem        *memAnchors
+	anchorKeys map[int64]struct{}
 	tw      *textWriter  // the texts stored, once one is
 	bands   bandShares   // the band keys of the contents stored
 }
