@@ -133,8 +133,8 @@ type txStmts struct {
 	// anchorKeys are the keys whose blocks the transaction wrote since.
 	mem        *memAnchors
 	anchorKeys map[int64]struct{}
-	tw      *textWriter  // the texts stored, once one is
-	bands   bandShares   // the band keys of the contents stored
+	tw         *textWriter // the texts stored, once one is
+	bands      bandShares  // the band keys of the contents stored
 }
 
 // prepare returns the statement of query bound to the transaction (which
