@@ -93,6 +93,7 @@ func policyStatus(err error) int {
 		errors.Is(err, policy.ErrReasonRequired), errors.Is(err, policy.ErrInvalidConfig), errors.Is(err, policy.ErrInvalidText):
 		return http.StatusBadRequest
 	case errors.Is(err, policy.ErrHoldExists), errors.Is(err, policy.ErrHoldReleased), errors.Is(err, policy.ErrFlagState),
+		errors.Is(err, policy.ErrEvaluationBusy),
 		errors.Is(err, policy.ErrNotDeletable), errors.Is(err, policy.ErrLegalHold), errors.Is(err, policy.ErrAuditTampered):
 		return http.StatusConflict
 	case errors.Is(err, policy.ErrHoldUnknown), errors.Is(err, policy.ErrNotEnforceable):

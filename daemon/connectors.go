@@ -38,6 +38,8 @@ type singletons interface {
 	RunSlot(ctx context.Context, job string, slot time.Time, fn lease.Func) (bool, error)
 	// LastSlot returns the last slot of job recorded complete.
 	LastSlot(ctx context.Context, job string) (time.Time, error)
+	// Run runs fn if no replica holds the lease name.
+	Run(ctx context.Context, name string, fn lease.Func) (bool, error)
 }
 
 var (

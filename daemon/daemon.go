@@ -377,7 +377,7 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	p.ln, p.addr = ln, ln.Addr()
 	a, err := api.New(api.Deps{Index: p.eng.Index, Extractor: p.eng.Extractor, Thresholds: cfg.Index.Thresholds,
 		MaxBody: cfg.Extract.MaxObjectSize, MaxSearches: cfg.HTTP.Searches(), Registry: d.reg, Logger: d.logger.With("component", "http"),
-		Backfill: d.Backfill, Outbox: p.notifier, Policy: p.policy, Ingester: p.eng.Ingester, Authn: tokens, Certs: d.certs,
+		Backfill: d.Backfill, Outbox: p.notifier, Policy: leasedEvaluation{p.policy, p.schedules}, Ingester: p.eng.Ingester, Authn: tokens, Certs: d.certs,
 		Tokens: tokens, Records: p.records, UI: d.ui,
 		DeadLetters: func(ctx context.Context, limit int) ([]api.DeadLetter, error) {
 			return listDeadLetters(ctx, p.nc, limit)
@@ -464,4 +464,17 @@ func (d *Daemon) Backfill(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: no S3 connector named %q", api.ErrNotFound, name)
 	}
 	return nil
+}
+
+// leasedEvaluation is the policy engine the API sees: an evaluation asked
+// for through it runs under the scheduled evaluations' lease, so that two
+// replicas (or a person and the schedule) never evaluate at once.
+type leasedEvaluation struct {
+	*policy.Engine
+	sched *policy.Scheduler
+}
+
+// Evaluate runs the evaluation through the scheduler's lease.
+func (l leasedEvaluation) Evaluate(ctx context.Context, dryRun bool) (policy.Run, error) {
+	return l.sched.EvaluateNow(ctx, dryRun)
 }

@@ -25,6 +25,9 @@ type Lease interface {
 	// LastSlot returns the last slot of job recorded complete, or the
 	// zero time, so that a slot missed while no replica ran is caught up.
 	LastSlot(ctx context.Context, job string) (time.Time, error)
+	// Run runs fn now if no replica holds the lease job, and reports
+	// whether it ran.
+	Run(ctx context.Context, job string, fn lease.Func) (ran bool, err error)
 }
 
 // The Scheduler's jobs, named as their leases.
@@ -89,6 +92,26 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	})
 	wg.Wait()
 	return nil
+}
+
+// EvaluateNow runs an evaluation asked for by a person, under the lease of
+// the scheduled ones, so that a fleet never runs two at once: while one
+// runs on any replica it returns ErrEvaluationBusy. A dry run writes
+// nothing and needs no lease.
+func (s *Scheduler) EvaluateNow(ctx context.Context, dryRun bool) (Run, error) {
+	if dryRun {
+		return s.e.Evaluate(ctx, true)
+	}
+	var run Run
+	ran, err := s.lease.Run(ctx, JobEvaluate, func(ctx context.Context) error {
+		var err error
+		run, err = s.e.Evaluate(ctx, false)
+		return err
+	})
+	if err == nil && !ran {
+		err = ErrEvaluationBusy
+	}
+	return run, err
 }
 
 // Evaluate runs one scheduled evaluation and logs its outcome.

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -74,4 +75,45 @@ func (l *countingLease) RunSlot(ctx context.Context, job string, slot time.Time,
 		l.mu.Unlock()
 	}
 	return ran, err
+}
+
+// TestEvaluateNowTakesTheLease: an evaluation asked for while the
+// scheduled one holds the lease (here or on another replica) is refused
+// with ErrEvaluationBusy and records nothing; a dry run goes ahead; once
+// the lease is free the evaluation runs.
+func TestEvaluateNowTakesTheLease(t *testing.T) {
+	en := newEnv(t, policy.DefaultConfig())
+	l := lease.NewLocal()
+	s, err := policy.NewScheduler(en.e, policy.Schedules{Evaluate: "@daily"}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holding, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := l.Run(ctx, policy.JobEvaluate, func(context.Context) error {
+			close(holding)
+			<-release
+			return nil
+		})
+		done <- err
+	}()
+	<-holding
+	if _, err := s.EvaluateNow(ctx, false); !errors.Is(err, policy.ErrEvaluationBusy) {
+		t.Fatalf("evaluation while another holds the lease: %v, want ErrEvaluationBusy", err)
+	}
+	if _, err := s.EvaluateNow(ctx, true); err != nil {
+		t.Fatalf("dry run while another holds the lease: %v", err)
+	}
+	if runs, err := en.e.Runs(ctx, 10); err != nil || len(runs) != 0 {
+		t.Fatalf("runs recorded: %v, %v", runs, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.EvaluateNow(ctx, false)
+	if err != nil || run.ID == 0 || run.Ended.IsZero() {
+		t.Fatalf("evaluation once the lease is free: %+v, %v", run, err)
+	}
 }

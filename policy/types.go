@@ -16,6 +16,10 @@ import (
 var (
 	// ErrNotFound reports an unknown hold, flag or run.
 	ErrNotFound = errors.New("not found")
+	// ErrEvaluationBusy reports an evaluation asked for while another runs
+	// (on this replica or another): its results will be there when it
+	// ends.
+	ErrEvaluationBusy = errors.New("an evaluation is under way")
 	// ErrHoldExists reports a hold whose matter is already taken.
 	ErrHoldExists = errors.New("hold already exists")
 	// ErrInvalidHold reports a hold that cannot be placed as given.
