@@ -1,6 +1,7 @@
 package fleettest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -27,7 +28,9 @@ const benchDocSize = 10 << 10
 const benchClients = 32
 
 // BenchmarkFleetThroughput runs 1 and then 2 replicas (or the counts in
-// SIMDEX_FLEET_BENCH_REPLICAS, "1,2") on one PostgreSQL and the
+// SIMDEX_FLEET_BENCH_REPLICAS, "1,2") on one PostgreSQL (or, with
+// SIMDEX_FLEET_BENCH_DRIVER=sqlite, one replica on its own SQLite files:
+// the daemon's CPU alone, in a process of its own) and the
 // three-node NATS cluster, uploads SIMDEX_FLEET_BENCH_UPLOADS (default
 // 3,000) distinct 10 KB texts from 32 clients, and reports documents per
 // second from the first upload to the last document committed in the
@@ -38,9 +41,16 @@ const benchClients = 32
 // the duplicate-upload search on, as by default. Run it with -benchtime 1x.
 func BenchmarkFleetThroughput(b *testing.B) {
 	n := benchcorpus.EnvInt(b, "SIMDEX_FLEET_BENCH_UPLOADS", 3000)
+	driver := Driver(cmp.Or(os.Getenv("SIMDEX_FLEET_BENCH_DRIVER"), string(Postgres)))
+	if driver != Postgres && driver != SQLite {
+		b.Fatalf("SIMDEX_FLEET_BENCH_DRIVER=%q: want postgres or sqlite", driver)
+	}
 	for _, replicas := range benchReplicaCounts(b) {
-		b.Run("replicas-"+strconv.Itoa(replicas), func(b *testing.B) {
-			f := Start(b, Options{Replicas: replicas, Driver: Postgres, Configure: benchConfigure})
+		if driver == SQLite && replicas != 1 {
+			b.Fatalf("SIMDEX_FLEET_BENCH_DRIVER=sqlite runs one replica, not %d (set SIMDEX_FLEET_BENCH_REPLICAS=1)", replicas)
+		}
+		b.Run(string(driver)+"-replicas-"+strconv.Itoa(replicas), func(b *testing.B) {
+			f := Start(b, Options{Replicas: replicas, Driver: driver, Configure: benchConfigure})
 			mc := f.MinIO.Client(b)
 			w := watchDocuments(b, f)
 			benchUpload(b, mc, benchDocs("warmup", 50))
@@ -107,8 +117,10 @@ func fleetCPU(b *testing.B, f *Fleet) map[string]time.Duration {
 	}
 	pid, err := benchcorpus.ChildPID("--address " + f.MinIO.Endpoint() + " ")
 	out["minio"] = tree("MinIO", pid, err)
-	pid, err = benchcorpus.ChildPID(fmt.Sprintf("-p %d ", f.PG.Port()))
-	out["pg"] = tree("PostgreSQL", pid, err)
+	if f.PG != nil {
+		pid, err = benchcorpus.ChildPID(fmt.Sprintf("-p %d ", f.PG.Port()))
+		out["pg"] = tree("PostgreSQL", pid, err)
+	}
 	return out
 }
 
@@ -184,17 +196,24 @@ func benchUpload(b *testing.B, mc *minio.Client, docs []Object) {
 }
 
 // docWatcher counts the top-level documents in the fleet's shared index,
-// polling PostgreSQL every 20 ms.
+// polling PostgreSQL every 20 ms, or, with the SQLite driver, the one
+// replica's count of indexed events every 200 ms (each scrape costs the
+// replica CPU that the benchmark measures).
 type docWatcher struct {
-	pool *pgxpool.Pool
-	ids  benchcorpus.Frontier // ids commit out of order
-	seen map[string]struct{}  // keys seen
-	at   time.Time            // when the last new key was seen
+	pool    *pgxpool.Pool
+	r       *Replica             // the SQLite driver's replica, when pool is nil
+	indexed int64                // its count of indexed events
+	ids     benchcorpus.Frontier // ids commit out of order
+	seen    map[string]struct{}  // keys seen
+	at      time.Time            // when the last new key was seen
 }
 
 // watchDocuments connects to the fleet's database.
 func watchDocuments(b *testing.B, f *Fleet) *docWatcher {
 	b.Helper()
+	if f.PG == nil {
+		return &docWatcher{r: f.Replicas[0]}
+	}
 	dsn, err := os.ReadFile(f.secrets["dsn"])
 	if err != nil {
 		b.Fatalf("fleettest: read DSN: %v", err)
@@ -212,16 +231,40 @@ func watchDocuments(b *testing.B, f *Fleet) *docWatcher {
 func (w *docWatcher) wait(b *testing.B, n int64) time.Time {
 	b.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
-	for int64(len(w.seen)) < n {
-		if err := w.poll(); err != nil {
+	for {
+		seen, err := w.count()
+		if err != nil {
 			b.Fatalf("fleettest: %v", err)
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("fleettest: only %d of %d documents indexed after 10 minutes", len(w.seen), n)
+		if seen >= n {
+			return w.at
 		}
-		time.Sleep(20 * time.Millisecond)
+		if time.Now().After(deadline) {
+			b.Fatalf("fleettest: only %d of %d documents indexed after 10 minutes", seen, n)
+		}
+		if w.r != nil {
+			time.Sleep(200 * time.Millisecond)
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
-	return w.at
+}
+
+// count returns how many documents are indexed so far, and notes when
+// the count last grew.
+func (w *docWatcher) count() (int64, error) {
+	if w.r == nil {
+		err := w.poll()
+		return int64(len(w.seen)), err
+	}
+	v, err := w.r.Metric("simdex_events_indexed_total")
+	if err != nil {
+		return 0, err
+	}
+	if n := int64(v); n > w.indexed {
+		w.indexed, w.at = n, time.Now()
+	}
+	return w.indexed, nil
 }
 
 // poll reads the documents above the id below which none is missing.
