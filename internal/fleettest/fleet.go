@@ -169,6 +169,10 @@ func (f *Fleet) config(r *Replica) map[string]any {
 			"duplicates": map[string]any{"enabled": false},
 			"schedules":  map[string]any{"evaluate": "", "republish": "@every 30s"},
 		},
+		// A delivery claimed by a replica that is then killed waits for
+		// its claim to lapse (2 minutes by default) before another sends
+		// it: shorter here, so the test waits seconds, not minutes.
+		"notifier": map[string]any{"retry": map[string]any{"lease": "15s"}},
 	}
 	if f.opts.Driver == Postgres {
 		cfg["replicas"] = f.opts.Replicas
