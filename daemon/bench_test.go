@@ -337,7 +337,7 @@ func (w *indexWatcher) seenAt(key string) (time.Time, bool) {
 
 // benchWords is the vocabulary of the generated documents: the words of
 // the Debian Policy manual, so that documents look like English prose.
-func benchWords(b *testing.B) []string {
+func benchWords(b testing.TB) []string {
 	b.Helper()
 	path := filepath.Join("..", "..", "shared", "corpora", "debian-docs", "raw", "debian-policy", "usr", "share", "doc", "debian-policy", "policy.txt")
 	data, err := os.ReadFile(path)
@@ -353,7 +353,7 @@ func benchWords(b *testing.B) []string {
 
 // benchDocs returns n distinct documents of benchDocSize bytes: random
 // runs of corpus words, each document its own random sequence.
-func benchDocs(b *testing.B, prefix string, n int) (keys []string, bodies [][]byte) {
+func benchDocs(b testing.TB, prefix string, n int) (keys []string, bodies [][]byte) {
 	words := benchWords(b)
 	keys = make([]string, n)
 	bodies = make([][]byte, n)

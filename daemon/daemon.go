@@ -34,6 +34,7 @@ import (
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
 	"github.com/simdex/simdex/internal/lease"
+	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/notifier"
 	"github.com/simdex/simdex/policy"
 	"github.com/simdex/simdex/webui"
@@ -52,6 +53,7 @@ type Daemon struct {
 	reconMu  sync.Mutex            // reconciliation runs one at a time
 	ready    atomic.Bool           // every part has started
 	parts    atomic.Pointer[parts] // what Run opened, nil before
+	pgOpts   []pgdb.Option         // how Run connects to PostgreSQL (tests trace it)
 }
 
 // New validates cfg, reads the credentials and certificates it names and

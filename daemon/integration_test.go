@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,6 +117,13 @@ func startDaemon(t *testing.T, cfg Config, env []string) *Daemon {
 // ends (stopDaemon stops it earlier), logging at level and above to tb.
 func startDaemonLogging(t testing.TB, cfg Config, env []string, level slog.Level) *Daemon {
 	t.Helper()
+	return startDaemonWith(t, cfg, env, level, nil)
+}
+
+// startDaemonWith is startDaemonLogging with a function that changes the
+// daemon before it runs (nil: none).
+func startDaemonWith(t testing.TB, cfg Config, env []string, level slog.Level, change func(*Daemon)) *Daemon {
+	t.Helper()
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -123,6 +131,9 @@ func startDaemonLogging(t testing.TB, cfg Config, env []string, level slog.Level
 	d, err := New(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level})))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if change != nil {
+		change(d)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -667,4 +678,20 @@ func inParallel(n int, do func(i int)) {
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// metricValue is the sum of the series of the named metric on addr's
+// /metrics (0 when there is none yet).
+func metricValue(t testing.TB, addr, name string) float64 {
+	t.Helper()
+	var sum float64
+	for _, line := range strings.Split(metrics(t, addr), "\n") {
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/internal/pgtest"
 )
 
@@ -162,4 +163,69 @@ func TestTokenCommandsOnPostgres(t *testing.T) {
 	if entries, err := os.ReadDir(cfg.DataDir); err != nil || len(entries) != 0 {
 		t.Fatalf("the commands wrote into the data directory: %v, %v", entries, err)
 	}
+}
+
+// Round trips to PostgreSQL one uploaded document costs the daemon, with
+// the duplicate-upload search on, as docs/scaling.md states them: the
+// key lock (2), the idempotency check (1), the index's Put (at most 5;
+// several documents often share one), the near-copy search (8) and the
+// policy's ingest commit (4): 20, and a few for the replica's periodic
+// work (lease pings, catching up with other replicas) while the batch
+// runs. A near-copy adds its duplicate-upload flag, audit entry and
+// alert, the alert's delivery (the dispatcher, woken by each alert, may
+// claim twice), and reading the near-copies it found. Measured: 13–16
+// round trips a document, 28–30 a near-copy.
+const (
+	perDocRoundTrips  = 24
+	perCopyRoundTrips = 36
+)
+
+// TestPostgresRoundTripsPerDocument: what an upload costs PostgreSQL in
+// round trips is fixed, whatever the size of the index: within
+// perDocRoundTrips into an index of 40 documents and of 280, and within
+// perCopyRoundTrips for a near-copy of an indexed document. A batch
+// that costs more fails with the statements it ran.
+func TestPostgresRoundTripsPerDocument(t *testing.T) {
+	r := newRig(t)
+	pg := pgtest.Start(t)
+	cfg := r.postgresConfig(t, pg.NewDatabase(t))
+	cfg.Connectors.S3[0].Reconcile = "" // a pass over the bucket is not an upload's cost
+	trips := &pgtest.RoundTrips{}
+	d := startDaemonWith(t, cfg, r.env, slog.LevelInfo, func(d *Daemon) {
+		d.pgOpts = []pgdb.Option{pgdb.WithTracer(trips)}
+	})
+	addr := d.Addr().String()
+	indexed := 0
+	batch := func(prefix string, first, n int, bound float64) float64 {
+		t.Helper()
+		// Documents of benchDocs with one number are near-copies whatever
+		// their prefix.
+		keys, bodies := benchDocs(t, prefix, first+n)
+		keys, bodies = keys[first:], bodies[first:]
+		before, bySQL := trips.N(), trips.BySQL()
+		for i, k := range keys {
+			r.put(t, k, string(bodies[i]))
+		}
+		indexed += n
+		// Indexed, and done with: an event's policy check and settlement
+		// follow its commit to the index.
+		deadline := time.Now().Add(5 * time.Minute)
+		for metricValue(t, addr, "simdex_events_indexed_total") < float64(indexed) || metricValue(t, addr, "simdex_events_in_flight") > 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d documents not indexed within 5 minutes", prefix, indexed)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		per := float64(trips.N()-before) / float64(n)
+		if per > bound {
+			t.Errorf("%s: %.1f round trips per document, want at most %v; the batch's statements:\n%s",
+				prefix, per, bound, pgtest.Diff(bySQL, trips.BySQL()))
+		}
+		return per
+	}
+	small := batch("small", 0, 40, perDocRoundTrips)
+	batch("grow", 40, 200, perDocRoundTrips)
+	large := batch("large", 240, 40, perDocRoundTrips)
+	copies := batch("copies", 0, 40, perCopyRoundTrips) // a near-copy of each of the first 40
+	t.Logf("round trips per document: %.1f into 40 documents, %.1f into 280, %.1f for near-copies", small, large, copies)
 }

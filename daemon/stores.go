@@ -37,12 +37,12 @@ func (c *Config) postgres() bool { return c.Store.Driver == DriverPostgres }
 
 // connectPostgres reads the DSN and connects a pool of maxConns; a refused
 // password or an unreachable server is an error naming the DSN's key.
-func connectPostgres(ctx context.Context, cfg *Config, maxConns int32) (*pgxpool.Pool, error) {
+func connectPostgres(ctx context.Context, cfg *Config, maxConns int32, opts ...pgdb.Option) (*pgxpool.Pool, error) {
 	dsn, err := cfg.PostgresDSN(os.Getenv, os.ReadFile)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgdb.Open(ctx, dsn, maxConns)
+	pool, err := pgdb.Open(ctx, dsn, maxConns, opts...)
 	if errors.Is(err, pgdb.ErrAuthentication) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, cfg.Store.Postgres.Source(), err)
 	}
@@ -60,12 +60,12 @@ func (d *Daemon) openDatabase(ctx context.Context, p *parts) error {
 	if !d.cfg.postgres() {
 		return nil
 	}
-	pool, err := connectPostgres(ctx, &d.cfg, int32(d.cfg.Store.Postgres.MaxConns))
+	pool, err := connectPostgres(ctx, &d.cfg, int32(d.cfg.Store.Postgres.MaxConns), d.pgOpts...)
 	if err != nil {
 		return err
 	}
 	p.onClose(pool.Close)
-	keys, err := connectPostgres(ctx, &d.cfg, int32(d.cfg.Pipeline.Workers)+2)
+	keys, err := connectPostgres(ctx, &d.cfg, int32(d.cfg.Pipeline.Workers)+2, d.pgOpts...)
 	if err != nil {
 		return err
 	}

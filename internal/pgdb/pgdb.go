@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -42,9 +43,18 @@ const CompatTable = "schema_compat"
 // ErrUnreachable is returned by Open when no server answered.
 var ErrUnreachable = errors.New("PostgreSQL did not answer")
 
+// Option changes how Open connects.
+type Option func(*pgxpool.Config)
+
+// WithTracer traces every query of the pool's connections (tests count
+// round trips with one).
+func WithTracer(t pgx.QueryTracer) Option {
+	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = t }
+}
+
 // Open connects a pool to dsn and checks that the server answers and
 // accepts its credentials. The error never contains the password.
-func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, dsn string, maxConns int32, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse errors quote the string, password included.
@@ -52,6 +62,9 @@ func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	where := fmt.Sprintf("%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
