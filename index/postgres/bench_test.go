@@ -336,7 +336,7 @@ func sendBlock(ctx context.Context, st index.Store, ids []index.ContentID, refs 
 	blk := int32(ids[0] >> indexpg.BlockShift)
 	for t := range posts {
 		for k, l := range posts[t] {
-			if err := send(chans[t+1], []any{int64(k), blk, int32(len(l)), l}); err != nil {
+			if err := send(chans[t+1], []any{int64(k), blk, int32(len(l)), indexpg.PackIDs(l)}); err != nil {
 				return err
 			}
 		}

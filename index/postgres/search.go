@@ -20,10 +20,15 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 	}
 	seen := map[int64]bool{}
 	var out []index.ContentID
+	var ids []int64
 	collect := func(rows pgx.Rows) error {
 		return scanEach(rows, func() error {
-			var ids []int64
-			if err := rows.Scan(&ids); err != nil {
+			var list []byte
+			if err := rows.Scan(&list); err != nil {
+				return err
+			}
+			var err error
+			if ids, err = unpackIDs(ids[:0], list); err != nil {
 				return err
 			}
 			for _, c := range ids {
@@ -37,7 +42,7 @@ func (s *Store) Candidates(ctx context.Context, q index.CandidateQuery) ([]index
 	}
 	b := &pgx.Batch{}
 	if q.TextSHA256 != ([32]byte{}) {
-		b.Queue("SELECT ARRAY[id] FROM index_contents WHERE text_sha256 = $1", q.TextSHA256[:]).Query(collect)
+		b.Queue("SELECT int8send(id) FROM index_contents WHERE text_sha256 = $1", q.TextSHA256[:]).Query(collect)
 	}
 	if len(q.Bands) > 0 {
 		b.Queue("SELECT p.ids FROM "+keyed(bandTable), distinct(q.Bands)).Query(collect)
@@ -225,9 +230,16 @@ func (s *Store) anchorShares(ctx context.Context, keys []int64, maxDocs int) (ma
 		return nil, err
 	}
 	out := map[int64]share{}
-	var vals []int64
+	var (
+		list []byte
+		vals []int64
+	)
 	err = scanEach(rows, func() error {
-		if err := rows.Scan(&vals); err != nil {
+		if err := rows.Scan(&list); err != nil {
+			return err
+		}
+		var err error
+		if vals, err = unpackIDs(vals[:0], list); err != nil {
 			return err
 		}
 		for _, v := range vals {

@@ -68,8 +68,8 @@ CREATE TABLE index_texts (
 CREATE TABLE index_band_postings (
 	key bigint NOT NULL,
 	blk integer NOT NULL,
-	n   integer NOT NULL, -- cardinality(ids), read without reading ids
-	ids bigint[] NOT NULL,
+	n   integer NOT NULL, -- how many ids, read without reading them
+	ids bytea NOT NULL, -- the ids, 8 bytes big-endian each (int8send), ascending
 	PRIMARY KEY (key, blk) INCLUDE (n)
 ) PARTITION BY HASH (key);
 CREATE TABLE index_chunk_postings (LIKE index_band_postings INCLUDING ALL) PARTITION BY HASH (key);
