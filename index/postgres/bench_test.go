@@ -159,7 +159,7 @@ func copyFixture(b *testing.B, st index.Store) (*index.Index, *statTracer) {
 			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '256MB'"); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD PRIMARY KEY (key, blk) INCLUDE (n)")
+			_, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD PRIMARY KEY (key, blk)")
 			return err
 		})
 		if err != nil {
