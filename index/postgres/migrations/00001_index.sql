@@ -50,10 +50,12 @@ CREATE INDEX index_documents_thread ON index_documents ((meta ->> 'thread_id')) 
 CREATE INDEX index_documents_message_id ON index_documents ((meta ->> 'message_id')) WHERE meta ? 'message_id';
 
 -- Extracted texts kept for reviewers (index.Options.KeepText); TOAST
--- compresses them.
+-- compresses them, with lz4 (PostgreSQL 14 and later, built with it as
+-- Debian's is) rather than the default pglz: inserting a 10 KB text took
+-- 0.6-0.8 ms of PostgreSQL's 7-10 per ingested document, 0.23 with lz4.
 CREATE TABLE index_texts (
 	content_id bigint PRIMARY KEY REFERENCES index_contents (id) ON DELETE CASCADE,
-	data       bytea NOT NULL
+	data       bytea COMPRESSION lz4 NOT NULL
 );
 
 -- Postings: the contents holding a key (band key, chunk hash, anchor), in
