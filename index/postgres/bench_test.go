@@ -159,7 +159,7 @@ func copyFixture(b *testing.B, st index.Store) (*index.Index, *statTracer) {
 			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '256MB'"); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD PRIMARY KEY (key, blk) INCLUDE (n)")
+			_, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD PRIMARY KEY (key, blk)")
 			return err
 		})
 		if err != nil {
@@ -336,7 +336,7 @@ func sendBlock(ctx context.Context, st index.Store, ids []index.ContentID, refs 
 	blk := int32(ids[0] >> indexpg.BlockShift)
 	for t := range posts {
 		for k, l := range posts[t] {
-			if err := send(chans[t+1], []any{int64(k), blk, int32(len(l)), l}); err != nil {
+			if err := send(chans[t+1], []any{int64(k), blk, int32(len(l)), indexpg.PackIDs(l)}); err != nil {
 				return err
 			}
 		}

@@ -5,3 +5,6 @@ var AnchorPosting = anchorPosting
 
 // BlockShift is blockShift, for the benchmark's copy.
 const BlockShift = blockShift
+
+// PackIDs is packIDs, for the benchmark's copy.
+var PackIDs = packIDs

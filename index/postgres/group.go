@@ -114,11 +114,16 @@ func (s *Store) eachKey(ctx context.Context, table string, only bool, keys []int
 		ids   []index.ContentID
 		ns    []int
 		first = true
+		list  []byte
+		block []int64
 	)
 	err = scanEach(rows, func() error {
 		var key int64
-		var block []int64
-		if err := rows.Scan(&key, &block); err != nil {
+		if err := rows.Scan(&key, &list); err != nil {
+			return err
+		}
+		var err error
+		if block, err = unpackIDs(block[:0], list); err != nil {
 			return err
 		}
 		if !first && key != cur {

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"bytes"
+	"errors"
 	"slices"
 	"testing"
 
@@ -44,6 +46,30 @@ func FuzzAnchorPosting(f *testing.F) {
 			if c, n := fromAnchorPosting(v); c < 0 || n < 0 || n > maxAnchorCount {
 				t.Fatalf("%d gave (%d, %d)", v, c, n)
 			}
+		}
+	})
+}
+
+// FuzzPostingList checks that unpackIDs reads any stored bytes without
+// failing silently: a whole number of 8-byte values, or errPostingList,
+// and that it reads back what packIDs wrote.
+func FuzzPostingList(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(packIDs([]int64{1, 1 << 40, -1}))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		vals, err := unpackIDs(nil, b)
+		if len(b)%8 != 0 {
+			if !errors.Is(err, errPostingList) {
+				t.Fatalf("%d bytes: got %v, want errPostingList", len(b), err)
+			}
+			return
+		}
+		if err != nil || len(vals) != len(b)/8 {
+			t.Fatalf("%d bytes gave %d values, %v", len(b), len(vals), err)
+		}
+		if again := packIDs(vals); !bytes.Equal(again, b) {
+			t.Fatalf("round trip of %x gave %x", b, again)
 		}
 	})
 }

@@ -1,6 +1,10 @@
 package postgres
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/simdex/simdex/index"
@@ -86,7 +90,7 @@ func (p *postings) queueInsert(b *pgx.Batch) {
 			continue
 		}
 		b.Queue(`INSERT INTO `+table+` AS p (key, blk, n, ids)
-			SELECT k, b::int4, count(*), array_agg(c ORDER BY c) FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS u(k, b, c)
+			SELECT k, b::int4, count(*), string_agg(int8send(c), ''::bytea ORDER BY c) FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS u(k, b, c)
 			GROUP BY 1, 2 ORDER BY 1, 2
 			ON CONFLICT (key, blk) DO UPDATE SET n = p.n + EXCLUDED.n, ids = p.ids || EXCLUDED.ids`, p[t].keys, p[t].blks, p[t].vals)
 	}
@@ -99,10 +103,38 @@ func (p *postings) queueDelete(b *pgx.Batch) {
 		if len(p[t].keys) == 0 {
 			continue
 		}
-		b.Queue(`UPDATE `+table+` AS p SET (n, ids) = (SELECT count(*), coalesce(array_agg(x), '{}') FROM unnest(p.ids) x WHERE x <> ALL (d.cs))
-			FROM (SELECT k, b::int4 AS blk, array_agg(c) AS cs
+		b.Queue(`UPDATE `+table+` AS p SET (n, ids) = (SELECT count(*), coalesce(string_agg(x, ''::bytea ORDER BY i), ''::bytea)
+				FROM generate_series(0, length(p.ids) / 8 - 1) AS i, substr(p.ids, i * 8 + 1, 8) AS x WHERE x <> ALL (d.cs))
+			FROM (SELECT k, b::int4 AS blk, array_agg(int8send(c)) AS cs
 				FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS u(k, b, c) GROUP BY 1, 2 ORDER BY 1, 2) d
 			WHERE p.key = d.k AND p.blk = d.blk`, p[t].keys, p[t].blks, p[t].vals)
 		b.Queue(`DELETE FROM `+table+` WHERE key = ANY($1) AND n = 0`, p[t].keys)
 	}
+}
+
+// errPostingList reports a stored posting list that is not a whole number
+// of 8-byte values.
+var errPostingList = errors.New("malformed posting list")
+
+// packIDs is a posting list as stored: each value in 8 bytes, big-endian
+// (as PostgreSQL's int8send writes them), in order. A bytea is sent as it
+// is stored, where an int8[] is sent element by element: sending a
+// query's anchor lists was most of its cost.
+func packIDs(vals []int64) []byte {
+	b := make([]byte, 0, 8*len(vals))
+	for _, v := range vals {
+		b = binary.BigEndian.AppendUint64(b, uint64(v))
+	}
+	return b
+}
+
+// unpackIDs appends the values of the stored posting list b to dst.
+func unpackIDs(dst []int64, b []byte) ([]int64, error) {
+	if len(b)%8 != 0 {
+		return dst, fmt.Errorf("%w: %d bytes", errPostingList, len(b))
+	}
+	for ; len(b) > 0; b = b[8:] {
+		dst = append(dst, int64(binary.BigEndian.Uint64(b)))
+	}
+	return dst, nil
 }
