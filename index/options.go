@@ -159,5 +159,14 @@ func (o Options) Scheme() uint32 {
 	fmt.Fprintf(h, "norm=%d chunk=%d/%d/%d sketch=%d/%d/%d/%d/%d",
 		normalise.Version, o.Chunk.Min, o.Chunk.Avg, o.Chunk.Max,
 		o.Sketch.Window, o.Sketch.SampleN, o.Sketch.MinHashK, o.Sketch.Bands, o.Sketch.SimHashWords)
+	// Parameters added later are written only when they differ from
+	// what every older scheme had, so that older schemes keep their
+	// identifiers.
+	if b := o.Sketch.FullBits(); b != 32 {
+		fmt.Fprintf(h, " minhash_bits=%d", b)
+	}
+	if o.Sketch.SampleFloor > 0 {
+		fmt.Fprintf(h, " sample_floor=%d", o.Sketch.SampleFloor)
+	}
 	return h.Sum32()
 }
