@@ -56,7 +56,7 @@ func (p Params) BaseLevel() int {
 
 // DefaultParams returns the defaults chosen in docs/EVALUATION.md.
 func DefaultParams() Params {
-	return Params{Window: 20, SampleN: 16, MinHashK: 128, Bands: 32, SimHashWords: 3}
+	return Params{Window: 20, SampleN: 16, MinHashK: 128, Bands: 32, SimHashWords: 3, MinHashBits: 32}
 }
 
 // ErrInvalidParams is returned by Validate for unusable parameters.
