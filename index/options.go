@@ -170,3 +170,28 @@ func (o Options) Scheme() uint32 {
 	}
 	return h.Sum32()
 }
+
+// ForScheme returns the options an index whose fingerprints are of scheme
+// recorded must be opened with: o itself, or o with the sketch parameters
+// added since (MinHashBits, SampleFloor) set back to what every older
+// index had, when that gives recorded. A default changed for new indexes
+// thus leaves existing ones on the scheme they were built with, instead of
+// fingerprinting their texts again (or refusing them, without texts).
+// recorded 0 (a new index) and schemes of other parameters give o.
+func (o Options) ForScheme(recorded uint32) Options {
+	if recorded == 0 || recorded == o.Scheme() {
+		return o
+	}
+	for _, older := range []func(*sketch.Params){
+		func(p *sketch.Params) { p.MinHashBits = 32 },
+		func(p *sketch.Params) { p.SampleFloor = 0 },
+		func(p *sketch.Params) { p.MinHashBits, p.SampleFloor = 32, 0 },
+	} {
+		c := o
+		older(&c.Sketch)
+		if c.Scheme() == recorded {
+			return c
+		}
+	}
+	return o
+}
