@@ -76,11 +76,17 @@ func (fp *Fingerprint) Anchors() []uint64 {
 	return out
 }
 
-// resemblance estimates the resemblance of fp and b from their MinHash
+// Resemblance estimates the resemblance of fp and b from their MinHash
 // slots, corrected for slots equal by chance when they keep fewer than 32
-// bits.
-func (fp *Fingerprint) resemblance(b *Fingerprint) float64 {
+// bits (sketch.ResemblanceBits).
+func (fp *Fingerprint) Resemblance(b *Fingerprint) float64 {
 	return sketch.ResemblanceBits(fp.MinHash, b.MinHash, int(fp.MinHashBits))
+}
+
+// Containments estimates how much of fp is in b and of b in fp from their
+// samples, at the coarser of their sample levels (sketch.ContainmentsAt).
+func (fp *Fingerprint) Containments(b *Fingerprint) (ab, ba float64) {
+	return fp.containments(fp.Samples, b, b.Samples)
 }
 
 // containments estimates both containments of fp and b from their samples

@@ -268,7 +268,7 @@ func (s *scorer) scoreSorted(b *Fingerprint, bc []Chunk) Scores {
 		}
 		sc.Resemblance = q.sampleResemblance(s.qSamples, b, bSamples)
 	} else {
-		sc.Resemblance = q.resemblance(b)
+		sc.Resemblance = q.Resemblance(b)
 	}
 	sc.ContainmentAB, sc.ContainmentBA = q.containments(s.qSamples, b, bSamples)
 	// Shared whole chunks are a lower bound of containment; it is exact
