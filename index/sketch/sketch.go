@@ -21,9 +21,11 @@ type Params struct {
 	// SimHashWords is the number of consecutive words in a SimHash feature.
 	SimHashWords int `mapstructure:"simhash_words"`
 	// MinHashBits is how many low bits of each MinHash slot are kept
-	// (b-bit MinHash, Li & König): 32 (or 0, the default) keeps them all,
-	// 16 halves the sketch, 8 quarters it. Resemblance is then estimated
-	// with the correction for slots equal by chance (ResemblanceBits).
+	// (b-bit MinHash, Li & König): 32 (or 0) keeps them all, 16 halves
+	// the sketch, 8 (the default for new indexes since issue 33; older
+	// ones keep 32, see index.Options.ForScheme) quarters it. Resemblance
+	// is then estimated with the correction for slots equal by chance
+	// (ResemblanceBits). The LSH band keys are made from the bits kept.
 	MinHashBits int `mapstructure:"minhash_bits"`
 	// SampleFloor, when positive, samples long texts more sparsely
 	// (hierarchical Mod-2^k sampling, see Levels): a text keeps the
@@ -56,7 +58,7 @@ func (p Params) BaseLevel() int {
 
 // DefaultParams returns the defaults chosen in docs/EVALUATION.md.
 func DefaultParams() Params {
-	return Params{Window: 20, SampleN: 16, MinHashK: 128, Bands: 32, SimHashWords: 3, MinHashBits: 32}
+	return Params{Window: 20, SampleN: 16, MinHashK: 128, Bands: 32, SimHashWords: 3, MinHashBits: 8}
 }
 
 // ErrInvalidParams is returned by Validate for unusable parameters.
