@@ -88,6 +88,16 @@ func openIndexStore(ctx context.Context, cfg *Config, logger *slog.Logger, pool 
 		}
 		return st, "in PostgreSQL", nil
 	}
+	// An existing index keeps the scheme it was built with when only the
+	// defaults of later sketch parameters differ (index.Options.ForScheme).
+	recorded, err := sqlite.RecordedScheme(ctx, cfg.IndexPath())
+	if err != nil {
+		return nil, "", err
+	}
+	if o := opts.ForScheme(recorded); o.Scheme() != opts.Scheme() {
+		logger.Info("index keeps the fingerprint scheme it was built with", "scheme", recorded, "minhash_bits", o.Sketch.FullBits(), "sample_floor", o.Sketch.SampleFloor)
+		opts, cfg.Index.Options = o, o
+	}
 	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
 		Scheme: opts.Scheme(), Durability: cfg.Index.Durability, Logger: logger,
 		AnchorsInMemory: cfg.Index.AnchorsInMemory,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/index"
-	"github.com/simdex/simdex/index/sketch"
 )
 
 // Columns are the load-file columns, in order. JSONL objects use the same
@@ -388,11 +387,9 @@ func scoreMissing(ctx context.Context, eng Engine, pivot index.DocID, pc index.C
 			scores[c] = index.Scores{} // removed meanwhile
 			continue
 		}
-		scores[c] = index.Scores{
-			Resemblance:   sketch.Resemblance(m.MinHash, p.MinHash),
-			ContainmentAB: sketch.Containment(m.Samples, p.Samples),
-			ContainmentBA: sketch.Containment(p.Samples, m.Samples),
-		}
+		sc := index.Scores{Resemblance: m.Resemblance(p)}
+		sc.ContainmentAB, sc.ContainmentBA = m.Containments(p)
+		scores[c] = sc
 	}
 	return nil
 }

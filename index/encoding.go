@@ -6,12 +6,19 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/simdex/simdex/index/sketch"
 )
 
 // encodingVersion is the first byte of an encoded fingerprint body:
 // version 2 packs the samples (Elias–Fano), version 1 (still read) holds
-// them as 4-byte words.
-const encodingVersion = 2
+// them as 4-byte words. Version 3 adds the sample levels and the MinHash
+// width (b-bit MinHash); it is written only for fingerprints that need it,
+// so that a scheme without them keeps its bodies byte for byte.
+const (
+	encodingVersion = 2
+	versionLevels   = 3
+)
 
 // ErrCorrupt reports an encoded fingerprint that cannot be decoded.
 var ErrCorrupt = errors.New("corrupt fingerprint encoding")
@@ -24,17 +31,42 @@ const maxEncodedItems = 1 << 24
 // MinHash to dst. Hashes, sizes and the SimHash are stored by the store in
 // columns of their own. The layout is described in index/docs/format.md.
 // fp.Samples must be sorted and distinct.
+// With hierarchical samples or a b-bit MinHash it writes version 3, whose
+// samples are stored shifted right by their level and whose slots take
+// MinHashBits/8 bytes; fp.Samples must then be 0 mod 2^SampleLevel and
+// the slots below 2^MinHashBits.
 func (fp *Fingerprint) AppendBody(dst []byte) []byte {
-	dst = append(dst, encodingVersion)
+	v3 := fp.SampleLevel > 0 || (fp.MinHashBits != 0 && fp.MinHashBits != 32)
+	if v3 {
+		dst = append(dst, versionLevels)
+	} else {
+		dst = append(dst, encodingVersion)
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(fp.Chunks)))
 	for _, c := range fp.Chunks {
 		dst = binary.LittleEndian.AppendUint64(dst, c.Hash)
 		dst = binary.AppendUvarint(dst, uint64(c.Len))
 	}
-	dst = appendSamples(dst, fp.Samples)
+	if !v3 {
+		dst = appendSamples(dst, fp.Samples, 0)
+		dst = binary.AppendUvarint(dst, uint64(len(fp.MinHash)))
+		for _, m := range fp.MinHash {
+			dst = binary.LittleEndian.AppendUint32(dst, m)
+		}
+		return dst
+	}
+	dst = append(dst, fp.SampleBase, fp.SampleLevel)
+	dst = appendSamples(dst, fp.Samples, uint(fp.SampleLevel))
+	width := int(fp.MinHashBits)
+	if width == 0 {
+		width = 32
+	}
+	dst = append(dst, byte(width))
 	dst = binary.AppendUvarint(dst, uint64(len(fp.MinHash)))
 	for _, m := range fp.MinHash {
-		dst = binary.LittleEndian.AppendUint32(dst, m)
+		for i := 0; i < width; i += 8 {
+			dst = append(dst, byte(m>>i))
+		}
 	}
 	return dst
 }
@@ -42,7 +74,7 @@ func (fp *Fingerprint) AppendBody(dst []byte) []byte {
 // DecodeBody fills fp's chunks, samples and MinHash from an encoding made
 // by AppendBody, reusing fp's slices.
 func (fp *Fingerprint) DecodeBody(b []byte) error {
-	if len(b) == 0 || (b[0] != encodingVersion && b[0] != 1) {
+	if len(b) == 0 || b[0] < 1 || b[0] > versionLevels {
 		return fmt.Errorf("decode fingerprint: %w: version byte", ErrCorrupt)
 	}
 	version := b[0]
@@ -57,20 +89,28 @@ func (fp *Fingerprint) DecodeBody(b []byte) error {
 		}
 		fp.Chunks = append(fp.Chunks, Chunk{Hash: h, Len: uint32(l)})
 	}
-	if version == 1 {
+	fp.SampleBase, fp.SampleLevel, fp.MinHashBits = 0, 0, 0
+	switch version {
+	case 1:
 		n = d.count()
 		fp.Samples = slices.Grow(fp.Samples[:0], n)
 		for i := 0; i < n && d.err == nil; i++ {
 			fp.Samples = append(fp.Samples, d.u32())
 		}
-	} else {
-		fp.Samples = d.samples(fp.Samples[:0])
+	case encodingVersion:
+		fp.Samples = d.samples(fp.Samples[:0], 0)
+	default:
+		fp.SampleBase, fp.SampleLevel = d.levels()
+		fp.Samples = d.samples(fp.Samples[:0], uint(fp.SampleLevel))
 	}
-	n = d.count()
-	fp.MinHash = slices.Grow(fp.MinHash[:0], n)
-	for i := 0; i < n && d.err == nil; i++ {
-		fp.MinHash = append(fp.MinHash, d.u32())
+	width := 32
+	if version == versionLevels {
+		width = d.width()
+		if width < 32 {
+			fp.MinHashBits = uint8(width)
+		}
 	}
+	fp.MinHash = d.slots(fp.MinHash[:0], width)
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
 	}
@@ -93,19 +133,22 @@ func (fp *Fingerprint) DecodeBody(b []byte) error {
 // hashes, so l is about log2(2³²/n) and each takes l+2 bits: 25 bits for
 // the 440 samples of a 7 KB text instead of 32, a fifth of the index's
 // fingerprints.
-func appendSamples(dst []byte, samples []uint32) []byte {
+//
+// Samples that are all 0 mod 2^shift (hierarchical samples) are stored as
+// v >> shift, values of 32−shift bits.
+func appendSamples(dst []byte, samples []uint32, shift uint) []byte {
 	n := len(samples)
 	dst = binary.AppendUvarint(dst, uint64(n))
 	if n == 0 {
 		return dst
 	}
-	l := lowBits(n)
+	l := lowBits(n, 32-shift)
 	dst = append(dst, byte(l))
 	mask := uint64(1)<<l - 1
 	var acc uint64
 	var nacc uint
 	for _, v := range samples {
-		acc |= (uint64(v) & mask) << nacc
+		acc |= (uint64(v>>shift) & mask) << nacc
 		for nacc += l; nacc >= 8; nacc -= 8 {
 			dst = append(dst, byte(acc))
 			acc >>= 8
@@ -114,25 +157,26 @@ func appendSamples(dst []byte, samples []uint32) []byte {
 	if nacc > 0 {
 		dst = append(dst, byte(acc))
 	}
-	highLen := (int(uint64(samples[n-1])>>l) + n + 7) / 8
+	highLen := (int(uint64(samples[n-1]>>shift)>>l) + n + 7) / 8
 	dst = binary.AppendUvarint(dst, uint64(highLen))
 	at := len(dst)
 	dst = append(dst, make([]byte, highLen)...)
 	for i, v := range samples {
-		p := int(uint64(v)>>l) + i
+		p := int(uint64(v>>shift)>>l) + i
 		dst[at+p/8] |= 1 << (p % 8)
 	}
 	return dst
 }
 
-// lowBits is the number of low bits Elias–Fano keeps of each of n 32-bit
-// values: floor(log2(2³²/n)).
-func lowBits(n int) uint {
-	return uint(32 - bits.Len(uint(n-1)))
+// lowBits is the number of low bits Elias–Fano keeps of each of n values
+// of u bits: floor(log2(2^u/n)), at least 0.
+func lowBits(n int, u uint) uint {
+	return uint(max(0, int(u)-bits.Len(uint(n-1))))
 }
 
-// samples decodes samples encoded by appendSamples, appending them to dst.
-func (d *decoder) samples(dst []uint32) []uint32 {
+// samples decodes samples encoded by appendSamples with shift, appending
+// them to dst.
+func (d *decoder) samples(dst []uint32, shift uint) []uint32 {
 	n := d.count()
 	if n == 0 || d.err != nil {
 		return dst
@@ -144,7 +188,7 @@ func (d *decoder) samples(dst []uint32) []uint32 {
 	l := uint(d.b[0])
 	d.b = d.b[1:]
 	lowLen := (n*int(l) + 7) / 8
-	if l != lowBits(n) || len(d.b) < lowLen {
+	if l != lowBits(n, 32-shift) || len(d.b) < lowLen {
 		d.fail("sample low bits")
 		return dst
 	}
@@ -171,11 +215,11 @@ func (d *decoder) samples(dst []uint32) []uint32 {
 			word &= word - 1
 			at := i * int(l)
 			v := uint64(p-i)<<l | loadLE64(low, at>>3)>>(at&7)&mask
-			if v > 1<<32-1 {
+			if v > 1<<(32-shift)-1 {
 				d.fail("sample beyond 32 bits")
 				return dst
 			}
-			dst = append(dst, uint32(v))
+			dst = append(dst, uint32(v<<shift))
 			i, last = i+1, p
 		}
 	}
@@ -194,6 +238,55 @@ func loadLE64(b []byte, at int) uint64 {
 	var t [8]byte
 	copy(t[:], b[at:])
 	return binary.LittleEndian.Uint64(t[:])
+}
+
+// levels decodes the sample base and level of a version 3 body: both 0,
+// or a base in [1, 12] and a level at most sketch.MaxLevels above it.
+func (d *decoder) levels() (base, level uint8) {
+	if len(d.b) < 2 {
+		d.fail("sample levels")
+		return 0, 0
+	}
+	base, level = d.b[0], d.b[1]
+	d.b = d.b[2:]
+	ok := base == 0 && level == 0 || base >= 1 && base <= 12 && level >= base && level <= base+sketch.MaxLevels
+	if !ok {
+		d.fail("sample levels")
+		return 0, 0
+	}
+	return base, level
+}
+
+// width decodes the bits of a MinHash slot: 8, 16 or 32.
+func (d *decoder) width() int {
+	if len(d.b) == 0 || (d.b[0] != 8 && d.b[0] != 16 && d.b[0] != 32) {
+		d.fail("minhash bits")
+		return 32
+	}
+	w := int(d.b[0])
+	d.b = d.b[1:]
+	return w
+}
+
+// slots decodes a count and that many MinHash slots of width bits each,
+// appending them to dst.
+func (d *decoder) slots(dst []uint32, width int) []uint32 {
+	n := d.count()
+	size := width / 8
+	if n*size > len(d.b) {
+		d.fail("short minhash")
+		return dst
+	}
+	dst = slices.Grow(dst, n)
+	for i := 0; i < n; i++ {
+		var v uint32
+		for j := 0; j < size; j++ {
+			v |= uint32(d.b[j]) << (8 * j)
+		}
+		d.b = d.b[size:]
+		dst = append(dst, v)
+	}
+	return dst
 }
 
 type decoder struct {

@@ -20,6 +20,14 @@ func TestEncodingRoundTrip(t *testing.T) {
 			Samples: []uint32{3, 9, 1 << 31},
 			MinHash: []uint32{7, 7, 0, 1<<32 - 1},
 		}},
+		{"levels, 16 bits", Fingerprint{
+			Chunks:      []Chunk{{Hash: 1, Len: 300}},
+			Samples:     []uint32{0, 64, 3 << 6, 1<<32 - 64},
+			MinHash:     []uint32{7, 0, 1<<16 - 1},
+			MinHashBits: 16, SampleBase: 4, SampleLevel: 6,
+		}},
+		{"8 bits", Fingerprint{Samples: []uint32{3, 9}, MinHash: []uint32{255, 1}, MinHashBits: 8}},
+		{"levels", Fingerprint{Samples: []uint32{16, 1 << 31}, MinHash: []uint32{1<<32 - 1}, SampleBase: 4, SampleLevel: 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,15 +45,43 @@ func TestEncodingRoundTrip(t *testing.T) {
 	}
 }
 
+// TestBodyVersion: a fingerprint without sample levels or narrow slots
+// keeps version 2 bodies, byte for byte those of earlier releases; the
+// others are version 3, with their slots in two bytes each at 16 bits.
+func TestBodyVersion(t *testing.T) {
+	fp := Fingerprint{Samples: []uint32{16, 32}, MinHash: make([]uint32, 128)}
+	v2 := fp.AppendBody(nil)
+	if v2[0] != 2 {
+		t.Fatalf("version %d, want 2", v2[0])
+	}
+	fp.MinHashBits = 16
+	v3 := fp.AppendBody(nil)
+	if v3[0] != 3 || len(v3) != len(v2)+3-256 {
+		t.Fatalf("16 bits: version %d, %d bytes, want 3 and %d", v3[0], len(v3), len(v2)+3-256)
+	}
+	fp.MinHashBits, fp.SampleBase, fp.SampleLevel = 0, 4, 4
+	if v3 := fp.AppendBody(nil); v3[0] != 3 {
+		t.Fatalf("levels: version %d, want 3", v3[0])
+	}
+}
+
 func TestDecodeCorrupt(t *testing.T) {
 	good := (&Fingerprint{Chunks: []Chunk{{Hash: 1, Len: 2}}, Samples: []uint32{1, 2}, MinHash: []uint32{1}}).AppendBody(nil)
+	v3 := (&Fingerprint{Samples: []uint32{16, 32}, MinHash: []uint32{1}, MinHashBits: 16, SampleBase: 4, SampleLevel: 4}).AppendBody(nil)
+	badLevel := slices.Clone(v3)
+	badLevel[3] = 8 // level 8 over base 4
+	badWidth := slices.Clone(v3)
+	badWidth[len(v3)-4] = 12
 	tests := map[string][]byte{
-		"empty":       nil,
-		"bad version": {9},
-		"truncated":   good[:len(good)-2],
-		"trailing":    append(append([]byte{}, good...), 0),
-		"huge count":  {encodingVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"unsorted":    (&Fingerprint{Samples: []uint32{5, 1}}).AppendBody(nil),
+		"v3 level":     badLevel,
+		"v3 width":     badWidth,
+		"v3 truncated": v3[:len(v3)-1],
+		"empty":        nil,
+		"bad version":  {9},
+		"truncated":    good[:len(good)-2],
+		"trailing":     append(append([]byte{}, good...), 0),
+		"huge count":   {encodingVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"unsorted":     (&Fingerprint{Samples: []uint32{5, 1}}).AppendBody(nil),
 	}
 	for name, b := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -60,6 +96,8 @@ func TestDecodeCorrupt(t *testing.T) {
 func FuzzDecodeBody(f *testing.F) {
 	f.Add((&Fingerprint{Chunks: []Chunk{{Hash: 1, Len: 2}}, Samples: []uint32{1, 2}, MinHash: []uint32{1}}).AppendBody(nil))
 	f.Add([]byte{encodingVersion, 0, 0, 0})
+	f.Add((&Fingerprint{Samples: []uint32{16, 48, 1 << 31}, MinHash: []uint32{1, 1<<16 - 1}, MinHashBits: 16, SampleBase: 4, SampleLevel: 4}).AppendBody(nil))
+	f.Add((&Fingerprint{Chunks: []Chunk{{Hash: 1, Len: 2}}, Samples: []uint32{128}, MinHash: []uint32{255}, MinHashBits: 8, SampleBase: 4, SampleLevel: 7}).AppendBody(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fp Fingerprint
 		if err := fp.DecodeBody(b); err != nil {
@@ -68,6 +106,10 @@ func FuzzDecodeBody(f *testing.F) {
 		var again Fingerprint
 		if err := again.DecodeBody(fp.AppendBody(nil)); err != nil {
 			t.Fatalf("re-decode: %v", err)
+		}
+		if again.MinHashBits != fp.MinHashBits || again.SampleLevel != fp.SampleLevel || again.SampleBase != fp.SampleBase ||
+			!slices.Equal(again.Samples, fp.Samples) || !slices.Equal(again.MinHash, fp.MinHash) || !slices.Equal(again.Chunks, fp.Chunks) {
+			t.Fatalf("re-decoded differently")
 		}
 	})
 }
@@ -99,8 +141,8 @@ func TestSamplesPacked(t *testing.T) {
 		if !slices.Equal(got.Samples, s) {
 			t.Fatalf("n=%d: samples differ", n)
 		}
-		if bitsPer := float64(len(b)*8) / float64(n); n >= 256 && bitsPer > float64(lowBits(n))+3.5 {
-			t.Errorf("n=%d: %.1f bits per sample, want about %d", n, bitsPer, lowBits(n)+2)
+		if bitsPer := float64(len(b)*8) / float64(n); n >= 256 && bitsPer > float64(lowBits(n, 32))+3.5 {
+			t.Errorf("n=%d: %.1f bits per sample, want about %d", n, bitsPer, lowBits(n, 32)+2)
 		}
 	}
 }

@@ -39,6 +39,15 @@ type Fingerprint struct {
 	// MinHash is the fixed-size MinHash sketch: it estimates resemblance and
 	// feeds the LSH band index.
 	MinHash []uint32
+	// MinHashBits is how many low bits of each MinHash slot are kept
+	// (sketch.Params.MinHashBits); 0 means all 32.
+	MinHashBits uint8
+	// SampleBase and SampleLevel are 0 for Mod-n samples chosen by hash
+	// bits they do not keep. With hierarchical sampling
+	// (sketch.Params.SampleFloor) every sample is 0 mod 2^SampleLevel,
+	// SampleLevel at least SampleBase, log2 of the densest modulus; two
+	// fingerprints are compared at the coarser of their two levels.
+	SampleBase, SampleLevel uint8
 	// SimHash is the 64-bit SimHash compared by Hamming distance.
 	SimHash uint64
 }
@@ -50,15 +59,47 @@ type Fingerprint struct {
 const AnchorEvery = 8
 
 // Anchors returns the samples posted for candidate lookup, as 64-bit keys
-// (the sample in the high half), in sample order.
+// (the sample in the high half), in sample order. With hierarchical
+// sampling they are the samples 0 mod AnchorEvery·2^SampleBase, which a
+// text keeps at every level it may have (sketch.MaxLevels).
 func (fp *Fingerprint) Anchors() []uint64 {
+	mask := uint32(AnchorEvery - 1)
+	if fp.SampleLevel > 0 {
+		mask = AnchorEvery<<fp.SampleBase - 1
+	}
 	var out []uint64
 	for _, s := range fp.Samples {
-		if s%AnchorEvery == 0 {
+		if s&mask == 0 {
 			out = append(out, uint64(s)<<32)
 		}
 	}
 	return out
+}
+
+// Resemblance estimates the resemblance of fp and b from their MinHash
+// slots, corrected for slots equal by chance when they keep fewer than 32
+// bits (sketch.ResemblanceBits).
+func (fp *Fingerprint) Resemblance(b *Fingerprint) float64 {
+	return sketch.ResemblanceBits(fp.MinHash, b.MinHash, int(fp.MinHashBits))
+}
+
+// Containments estimates how much of fp is in b and of b in fp from their
+// samples, at the coarser of their sample levels (sketch.ContainmentsAt).
+func (fp *Fingerprint) Containments(b *Fingerprint) (ab, ba float64) {
+	return fp.containments(fp.Samples, b, b.Samples)
+}
+
+// containments estimates both containments of fp and b from their samples
+// as, of which some (templates) may have been left out, at the coarser of
+// their sample levels.
+func (fp *Fingerprint) containments(as []uint32, b *Fingerprint, bs []uint32) (ab, ba float64) {
+	return sketch.ContainmentsAt(as, int(fp.SampleLevel), bs, int(b.SampleLevel))
+}
+
+// sampleResemblance estimates resemblance from samples as containments
+// does.
+func (fp *Fingerprint) sampleResemblance(as []uint32, b *Fingerprint, bs []uint32) float64 {
+	return sketch.SampleResemblanceAt(as, int(fp.SampleLevel), bs, int(b.SampleLevel))
 }
 
 // Refingerprinter is a Store that may hold fingerprints of another scheme

@@ -134,6 +134,12 @@ func (ix *Index) Fingerprint(rawSHA [32]byte, rawSize int64, text []byte) (*Fing
 	fp.Samples = append([]uint32(nil), b.sk.Samples...)
 	fp.MinHash = append([]uint32(nil), b.sk.MinHash...)
 	fp.SimHash = b.sk.SimHash
+	if p := ix.opts.Sketch; p.FullBits() < 32 {
+		fp.MinHashBits = uint8(p.MinHashBits)
+	}
+	if b.sk.Level > 0 {
+		fp.SampleBase, fp.SampleLevel = uint8(ix.opts.Sketch.BaseLevel()), uint8(b.sk.Level)
+	}
 	return fp, nil
 }
 

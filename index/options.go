@@ -159,5 +159,39 @@ func (o Options) Scheme() uint32 {
 	fmt.Fprintf(h, "norm=%d chunk=%d/%d/%d sketch=%d/%d/%d/%d/%d",
 		normalise.Version, o.Chunk.Min, o.Chunk.Avg, o.Chunk.Max,
 		o.Sketch.Window, o.Sketch.SampleN, o.Sketch.MinHashK, o.Sketch.Bands, o.Sketch.SimHashWords)
+	// Parameters added later are written only when they differ from
+	// what every older scheme had, so that older schemes keep their
+	// identifiers.
+	if b := o.Sketch.FullBits(); b != 32 {
+		fmt.Fprintf(h, " minhash_bits=%d", b)
+	}
+	if o.Sketch.SampleFloor > 0 {
+		fmt.Fprintf(h, " sample_floor=%d", o.Sketch.SampleFloor)
+	}
 	return h.Sum32()
+}
+
+// ForScheme returns the options an index whose fingerprints are of scheme
+// recorded must be opened with: o itself, or o with the sketch parameters
+// added since (MinHashBits, SampleFloor) set back to what every older
+// index had, when that gives recorded. A default changed for new indexes
+// thus leaves existing ones on the scheme they were built with, instead of
+// fingerprinting their texts again (or refusing them, without texts).
+// recorded 0 (a new index) and schemes of other parameters give o.
+func (o Options) ForScheme(recorded uint32) Options {
+	if recorded == 0 || recorded == o.Scheme() {
+		return o
+	}
+	for _, older := range []func(*sketch.Params){
+		func(p *sketch.Params) { p.MinHashBits = 32 },
+		func(p *sketch.Params) { p.SampleFloor = 0 },
+		func(p *sketch.Params) { p.MinHashBits, p.SampleFloor = 32, 0 },
+	} {
+		c := o
+		older(&c.Sketch)
+		if c.Scheme() == recorded {
+			return c
+		}
+	}
+	return o
 }

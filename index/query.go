@@ -266,11 +266,11 @@ func (s *scorer) scoreSorted(b *Fingerprint, bc []Chunk) Scores {
 				bSamples = append(bSamples, v)
 			}
 		}
-		sc.Resemblance = sketch.SampleResemblance(s.qSamples, bSamples)
+		sc.Resemblance = q.sampleResemblance(s.qSamples, b, bSamples)
 	} else {
-		sc.Resemblance = sketch.Resemblance(q.MinHash, b.MinHash)
+		sc.Resemblance = q.Resemblance(b)
 	}
-	sc.ContainmentAB, sc.ContainmentBA = sketch.Containments(s.qSamples, bSamples)
+	sc.ContainmentAB, sc.ContainmentBA = q.containments(s.qSamples, b, bSamples)
 	// Shared whole chunks are a lower bound of containment; it is exact
 	// where samples are too few to estimate (short texts).
 	if q.TextSize > 0 {

@@ -153,6 +153,13 @@ func openScan(ctx context.Context, o *ScanOptions) (*Engine[*sqlite.Loader], err
 	iopts.MaxBatch = ScanBatch
 	// A scan queries no anchor lists one document at a time (its analysis
 	// reads them whole): they are not loaded into memory.
+	// An existing index keeps the scheme it was built with when only the
+	// defaults of later sketch parameters differ.
+	recorded, err := sqlite.RecordedScheme(ctx, o.IndexPath)
+	if err != nil {
+		return nil, err
+	}
+	iopts = iopts.ForScheme(recorded)
 	load, err := sqlite.OpenLoader(ctx, o.IndexPath, sqlite.Options{Scheme: iopts.Scheme(), Durability: o.Durability, Logger: o.Logger})
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func sameSketch(t testing.TB, p Params, text []byte) {
 	var got, want Sketch
 	Compute(p, text, &got)
 	computeRef(p, text, &want)
-	if !slices.Equal(got.Samples, want.Samples) || !slices.Equal(got.MinHash, want.MinHash) || got.SimHash != want.SimHash {
+	if !slices.Equal(got.Samples, want.Samples) || !slices.Equal(got.MinHash, want.MinHash) || got.SimHash != want.SimHash || got.Level != want.Level {
 		t.Fatalf("params %+v, text of %d bytes %.40q: Compute differs from the reference (simhash %x, want %x)",
 			p, len(text), text, got.SimHash, want.SimHash)
 	}
@@ -59,6 +59,8 @@ func TestComputeMatchesReference(t *testing.T) {
 		{Window: 64, SampleN: 64, MinHashK: 256, Bands: 32, SimHashWords: 5},
 		{Window: 65, SampleN: 3, MinHashK: 128, Bands: 32, SimHashWords: 16},
 		{Window: 1024, SampleN: 65536, MinHashK: 4096, Bands: 64, SimHashWords: 4},
+		{Window: 20, SampleN: 16, MinHashK: 128, Bands: 32, SimHashWords: 3, MinHashBits: 16, SampleFloor: 64},
+		{Window: 20, SampleN: 8, MinHashK: 128, Bands: 32, SimHashWords: 3, MinHashBits: 32, SampleFloor: 8},
 	}
 	for _, p := range params {
 		for _, text := range texts {
@@ -80,11 +82,15 @@ func TestSimHashMatchesReference(t *testing.T) {
 func FuzzComputeMatchesReference(f *testing.F) {
 	f.Add([]byte("hello world, hello there"), uint8(20), uint8(16), uint8(3))
 	f.Add([]byte("a  b\n\nc"), uint8(4), uint8(5), uint8(1))
+	f.Add([]byte("a longer text whose samples are thinned to a floor of a few"), uint8(4), uint8(3), uint8(2))
 	f.Fuzz(func(t *testing.T, text []byte, w, n, words uint8) {
 		p := DefaultParams()
 		p.Window = int(w%70) + 4
 		p.SampleN = int(n) + 1
 		p.SimHashWords = int(words%16) + 1
+		if words%2 == 0 && p.SampleN&(p.SampleN-1) == 0 && p.SampleN <= 1<<12 {
+			p.SampleFloor = int(words) + 1
+		}
 		sameSketch(t, p, text)
 	})
 }

@@ -66,12 +66,46 @@ func computeRef(p Params, text []byte, s *Sketch) {
 	}
 	s.scratch = radixSort(s.Samples, s.scratch)
 	s.Samples = slices.Compact(s.Samples)
+	s.Level = 0
+	if p.SampleFloor > 0 {
+		s.Samples, s.Level = thinRef(p, s.Samples)
+	}
 	densify(slots)
 	s.MinHash = s.MinHash[:k]
 	for i, v := range slots {
 		s.MinHash[i] = uint32(v)
+		if b := p.FullBits(); b < 32 {
+			s.MinHash[i] = uint32(v % (1 << b)) // b-bit: the low bits
+		}
 	}
 	s.SimHash = simHashRef(p.SimHashWords, text)
+}
+
+// thinRef is thin as the format describes it: each sample with its low
+// log2(SampleN) bits cleared, then the sparsest level up to MaxLevels
+// above that keeps at least SampleFloor of them.
+func thinRef(p Params, samples []uint32) ([]uint32, int) {
+	base := p.BaseLevel()
+	var cleared []uint32
+	for _, v := range samples {
+		cleared = append(cleared, v>>base<<base)
+	}
+	slices.Sort(cleared)
+	cleared = slices.Compact(cleared)
+	at := func(level int) []uint32 {
+		var out []uint32
+		for _, v := range cleared {
+			if v%(1<<level) == 0 {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	level := base
+	for level < base+MaxLevels && len(at(level+1)) >= p.SampleFloor {
+		level++
+	}
+	return at(level), level
 }
 
 // refCounter counts, for each of 64 bit positions, how many added words

@@ -20,11 +20,45 @@ type Params struct {
 	Bands int `mapstructure:"bands"`
 	// SimHashWords is the number of consecutive words in a SimHash feature.
 	SimHashWords int `mapstructure:"simhash_words"`
+	// MinHashBits is how many low bits of each MinHash slot are kept
+	// (b-bit MinHash, Li & König): 32 (or 0) keeps them all, 16 halves
+	// the sketch, 8 (the default for new indexes since issue 33; older
+	// ones keep 32, see index.Options.ForScheme) quarters it. Resemblance
+	// is then estimated with the correction for slots equal by chance
+	// (ResemblanceBits). The LSH band keys are made from the bits kept.
+	MinHashBits int `mapstructure:"minhash_bits"`
+	// SampleFloor, when positive, samples long texts more sparsely
+	// (hierarchical Mod-2^k sampling, see Levels): a text keeps the
+	// samples that are 0 mod SampleN·2^j, j the largest in [0, MaxLevels]
+	// that leaves it at least SampleFloor samples. 0 (the default) keeps
+	// every Mod-SampleN sample, chosen by hash bits the samples do not
+	// keep. It needs a power-of-two SampleN.
+	SampleFloor int `mapstructure:"sample_floor"`
+}
+
+// MaxLevels is how many times sparser than Mod-SampleN a long text's
+// samples may become with a SampleFloor: 8 times at most, so that every
+// text still keeps all its Mod-(8·SampleN) samples, the anchors
+// (index.AnchorEvery) that find a short text inside a long one.
+const MaxLevels = 3
+
+// FullBits is MinHashBits normalised: 32 for 0.
+func (p Params) FullBits() int {
+	if p.MinHashBits == 0 {
+		return 32
+	}
+	return p.MinHashBits
+}
+
+// BaseLevel is log2(SampleN), the level of a text's densest samples when
+// SampleFloor is set: its samples are 0 mod 2^level.
+func (p Params) BaseLevel() int {
+	return bits.TrailingZeros(uint(p.SampleN))
 }
 
 // DefaultParams returns the defaults chosen in docs/EVALUATION.md.
 func DefaultParams() Params {
-	return Params{Window: 20, SampleN: 16, MinHashK: 128, Bands: 32, SimHashWords: 3}
+	return Params{Window: 20, SampleN: 16, MinHashK: 128, Bands: 32, SimHashWords: 3, MinHashBits: 8}
 }
 
 // ErrInvalidParams is returned by Validate for unusable parameters.
@@ -48,6 +82,17 @@ func (p Params) Validate() error {
 	if p.SimHashWords < 1 || p.SimHashWords > 16 {
 		errs = append(errs, fmt.Errorf("%w: simhash_words %d is not in [1, 16]", ErrInvalidParams, p.SimHashWords))
 	}
+	switch p.MinHashBits {
+	case 0, 8, 16, 32:
+	default:
+		errs = append(errs, fmt.Errorf("%w: minhash_bits %d is not 8, 16 or 32", ErrInvalidParams, p.MinHashBits))
+	}
+	if p.SampleFloor < 0 || p.SampleFloor > 1<<16 {
+		errs = append(errs, fmt.Errorf("%w: sample_floor %d is not in [0, 65536]", ErrInvalidParams, p.SampleFloor))
+	}
+	if p.SampleFloor > 0 && (p.SampleN&(p.SampleN-1) != 0 || p.SampleN > 1<<12) {
+		errs = append(errs, fmt.Errorf("%w: sample_floor needs a power-of-two sample_n up to 4096, not %d", ErrInvalidParams, p.SampleN))
+	}
 	return errors.Join(errs...)
 }
 
@@ -60,6 +105,9 @@ type Sketch struct {
 	MinHash []uint32
 	// SimHash is the 64-bit SimHash of the text's word features.
 	SimHash uint64
+	// Level is 0 without a SampleFloor; with one, every sample is 0 mod
+	// 2^Level (see Params.SampleFloor and Levels).
+	Level int
 
 	scratch []uint32
 	roll    *roller // Compute's other working state, allocated on first use
@@ -282,7 +330,7 @@ const block = 1024
 // p must be valid.
 func Compute(p Params, text []byte, s *Sketch) {
 	s.Samples = s.Samples[:0]
-	s.SimHash = 0
+	s.SimHash, s.Level = 0, 0
 	if cap(s.MinHash) < p.MinHashK {
 		s.MinHash = make([]uint32, p.MinHashK)
 	}
@@ -330,10 +378,14 @@ func Compute(p Params, text []byte, s *Sketch) {
 	}
 	s.scratch = radixSort(s.Samples, s.scratch)
 	s.Samples = dedupSorted(s.Samples)
+	if p.SampleFloor > 0 {
+		s.Samples, s.Level = thin(p, s.Samples)
+	}
 	densify(slots)
 	s.MinHash = s.MinHash[:k]
+	mask := uint32(1<<p.FullBits() - 1)
 	for i, v := range slots {
-		s.MinHash[i] = uint32(v)
+		s.MinHash[i] = uint32(v) & mask
 	}
 }
 

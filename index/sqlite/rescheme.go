@@ -6,6 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/simdex/simdex/index"
@@ -16,6 +20,35 @@ import (
 // parameters) opens stale: every method that reads or writes fingerprints
 // or postings returns index.ErrSchemeMismatch until Refingerprint has made
 // them again from the kept texts (index.New calls it). See docs/store.md.
+
+// RecordedScheme returns the fingerprint scheme the index file at path
+// records, without changing it, or 0 when the file does not exist or
+// records none yet (a new index). Callers pass it to
+// index.Options.ForScheme before opening the store, so that an index keeps
+// the scheme it was built with when the defaults change.
+func RecordedScheme(ctx context.Context, path string) (uint32, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return 0, fmt.Errorf("read fingerprint scheme of %s: %w", path, err)
+	}
+	defer db.Close()
+	var v string
+	err = db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'scheme'").Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || err != nil && strings.Contains(err.Error(), "no such table"):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read fingerprint scheme of %s: %w", path, err)
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("read fingerprint scheme of %s: %q: %w", path, v, err)
+	}
+	return uint32(n), nil
+}
 
 // errStale is returned by the methods of a stale store.
 func (s *Store) errStale() error {

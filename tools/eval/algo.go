@@ -601,7 +601,7 @@ func (m engine) Compare(a, b Signature) Estimate {
 		e.Resemblance, e.ContainmentAB, e.ContainmentBA = 1, 1, 1
 		return e
 	}
-	e.Resemblance = sketch.Resemblance(sa.minHash, sb.minHash)
+	e.Resemblance = sketch.ResemblanceBits(sa.minHash, sb.minHash, m.p.FullBits())
 	common := float64(bytesInCommon(sa.chunks, sb.chunks))
 	e.ContainmentAB, e.ContainmentBA = sketch.Containments(sa.samples, sb.samples)
 	if sa.size > 0 {

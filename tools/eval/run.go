@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/index/sketch"
 )
 
 // Corpora are the labelled corpora of ../shared/corpora that Run evaluates
@@ -78,6 +79,10 @@ type Config struct {
 	// Extractor turns files into text (default: package extract with its
 	// default limits, as the daemon extracts).
 	Extractor Extractor
+	// Sketch, when not nil, changes the engine's sketch parameters from
+	// their defaults (to evaluate one configuration of the sweep on every
+	// corpus, mail-usrp included).
+	Sketch func(*sketch.Params)
 	// Command is the command line recorded in the report (default
 	// "make eval").
 	Command string
@@ -201,6 +206,12 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 	start := cfg.Now()
 	log := cfg.Logger.With("component", "eval")
 	res := &Results{Config: cfg, Defaults: index.DefaultOptions(), Machine: machine()}
+	if cfg.Sketch != nil {
+		cfg.Sketch(&res.Defaults.Sketch)
+		if err := res.Defaults.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
 	peers, err := PeerVersions(ctx)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)

@@ -33,8 +33,9 @@ type SweepResult struct {
 
 // DefaultVariants returns the engine configurations the sweep compares:
 // the defaults, and one change at a time to the chunk size, the shingle
-// window, the sampling rate, the LSH bands, the containment threshold and
-// the candidate lookup.
+// window, the sampling rate, the LSH bands, the MinHash's bits per slot,
+// the floor of hierarchical sampling, the containment threshold and the
+// candidate lookup.
 func DefaultVariants() []EngineVariant {
 	def := index.DefaultOptions()
 	with := func(name string, share float64, f func(o *index.Options)) EngineVariant {
@@ -52,6 +53,12 @@ func DefaultVariants() []EngineVariant {
 		with("sample_n 8", 0, func(o *index.Options) { o.Sketch.SampleN = 8 }),
 		with("sample_n 32", 0, func(o *index.Options) { o.Sketch.SampleN = 32 }),
 		with("bands 16 (8 rows)", 0, func(o *index.Options) { o.Sketch.Bands = 16 }),
+		with("minhash_bits 16", 0, func(o *index.Options) { o.Sketch.MinHashBits = 16 }),
+		with("minhash_bits 32", 0, func(o *index.Options) { o.Sketch.MinHashBits = 32 }),
+		with("sample_floor 256", 0, func(o *index.Options) { o.Sketch.SampleFloor = 256 }),
+		with("sample_floor 128", 0, func(o *index.Options) { o.Sketch.SampleFloor = 128 }),
+		with("sample_floor 1024", 0, func(o *index.Options) { o.Sketch.SampleFloor = 1024 }),
+		with("minhash_bits 16, sample_floor 256", 0, func(o *index.Options) { o.Sketch.MinHashBits, o.Sketch.SampleFloor = 16, 256 }),
 		with("+ sample-posting candidates", 0.5, func(*index.Options) {}),
 		with("+ sample-posting candidates, containment 0.7", 0.5, func(o *index.Options) { o.Thresholds.Containment = 0.7 }),
 	}

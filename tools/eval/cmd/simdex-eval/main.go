@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/simdex/simdex/index/sketch"
 	"github.com/simdex/simdex/tools/eval"
 )
 
@@ -33,7 +34,20 @@ func main() {
 	flag.BoolVar(&cfg.CorporaOnly, "corpora-only", false, "evaluate the corpora at the defaults only: no parameter sweep, no synthetic experiments")
 	flag.BoolVar(&cfg.Quick, "quick", false, "evaluate small samples only (seconds, indicative numbers)")
 	flag.StringVar(&cfg.Command, "command", "make eval", "command line recorded in the report")
+	var minHashBits, sampleFloor int
+	flag.IntVar(&minHashBits, "minhash-bits", 0, "MinHash bits per slot (sketch.minhash_bits: 8, 16 or 32; default: the engine's)")
+	flag.IntVar(&sampleFloor, "sample-floor", -1, "hierarchical sampling's floor of samples per text (sketch.sample_floor; 0 off; default: the engine's)")
 	flag.Parse()
+	if minHashBits != 0 || sampleFloor >= 0 {
+		cfg.Sketch = func(p *sketch.Params) {
+			if minHashBits != 0 {
+				p.MinHashBits = minHashBits
+			}
+			if sampleFloor >= 0 {
+				p.SampleFloor = sampleFloor
+			}
+		}
+	}
 	switch {
 	case names != "":
 		cfg.Names = strings.Split(names, ",")
