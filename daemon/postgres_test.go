@@ -15,6 +15,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/simdex/simdex/auth"
+	indexpg "github.com/simdex/simdex/index/postgres"
 	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/internal/pgtest"
 )
@@ -228,4 +229,46 @@ func TestPostgresRoundTripsPerDocument(t *testing.T) {
 	large := batch("large", 240, 40, perDocRoundTrips)
 	copies := batch("copies", 0, 40, perCopyRoundTrips) // a near-copy of each of the first 40
 	t.Logf("round trips per document: %.1f into 40 documents, %.1f into 280, %.1f for near-copies", small, large, copies)
+}
+
+// TestPostgresIndexKeepsItsScheme: an index in PostgreSQL built before a
+// default sketch parameter changed (32-bit MinHash slots) is opened with
+// the scheme it records, not refused, and keeps answering; a new database
+// takes the new default.
+func TestPostgresIndexKeepsItsScheme(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	pool, err := pgdb.Open(ctx, dsn, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if got, err := indexpg.RecordedScheme(ctx, pool); err != nil || got != 0 {
+		t.Fatalf("scheme of an empty database: %d, %v; want 0", got, err)
+	}
+	cfg := r.postgresConfig(t, dsn)
+	old := cfg.Index.Options
+	old.Sketch.MinHashBits = 32
+	if old.Scheme() == cfg.Index.Options.Scheme() {
+		t.Fatal("the default MinHash width is 32 bits: nothing to test")
+	}
+	st, err := indexpg.New(ctx, pool, indexpg.Options{Scheme: old.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if got, err := indexpg.RecordedScheme(ctx, pool); err != nil || got != old.Scheme() {
+		t.Fatalf("recorded scheme %d, %v; want %d", got, err, old.Scheme())
+	}
+	d := startDaemon(t, cfg, r.env)
+	key := "contracts/kept scheme.txt"
+	r.put(t, key, strings.Repeat("An index keeps the scheme it was built with. ", 30))
+	waitFor(t, 30*time.Second, "indexing", func() bool {
+		return len(versionsOf(t, d.Addr().String(), "s3:records/records/"+key)) == 1
+	})
+	if got, err := indexpg.RecordedScheme(ctx, pool); err != nil || got != old.Scheme() {
+		t.Fatalf("scheme after the daemon ran: %d, %v; want %d", got, err, old.Scheme())
+	}
 }

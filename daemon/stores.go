@@ -80,23 +80,29 @@ func (d *Daemon) openDatabase(ctx context.Context, p *parts) error {
 
 // openIndexStore opens the index store store.driver names.
 func openIndexStore(ctx context.Context, cfg *Config, logger *slog.Logger, pool *pgxpool.Pool) (indexStore, string, error) {
+	// An existing index keeps the scheme it was built with when only the
+	// defaults of later sketch parameters differ (index.Options.ForScheme).
+	var recorded uint32
+	var err error
+	if cfg.postgres() {
+		recorded, err = indexpg.RecordedScheme(ctx, pool)
+	} else {
+		recorded, err = sqlite.RecordedScheme(ctx, cfg.IndexPath())
+	}
+	if err != nil {
+		return nil, "", err
+	}
 	opts := cfg.Index.Options
+	if o := opts.ForScheme(recorded); o.Scheme() != opts.Scheme() {
+		logger.Info("index keeps the fingerprint scheme it was built with", "scheme", recorded, "minhash_bits", o.Sketch.FullBits(), "sample_floor", o.Sketch.SampleFloor)
+		opts, cfg.Index.Options = o, o
+	}
 	if cfg.postgres() {
 		st, err := indexpg.New(ctx, pool, indexpg.Options{Scheme: opts.Scheme()})
 		if err != nil {
 			return nil, "", fmt.Errorf("open index store in PostgreSQL: %w", err)
 		}
 		return st, "in PostgreSQL", nil
-	}
-	// An existing index keeps the scheme it was built with when only the
-	// defaults of later sketch parameters differ (index.Options.ForScheme).
-	recorded, err := sqlite.RecordedScheme(ctx, cfg.IndexPath())
-	if err != nil {
-		return nil, "", err
-	}
-	if o := opts.ForScheme(recorded); o.Scheme() != opts.Scheme() {
-		logger.Info("index keeps the fingerprint scheme it was built with", "scheme", recorded, "minhash_bits", o.Sketch.FullBits(), "sample_floor", o.Sketch.SampleFloor)
-		opts, cfg.Index.Options = o, o
 	}
 	st, err := sqlite.Open(ctx, cfg.IndexPath(), sqlite.Options{
 		Scheme: opts.Scheme(), Durability: cfg.Index.Durability, Logger: logger,

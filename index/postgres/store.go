@@ -68,6 +68,34 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	return s, nil
 }
 
+// RecordedScheme returns the fingerprint scheme the index in pool's
+// database records, or 0 when it records none (a new database), without
+// changing anything. Callers pass it to index.Options.ForScheme before
+// New, so that an index keeps the scheme it was built with when the
+// defaults change.
+func RecordedScheme(ctx context.Context, pool *pgxpool.Pool) (uint32, error) {
+	var exists bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('index_meta') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, fmt.Errorf("read fingerprint scheme: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v string
+	err := pool.QueryRow(ctx, "SELECT value FROM index_meta WHERE key = 'scheme'").Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read fingerprint scheme: %w", err)
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("read fingerprint scheme: %q: %w", v, err)
+	}
+	return uint32(n), nil
+}
+
 // checkScheme records scheme in a new store and refuses another.
 func (s *Store) checkScheme(ctx context.Context, scheme uint32) error {
 	want := strconv.FormatUint(uint64(scheme), 10)
