@@ -163,15 +163,11 @@ func serverCPU(b *testing.B, pg *pgtest.Server) time.Duration {
 	if pg == nil {
 		return 0
 	}
-	pid, err := benchcorpus.ChildPID(fmt.Sprintf("-p %d ", pg.Port()))
-	if err == nil {
-		var cpu time.Duration
-		if cpu, err = benchcorpus.TreeCPU(pid); err == nil {
-			return cpu
-		}
+	cpu, err := benchcorpus.ChildCPU(fmt.Sprintf("-p %d ", pg.Port()))
+	if err != nil {
+		b.Fatalf("PostgreSQL's CPU: %v", err)
 	}
-	b.Fatalf("PostgreSQL's CPU: %v", err)
-	return 0
+	return cpu
 }
 
 // startBenchDaemon runs a daemon in-process until the benchmark ends,

@@ -147,15 +147,11 @@ func ingestServer(b *testing.B, pgss bool) *pgtest.Server {
 // serverCPU returns the CPU time srv's processes have used.
 func serverCPU(b *testing.B, srv *pgtest.Server) time.Duration {
 	b.Helper()
-	pid, err := benchcorpus.ChildPID(fmt.Sprintf("-p %d ", srv.Port()))
-	if err == nil {
-		var cpu time.Duration
-		if cpu, err = benchcorpus.TreeCPU(pid); err == nil {
-			return cpu
-		}
+	cpu, err := benchcorpus.ChildCPU(fmt.Sprintf("-p %d ", srv.Port()))
+	if err != nil {
+		b.Fatalf("PostgreSQL's CPU: %v", err)
 	}
-	b.Fatalf("PostgreSQL's CPU: %v", err)
-	return 0
+	return cpu
 }
 
 // logStatements logs pg_stat_statements' statements of the database,

@@ -122,3 +122,13 @@ func parseStat(pid int, b []byte) (procStat, error) {
 	}
 	return p, nil
 }
+
+// ChildCPU returns the CPU time used by the child of this process whose
+// command line contains s, and by all its descendants (TreeCPU).
+func ChildCPU(s string) (time.Duration, error) {
+	pid, err := ChildPID(s)
+	if err != nil {
+		return 0, err
+	}
+	return TreeCPU(pid)
+}

@@ -97,29 +97,31 @@ func benchConfigure(_ int, cfg map[string]any) {
 func fleetCPU(b *testing.B, f *Fleet) map[string]time.Duration {
 	b.Helper()
 	out := map[string]time.Duration{"bench": benchcorpus.CPUTime()}
-	tree := func(name string, pid int, err error) time.Duration {
-		if err == nil {
-			var cpu time.Duration
-			if cpu, err = benchcorpus.TreeCPU(pid); err == nil {
-				return cpu
-			}
+	tree := func(name string, pid int) time.Duration {
+		cpu, err := benchcorpus.TreeCPU(pid)
+		if err != nil {
+			b.Fatalf("fleettest: CPU of %s: %v", name, err)
 		}
-		b.Fatalf("fleettest: CPU of %s: %v", name, err)
-		return 0
+		return cpu
 	}
 	for _, r := range f.Replicas {
-		cpu := tree(r.name, r.pid(), nil)
+		cpu := tree(r.name, r.pid())
 		out["replica"+strconv.Itoa(r.Index)] = cpu
 		out["replicas"] += cpu
 	}
 	for _, node := range f.NATS.Nodes {
-		out["nats"] += tree(node.name, node.pid(), nil)
+		out["nats"] += tree(node.name, node.pid())
 	}
-	pid, err := benchcorpus.ChildPID("--address " + f.MinIO.Endpoint() + " ")
-	out["minio"] = tree("MinIO", pid, err)
+	child := func(name, cmdline string) time.Duration {
+		cpu, err := benchcorpus.ChildCPU(cmdline)
+		if err != nil {
+			b.Fatalf("fleettest: CPU of %s: %v", name, err)
+		}
+		return cpu
+	}
+	out["minio"] = child("MinIO", "--address "+f.MinIO.Endpoint()+" ")
 	if f.PG != nil {
-		pid, err = benchcorpus.ChildPID(fmt.Sprintf("-p %d ", f.PG.Port()))
-		out["pg"] = tree("PostgreSQL", pid, err)
+		out["pg"] = child("PostgreSQL", fmt.Sprintf("-p %d ", f.PG.Port()))
 	}
 	return out
 }
