@@ -99,10 +99,11 @@ func (c *Client) LegalHold(ctx context.Context, key, versionID string) (bool, er
 // version).
 func (c *Client) Versions(ctx context.Context, key string) ([]ObjectInfo, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var vs []ObjectInfo
 	opts := minio.ListObjectsOptions{Prefix: key, Recursive: true, WithVersions: true, WithMetadata: true}
-	for o := range c.mc.ListObjects(ctx, c.cfg.Bucket, opts) {
+	objects := c.mc.ListObjects(ctx, c.cfg.Bucket, opts)
+	defer stopListing(cancel, objects)
+	for o := range objects {
 		if o.Err != nil {
 			return nil, c.classify("list versions", key, o.Err)
 		}

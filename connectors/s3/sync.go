@@ -193,9 +193,10 @@ func (c *Client) Reconcile(ctx context.Context, inv Inventory, out chan<- connec
 // prefix, newest version of each key first.
 func (c *Client) listVersions(ctx context.Context, fn func(minio.ObjectInfo) error) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends minio-go's listing goroutine on early return
 	opts := minio.ListObjectsOptions{Prefix: c.cfg.Prefix, Recursive: true, WithVersions: true, WithMetadata: true}
-	for o := range c.mc.ListObjects(ctx, c.cfg.Bucket, opts) {
+	objects := c.mc.ListObjects(ctx, c.cfg.Bucket, opts)
+	defer stopListing(cancel, objects)
+	for o := range objects {
 		if o.Err != nil {
 			return c.classify("list versions", c.cfg.Prefix, o.Err)
 		}
@@ -207,6 +208,16 @@ func (c *Client) listVersions(ctx context.Context, fn func(minio.ObjectInfo) err
 		return &connectors.Error{Op: "list versions", Source: c.cfg.Name, Kind: connectors.Transient, Err: err}
 	}
 	return nil
+}
+
+// stopListing ends a minio-go listing that may have been left early: it
+// cancels the listing's context and drains its channel, since on
+// cancellation minio-go's goroutine sends the context's error and would
+// otherwise block on that send for good.
+func stopListing(cancel context.CancelFunc, objects <-chan minio.ObjectInfo) {
+	cancel()
+	for range objects {
+	}
 }
 
 // exists reports whether the version (the latest object for "") is still

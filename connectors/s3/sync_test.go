@@ -2,11 +2,14 @@ package s3_test
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
+	"go.uber.org/goleak"
 
 	"github.com/simdex/simdex/connectors"
 )
@@ -146,4 +149,39 @@ func TestBackfillAndReconcile(t *testing.T) {
 	if want := []string{"a.txt", "new.txt"}; len(live) != 2 || live[0] != want[0] || live[1] != want[1] {
 		t.Fatalf("indexed after reconciliation: %v, want %v", live, want)
 	}
+}
+
+// TestBackfillStoppedMidListingLeaksNothing: a backfill whose consumer
+// stops reading and whose context ends mid-listing returns, and leaves no
+// listing goroutine behind (minio-go's sends the context's error on its
+// channel and blocked there for good when nobody drained it).
+func TestBackfillStoppedMidListingLeaksNothing(t *testing.T) {
+	ms := startMinIO(t)
+	const bucket = "stopped"
+	ms.MakeBucket(t, bucket, true, false)
+	mc := ms.Client(t)
+	for i := range 20 {
+		put(t, mc, bucket, fmt.Sprintf("k%02d.txt", i), []byte("x"), minio.PutObjectOptions{})
+	}
+	c := newClient(t, ms, bucket, nil)
+	before := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithCancel(testContext(t))
+	out := make(chan connectors.Event) // never read: the pipeline has stopped
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Backfill(ctx, out)
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the listing is under way, blocked on out
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Backfill stopped mid-listing returned no error")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Backfill did not return after its context ended")
+	}
+	goleak.VerifyNone(t, before, goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"), goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
 }
