@@ -32,10 +32,12 @@ var ErrAuthentication = errors.New("PostgreSQL refused the credentials")
 var ErrSchemaNewer = errors.New("the database's schema is too new for this binary")
 
 // CompatTable records, per version table, the oldest schema version whose
-// code may still use the database (column oldest_reader). Migrate creates
-// it. A migration only adds to a schema, and the release before it keeps
-// working during a rolling upgrade; one that breaks older code says so:
+// code may still use the database (column oldest_reader). A migration only
+// adds to a schema, and the release before it keeps working during a
+// rolling upgrade; one that breaks older code says so, creating the table
+// the first time (migrations run one at a time under goose's lock):
 //
+//	CREATE TABLE IF NOT EXISTS schema_compat (version_table text PRIMARY KEY, oldest_reader bigint NOT NULL);
 //	INSERT INTO schema_compat VALUES ('index_schema', 7)
 //	ON CONFLICT (version_table) DO UPDATE SET oldest_reader = excluded.oldest_reader;
 const CompatTable = "schema_compat"
@@ -121,36 +123,11 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, table string) error {
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", table, err)
 	}
-	if err := createCompat(ctx, db); err != nil {
-		return fmt.Errorf("migrate %s: %w", table, err)
-	}
 	if err := refuseNewer(ctx, db, p, table); err != nil {
 		return fmt.Errorf("migrate %s: %w", table, err)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate %s: %w", table, err)
-	}
-	return nil
-}
-
-// createCompat creates CompatTable if it is missing. Two sessions
-// creating one table at once can collide in the catalogue even with IF
-// NOT EXISTS, so they take turns on a transaction's advisory lock.
-func createCompat(ctx context.Context, db *sql.DB) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", CompatTable, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", CompatTable); err != nil {
-		return fmt.Errorf("create %s: %w", CompatTable, err)
-	}
-	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+CompatTable+
-		" (version_table text PRIMARY KEY, oldest_reader bigint NOT NULL)"); err != nil {
-		return fmt.Errorf("create %s: %w", CompatTable, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("create %s: %w", CompatTable, err)
 	}
 	return nil
 }
@@ -169,6 +146,14 @@ func refuseNewer(ctx context.Context, db *sql.DB, p *goose.Provider, table strin
 		known = max(known, s.Version)
 	}
 	if have <= known {
+		return nil
+	}
+	// No table, or no row: no migration declared older code unfit.
+	var exists bool
+	if err := db.QueryRowContext(ctx, "SELECT to_regclass($1) IS NOT NULL", CompatTable).Scan(&exists); err != nil {
+		return fmt.Errorf("look for %s: %w", CompatTable, err)
+	}
+	if !exists {
 		return nil
 	}
 	var oldest int64
