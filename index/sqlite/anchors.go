@@ -203,12 +203,8 @@ func (t *txStmts) heldAnchorKeys(ctx context.Context, keys []int64) ([]int64, er
 	if t.mem == nil || d == nil {
 		return keys, nil
 	}
-	if !d.bumped {
-		before, err := bumpAnchorsGen(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		d.before, d.bumped = before, true
+	if err := d.bump(ctx, t); err != nil {
+		return nil, err
 	}
 	held, ok := t.mem.held(keys, d.before)
 	if !ok {

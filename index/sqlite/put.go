@@ -63,7 +63,16 @@ func (s *Store) commit(tx *sql.Tx, d *anchorDelta) error {
 // countAnchorChanges counts tx's changes to anchor postings, if any, in
 // the anchor generation.
 func countAnchorChanges(ctx context.Context, stmts *txStmts, d *anchorDelta) error {
-	if len(d.ops) == 0 || d.bumped {
+	if len(d.ops) == 0 {
+		return nil
+	}
+	return d.bump(ctx, stmts)
+}
+
+// bump counts the transaction's change in the anchor generation, once, and
+// records the generation it changed.
+func (d *anchorDelta) bump(ctx context.Context, stmts *txStmts) error {
+	if d.bumped {
 		return nil
 	}
 	before, err := bumpAnchorsGen(ctx, stmts)
