@@ -58,6 +58,12 @@ func ObjectMatches(parts []ingest.Part) []Match {
 	return out
 }
 
+// TextRereader reads a document's extracted text again from its origin,
+// returning it only if it is the text indexed (ingest.Rereader).
+type TextRereader interface {
+	Text(ctx context.Context, rec *index.Record) ([]byte, error)
+}
+
 // ErrNotFound reports that what a request names (a connector) does not exist.
 var ErrNotFound = errors.New("not found")
 
@@ -90,6 +96,10 @@ type Deps struct {
 	Records     PolicyRecords
 	// Ingester indexes the seed files sent with a hold.
 	Ingester ObjectIngester
+	// Reread reads a document's text again from its origin where the
+	// index does not keep it (index.keep_text: false); nil answers 404
+	// for such a document.
+	Reread TextRereader
 	// Authn checks tokens; Certs maps client certificates (optional).
 	Authn  auth.Authenticator
 	Certs  *auth.CertMap

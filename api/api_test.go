@@ -24,9 +24,16 @@ import (
 // holding one stored document.
 func newTestAPI(t *testing.T, maxBody int64) (*httptest.Server, string) {
 	t.Helper()
+	return newTestAPIWith(t, maxBody, true, nil)
+}
+
+// newTestAPIWith is newTestAPI keeping texts or not, and reading them
+// again with reread.
+func newTestAPIWith(t *testing.T, maxBody int64, keepText bool, reread TextRereader) (*httptest.Server, string) {
+	t.Helper()
 	ctx := context.Background()
 	opts := index.DefaultOptions()
-	opts.KeepText = true // as in the daemon's default configuration
+	opts.KeepText = keepText
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +56,7 @@ func newTestAPI(t *testing.T, maxBody int64) (*httptest.Server, string) {
 	}
 	a := &Server{Deps: Deps{Index: ix, Extractor: ex, Thresholds: opts.Thresholds, Registry: prometheus.NewRegistry(),
 		MaxBody: maxBody, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Authn: staticAuth{}}}
+		Authn: staticAuth{}, Reread: reread}}
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	signAs(srv.URL, func() string { return testAdminToken })

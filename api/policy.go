@@ -268,7 +268,9 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 	out, err := a.Ingester.Ingest(ctx, ingest.Object{
 		Key: key, VersionID: hex.EncodeToString(sum[:8]), Name: name, Source: "hold-seed",
 		Idempotency: key + "\x00" + hex.EncodeToString(sum[:]), KeepVersions: true,
-		Body: bytes.NewReader(f.Data),
+		// No origin can give a seed file again: its text is kept for
+		// the diffs of its matches even where the index keeps none.
+		KeepText: true, Body: bytes.NewReader(f.Data),
 	})
 	if err != nil {
 		return 0, fmt.Errorf("index seed file %s: %w", name, err)

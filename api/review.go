@@ -13,7 +13,9 @@ import (
 	"unicode"
 
 	"github.com/simdex/simdex/auth"
+	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -221,23 +223,60 @@ func (a *Server) children(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
 }
 
-// docText returns the kept text of rec, answering the error itself.
-func (a *Server) docText(w http.ResponseWriter, r *http.Request, rec *index.Record) ([]byte, bool) {
+// docText returns the text of rec, answering the error itself: the text
+// the index keeps or, where it keeps none, the text read again from the
+// document's origin (reread).
+func (a *Server) docText(w http.ResponseWriter, r *http.Request, rec *index.Record) (text []byte, reread, ok bool) {
 	if rec.Content == 0 {
 		writeError(w, http.StatusUnprocessableEntity, fmt.Errorf("document %d has no text: %s", rec.ID, rec.Error))
-		return nil, false
+		return nil, false, false
 	}
 	text, err := a.Index.Store().Text(r.Context(), rec.Content)
 	switch {
+	case errors.Is(err, index.ErrNoText) && a.Reread != nil:
+		text, ok = a.rereadText(w, r, rec)
+		return text, true, ok
 	case errors.Is(err, index.ErrNoText):
 		writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w (index.keep_text is off, or it was indexed before it was on)", rec.ID, err))
-		return nil, false
+		return nil, false, false
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err)
+		return nil, false, false
+	}
+	return text, false, true
+}
+
+// rereadText reads rec's text again from its origin, in turn with the
+// searches (it extracts the whole object), answering the error itself.
+func (a *Server) rereadText(w http.ResponseWriter, r *http.Request, rec *index.Record) ([]byte, bool) {
+	var text []byte
+	var err error
+	if gerr := a.searches.run(r.Context(), func() { text, err = a.Reread.Text(r.Context(), rec) }); gerr != nil {
+		writeError(w, http.StatusServiceUnavailable, gerr)
 		return nil, false
 	}
-	return text, true
+	if err == nil {
+		return text, true
+	}
+	code := http.StatusBadGateway // the origin could not be read, or its object extracted
+	switch {
+	case errors.Is(err, ingest.ErrNoOrigin):
+		code = http.StatusNotFound
+	case errors.Is(err, connectors.ErrObjectMissing):
+		code = http.StatusGone
+	case errors.Is(err, ingest.ErrTextChanged):
+		code = http.StatusConflict
+	}
+	if code == http.StatusBadGateway {
+		a.Logger.Warn("read a document again from its origin", "document", rec.ID, "key", rec.Key, "err", err)
+	}
+	writeError(w, code, fmt.Errorf("document %d: the index keeps no text (index.keep_text is off) and reading it again failed: %w", rec.ID, err))
+	return nil, false
 }
+
+// TextFromHeader marks a text the index does not keep, read again from
+// its document's origin: its value is "origin".
+const TextFromHeader = "X-Simdex-Text-From"
 
 // text answers GET /api/v1/documents/{id}/text with the extracted text.
 func (a *Server) text(w http.ResponseWriter, r *http.Request) {
@@ -245,12 +284,15 @@ func (a *Server) text(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	text, ok := a.docText(w, r, rec)
+	text, reread, ok := a.docText(w, r, rec)
 	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if reread {
+		w.Header().Set(TextFromHeader, "origin")
+	}
 	w.Write(text)
 }
 
@@ -261,6 +303,9 @@ type DiffResponse struct {
 	Ops []DiffOp `json:"ops"`
 	// Truncated reports texts longer than MaxDiffText, compared up to it.
 	Truncated bool `json:"truncated"`
+	// Reread names the sides ("a", "b") whose texts the index does not
+	// keep and were read again from their origins.
+	Reread []string `json:"reread,omitempty"`
 }
 
 // diff answers GET /api/v1/diff?a=ID&b=ID: what differs between two
@@ -268,6 +313,7 @@ type DiffResponse struct {
 func (a *Server) diff(w http.ResponseWriter, r *http.Request) {
 	var recs [2]*index.Record
 	var texts [2]string
+	var reread []string
 	for i, name := range []string{"a", "b"} {
 		v := r.URL.Query().Get(name)
 		id, err := strconv.ParseInt(v, 10, 64)
@@ -279,14 +325,17 @@ func (a *Server) diff(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		text, ok := a.docText(w, r, rec)
+		text, again, ok := a.docText(w, r, rec)
 		if !ok {
 			return
+		}
+		if again {
+			reread = append(reread, name)
 		}
 		recs[i], texts[i] = rec, string(text)
 	}
 	ops, truncated := DiffWords(texts[0], texts[1])
-	writeJSON(w, http.StatusOK, DiffResponse{A: NewDocument(recs[0]), B: NewDocument(recs[1]), Ops: ops, Truncated: truncated})
+	writeJSON(w, http.StatusOK, DiffResponse{A: NewDocument(recs[0]), B: NewDocument(recs[1]), Ops: ops, Truncated: truncated, Reread: reread})
 }
 
 // FamilyEdge is a scored near-copy pair inside a family.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -57,22 +58,32 @@ func (g *searchGate) unregister(reg prometheus.Registerer) {
 // wrap runs h in turn. A request whose client goes away while it waits is
 // dropped without running; nil runs h at once.
 func (g *searchGate) wrap(h http.Handler) http.Handler {
-	if g == nil {
-		return h
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.waiting.Inc()
-		err := g.slots.Acquire(r.Context(), 1)
-		g.waiting.Dec()
-		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, errors.New("request ended while waiting for a search slot"))
-			return
+		if err := g.run(r.Context(), func() { h.ServeHTTP(w, r) }); err != nil {
+			writeError(w, http.StatusServiceUnavailable, err)
 		}
-		g.running.Inc()
-		defer func() {
-			g.running.Dec()
-			g.slots.Release(1)
-		}()
-		h.ServeHTTP(w, r)
 	})
+}
+
+// run runs fn in turn, or returns an error without running it when ctx
+// ends first; nil runs fn at once. Work as heavy as a search (extracting
+// an object read again from its origin) takes its turn too.
+func (g *searchGate) run(ctx context.Context, fn func()) error {
+	if g == nil {
+		fn()
+		return nil
+	}
+	g.waiting.Inc()
+	err := g.slots.Acquire(ctx, 1)
+	g.waiting.Dec()
+	if err != nil {
+		return errors.New("request ended while waiting for a search slot")
+	}
+	g.running.Inc()
+	defer func() {
+		g.running.Dec()
+		g.slots.Release(1)
+	}()
+	fn()
+	return nil
 }

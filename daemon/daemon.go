@@ -381,6 +381,7 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 		MaxBody: cfg.Extract.MaxObjectSize, MaxSearches: cfg.HTTP.Searches(), Registry: d.reg, Logger: d.logger.With("component", "http"),
 		Backfill: d.Backfill, Outbox: p.notifier, Policy: leasedEvaluation{p.policy, p.schedules}, Ingester: p.eng.Ingester, Authn: tokens, Certs: d.certs,
 		Tokens: tokens, Records: p.records, UI: d.ui,
+		Reread: ingest.NewRereader(p.eng.Extractor, p.eng.Index, p.origins()),
 		DeadLetters: func(ctx context.Context, limit int) ([]api.DeadLetter, error) {
 			return listDeadLetters(ctx, p.nc, limit)
 		},

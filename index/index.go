@@ -143,6 +143,20 @@ func (ix *Index) Fingerprint(rawSHA [32]byte, rawSize int64, text []byte) (*Fing
 	return fp, nil
 }
 
+// TextDigest returns the SHA-256 and size of text (extracted, not yet
+// normalised) in its normal form: what Record.TextSHA and TextSize hold
+// for a document of that text. A text read again from its origin is the
+// one indexed if and only if the two agree.
+func (ix *Index) TextDigest(text []byte) (sum [32]byte, size int64, err error) {
+	b := ix.bufs.Get().(*buffers)
+	defer ix.bufs.Put(b)
+	b.norm, err = b.nz.Append(b.norm[:0], text)
+	if err != nil {
+		return sum, 0, fmt.Errorf("normalise: %w: %w", ErrInvalidText, err)
+	}
+	return sha256.Sum256(b.norm), int64(len(b.norm)), nil
+}
+
 // Input is one document to add: its description, its raw hash and size,
 // and its extracted text.
 type Input struct {
@@ -154,6 +168,10 @@ type Input struct {
 	// Parent, when non-negative, is the index of the parent input in the
 	// same Add call.
 	Parent int
+	// KeepText keeps Text for reviewers even when Options.KeepText is
+	// off: for a document no origin can give again, such as a hold's seed
+	// file.
+	KeepText bool
 }
 
 // Result reports what Add did with one input.
@@ -201,7 +219,7 @@ func (ix *Index) Prepare(ctx context.Context, inputs []Input) *Prepared {
 				e.Fingerprint = fp
 				e.Doc.Meta = withWords(e.Doc.Meta, in.Text)
 				e.Bands = sketch.Bands(ix.opts.Sketch, fp.MinHash, nil)
-				if ix.opts.KeepText {
+				if ix.opts.KeepText || in.KeepText {
 					e.Text = in.Text
 				}
 				results[i].Fingerprint = fp

@@ -83,7 +83,8 @@ type Options struct {
 	// reviewers can see what differs between near-copies. It costs up to a
 	// third of the text's size on disk, much less among near-copies, whose
 	// shared pieces are stored once (a sixth of the 50,000-file benchmark
-	// corpus). Default false; the daemon turns it on.
+	// corpus). Default false; the daemon turns it on, and without it reads
+	// texts again from their origins for a diff (ingest.Rereader).
 	KeepText bool `mapstructure:"keep_text"`
 	// MinWords: a text of fewer words (runs of letters and digits) never
 	// joins an identical set, a near-copy pair or a family in an analysis

@@ -43,6 +43,11 @@ type Object struct {
 	ModTime time.Time
 	// KeepVersions keeps older versions of Key in the index.
 	KeepVersions bool
+	// KeepText keeps the texts of the object and its children even when
+	// the index does not keep texts (index.Input.KeepText): for an object
+	// that cannot be read again from any origin, such as a hold's seed
+	// file.
+	KeepText bool
 	// Body is the object's content.
 	Body io.Reader
 }
@@ -215,6 +220,9 @@ func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Docume
 	}
 	out := &Outcome{}
 	out.Err = flatten(doc, top, obj.Meta, -1, &out.Inputs)
+	for i := range out.Inputs {
+		out.Inputs[i].KeepText = obj.KeepText
+	}
 	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}
 }
 

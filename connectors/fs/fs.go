@@ -187,6 +187,19 @@ func (s *Source) Run(ctx context.Context, out chan<- connectors.Event) error {
 	}
 }
 
+// Reopen opens the file at path p (relative to the folder, as in its
+// events) again, for a reviewer, if it is still the version versionID
+// that an event delivered; otherwise the error wraps
+// connectors.ErrObjectMissing. It declares no content type.
+func (s *Source) Reopen(_ context.Context, p, versionID string) (io.ReadCloser, string, error) {
+	st, err := parseStamp(versionID)
+	if err != nil {
+		return nil, "", &connectors.Error{Op: "open", Source: s.cfg.Name, Key: p, Kind: connectors.Invalid, Err: err}
+	}
+	f, err := open(s.cfg.FS, s.cfg.Name, p, st)
+	return f, "", err
+}
+
 // stamp identifies a file version.
 type stamp struct {
 	mtime int64 // ns since the epoch
@@ -195,6 +208,17 @@ type stamp struct {
 
 func (st stamp) String() string {
 	return strconv.FormatInt(st.mtime, 10) + "-" + strconv.FormatInt(st.size, 10)
+}
+
+// parseStamp reads a stamp written by stamp.String.
+func parseStamp(v string) (stamp, error) {
+	m, n, ok := strings.Cut(v, "-")
+	mtime, err1 := strconv.ParseInt(m, 10, 64)
+	size, err2 := strconv.ParseInt(n, 10, 64)
+	if !ok || err1 != nil || err2 != nil || size < 0 {
+		return stamp{}, fmt.Errorf("version %q is not a file version (mtime-size)", v)
+	}
+	return stamp{mtime: mtime, size: size}, nil
 }
 
 // file is what a watch knows about one path.

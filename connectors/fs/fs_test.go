@@ -3,6 +3,8 @@ package fs_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +108,50 @@ func TestRunTwiceConcurrently(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run = %v", err)
+	}
+}
+
+// Reopen gives a file again only at the version an event delivered: a
+// file changed or removed since is missing, a version not written by the
+// source is refused.
+func TestReopenOnlyTheVersionDelivered(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "memo.txt")
+	if err := os.WriteFile(p, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := fs.New(fs.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := fmt.Sprintf("%d-%d", st.ModTime().UnixNano(), st.Size())
+	ctx := context.Background()
+	rc, ctype, err := src.Reopen(ctx, "memo.txt", version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "first" || ctype != "" {
+		t.Errorf("Reopen = %q, %q", b, ctype)
+	}
+	if _, _, err := src.Reopen(ctx, "memo.txt", "yesterday"); !errors.Is(err, connectors.ErrInvalid) {
+		t.Errorf("bad version: err = %v, want connectors.ErrInvalid", err)
+	}
+	if err := os.WriteFile(p, []byte("second!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Reopen(ctx, "memo.txt", version); !errors.Is(err, connectors.ErrObjectMissing) {
+		t.Errorf("changed file: err = %v, want connectors.ErrObjectMissing", err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Reopen(ctx, "memo.txt", version); !errors.Is(err, connectors.ErrObjectMissing) {
+		t.Errorf("removed file: err = %v, want connectors.ErrObjectMissing", err)
 	}
 }

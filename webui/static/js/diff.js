@@ -38,6 +38,9 @@ export async function diffView(ctx) {
         : 'The two texts are the same, word for word.',
       ' ', link(`#/diff/${b}/${a}`, 'Swap sides')),
     d.truncated ? h('p', { class: 'notice' }, 'The texts are long: the diff covers only their beginning.') : '',
+    (d.reread || []).length
+      ? h('p', { class: 'notice', id: 'diff-reread' }, `The index keeps no texts: ${d.reread.length === 2 ? 'both were' : `the ${d.reread[0] === 'a' ? 'left' : 'right'} one was`} read again from where ${d.reread.length === 2 ? 'they were' : 'it was'} collected, and checked against the text indexed.`)
+      : '',
     h('div', { class: 'diff', id: 'diff' },
       side('left', nameA, a, ops, 'delete'),
       side('right', nameB, b, ops, 'insert')));

@@ -1,0 +1,132 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/index"
+)
+
+// Origin opens objects again where a connector collected them: an S3
+// bucket's client, a watched folder.
+type Origin interface {
+	// Reopen returns the body of the object version name and versionID
+	// and its declared content type ("" when the origin declares none).
+	// name is the object's index key without its source and "/": "bucket/key"
+	// for S3, the path under a watched folder. A version that is gone, or
+	// was changed in place, fails wrapping connectors.ErrObjectMissing.
+	Reopen(ctx context.Context, name, versionID string) (io.ReadCloser, string, error)
+}
+
+var (
+	// ErrNoOrigin reports a document whose object cannot be read again:
+	// a NATS message that carried its body, a file given to `simdex
+	// scan`, a connector no longer configured.
+	ErrNoOrigin = errors.New("no origin to read the object again from")
+	// ErrTextChanged reports an object read again whose document no
+	// longer has the text indexed: the object was overwritten in place,
+	// or its extraction has changed.
+	ErrTextChanged = errors.New("the text at the origin is not the one indexed")
+)
+
+// maxDepth bounds the climb from a document to its top-level object: a
+// parent chain longer than extraction could nest is a damaged index.
+const maxDepth = 64
+
+// records is what a Rereader needs of the index.
+type records interface {
+	Get(ctx context.Context, id index.DocID) (*index.Record, error)
+	TextDigest(text []byte) (sum [32]byte, size int64, err error)
+}
+
+// Rereader reads documents' extracted texts again from their origins, for
+// an index that does not keep texts (index.keep_text: false). It opens a
+// document's top-level object where its connector collected it, extracts
+// it again, finds the document by its key (the object itself, or an
+// attachment or member inside it) and returns the text only when its
+// normal form hashes to the SHA-256 indexed: a reviewer never sees a text
+// other than the one that was matched. It is safe for concurrent use.
+type Rereader struct {
+	ex      extractor
+	ix      records
+	origins map[string]Origin
+}
+
+// NewRereader returns a Rereader that extracts with ex, checks against ix
+// and opens objects through origins, keyed by index.Doc.Source
+// ("s3:contracts", "fs:/srv/inbox").
+func NewRereader(ex extractor, ix records, origins map[string]Origin) *Rereader {
+	return &Rereader{ex: ex, ix: ix, origins: origins}
+}
+
+// Text returns the extracted text of rec read again from its origin.
+// Errors wrap ErrNoOrigin, ErrTextChanged, the origin's errors
+// (connectors.ErrObjectMissing for a version that is gone) or the
+// extraction's.
+func (r *Rereader) Text(ctx context.Context, rec *index.Record) ([]byte, error) {
+	top, err := r.top(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	origin, ok := r.origins[top.Source]
+	name, keyed := strings.CutPrefix(top.Key, top.Source+"/")
+	if !ok || !keyed {
+		return nil, fmt.Errorf("document %d from %s: %w", rec.ID, top.Source, ErrNoOrigin)
+	}
+	body, ctype, err := origin.Reopen(ctx, name, top.VersionID)
+	if err != nil {
+		return nil, fmt.Errorf("read %s version %s again: %w", top.Key, top.VersionID, err)
+	}
+	defer body.Close()
+	doc, xerr := r.ex.Extract(ctx, extract.Object{Name: top.Name, ContentType: ctype, Reader: body})
+	if doc == nil {
+		return nil, fmt.Errorf("extract %s again: %w", top.Key, cmp.Or(xerr, errors.New("extractor returned no document")))
+	}
+	var inputs []index.Input
+	flatten(doc, index.Doc{Key: top.Key, Name: top.Name}, nil, -1, &inputs)
+	return r.find(rec, inputs)
+}
+
+// find returns the text of the input that is rec: the one with its key
+// whose text has its digest.
+func (r *Rereader) find(rec *index.Record, inputs []index.Input) ([]byte, error) {
+	var failed error
+	for _, in := range inputs {
+		if in.Doc.Key != rec.Key {
+			continue
+		}
+		if in.Doc.Error != "" {
+			failed = fmt.Errorf("extract %s again: %s", rec.Key, in.Doc.Error)
+			continue
+		}
+		sum, _, err := r.ix.TextDigest(in.Text)
+		if err == nil && sum == rec.TextSHA {
+			return in.Text, nil
+		}
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	return nil, fmt.Errorf("document %d (%s): %w", rec.ID, rec.Key, ErrTextChanged)
+}
+
+// top returns the top-level document of rec: rec itself or the last of
+// its parents.
+func (r *Rereader) top(ctx context.Context, rec *index.Record) (*index.Record, error) {
+	for range maxDepth {
+		if rec.Parent == 0 {
+			return rec, nil
+		}
+		parent, err := r.ix.Get(ctx, rec.Parent)
+		if err != nil {
+			return nil, fmt.Errorf("read parent %d of document %d: %w", rec.Parent, rec.ID, err)
+		}
+		rec = parent
+	}
+	return nil, fmt.Errorf("document %d: parents nested deeper than %d: the index is damaged", rec.ID, maxDepth)
+}
