@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Review API benchmarks: "all versions of this file" by id from 50
 # concurrent clients over the benchmark fixture, and one review-queue page
-# of 100 among 10,000 open flags. Prints a Markdown section.
+# of 100 among 10,000 open flags; a document's text kept or read again
+# from its origin. Prints a Markdown section.
 # SIMDEX_BENCH_LARGE=1 queries the 1,000,000-document fixture (the issue's
 # figure; built once into the cache, which takes long).
 set -euo pipefail
@@ -24,3 +25,18 @@ echo
 echo "    $cmd"
 echo
 echo "The review UI's own figure (fetch and render one page of 100 rows out of 10,000 open flags in headless Chromium) is logged by \`go test -run TestBrowserReview -v ./webui/\`."
+echo
+echo "### A document's text, kept or read again from its origin"
+echo
+echo "What \`GET /api/v1/documents/{id}/text\` and each side of a diff cost with \`index.keep_text\` on (the text kept in the index) and off (the object read again from a real folder, extracted whole, and its text checked against the SHA-256 indexed; docs/api.md). For the mailbox, its last message. Medians of 3 runs of 10."
+echo
+tcmd="go test -run '^\$' -bench '^BenchmarkDocumentText\$' -benchtime 10x -count 3 ./ingest/"
+tout=$(eval "$tcmd" 2>/dev/null)
+tval() { echo "$tout" | awk -v n="BenchmarkDocumentText/$1/$2-" 'index($1, n) == 1 {print $3}' | median; }
+echo "| file | kept | read again |"
+echo "|---|---|---|"
+for f in policy.pdf debian-reference.en.txt support.pst; do
+  echo "| $f | $(echo "$(tval "$f" kept) / 1000000" | bc -l | xargs printf '%.2f') ms | $(echo "$(tval "$f" reread) / 1000000" | bc -l | xargs printf '%.1f') ms |"
+done
+echo
+echo "    $tcmd"
