@@ -19,14 +19,23 @@ import (
 // in a temporary directory, closed when the test ends.
 func newIngester(t *testing.T) (*ingest.Ingester, *sqlite.Store) {
 	t.Helper()
+	eng := newEngine(t, true)
+	return eng.Ingester, eng.Store.(*sqlite.Store)
+}
+
+// newEngine opens the daemon's engine in a temporary directory, keeping
+// texts or not, closed when the test ends.
+func newEngine(tb testing.TB, keepText bool) *daemon.Engine {
+	tb.Helper()
 	cfg := daemon.DefaultConfig()
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = tb.TempDir()
+	cfg.Index.KeepText = keepText
 	eng, err := daemon.OpenEngine(context.Background(), &cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { eng.Close() })
-	return eng.Ingester, eng.Store.(*sqlite.Store)
+	tb.Cleanup(func() { eng.Close() })
+	return eng
 }
 
 func zipOf(t *testing.T, members map[string]string) []byte {

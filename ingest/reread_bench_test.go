@@ -3,13 +3,11 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/simdex/simdex/connectors/fs"
-	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
 )
@@ -38,14 +36,7 @@ func BenchmarkDocumentText(b *testing.B) {
 
 func benchDocumentText(b *testing.B, file string, keep bool) {
 	ctx := context.Background()
-	cfg := daemon.DefaultConfig()
-	cfg.DataDir = b.TempDir()
-	cfg.Index.KeepText = keep
-	eng, err := daemon.OpenEngine(ctx, &cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer eng.Close()
+	eng := newEngine(b, keep)
 	src, err := fs.New(fs.Config{Dir: corpora, Name: "fs:corpora"})
 	if err != nil {
 		b.Fatal(err)

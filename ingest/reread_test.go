@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/simdex/simdex/connectors"
-	"github.com/simdex/simdex/daemon"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
 )
@@ -32,14 +30,7 @@ func (o objects) Reopen(_ context.Context, name, versionID string) (io.ReadClose
 // it is still the text indexed.
 func TestRereaderReadsTheTextIndexed(t *testing.T) {
 	ctx := context.Background()
-	cfg := daemon.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.Index.KeepText = false
-	eng, err := daemon.OpenEngine(ctx, &cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := newEngine(t, false)
 
 	memo := strings.Repeat("The retention schedule keeps payroll records for seven years. ", 30)
 	minutes := strings.Repeat("The board met on Tuesday and approved the budget for the year. ", 30)
@@ -101,14 +92,7 @@ func TestRereaderReadsTheTextIndexed(t *testing.T) {
 // its text, and its members theirs, where the index keeps none.
 func TestKeepTextKeepsWhereTheIndexDoesNot(t *testing.T) {
 	ctx := context.Background()
-	cfg := daemon.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.Index.KeepText = false
-	eng, err := daemon.OpenEngine(ctx, &cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := newEngine(t, false)
 	text := strings.Repeat("Evidence for the matter: the contract was signed on the first of May. ", 20)
 	out, err := eng.Ingester.Ingest(ctx, ingest.Object{Key: "hold-seed:m/seed.zip", Name: "seed.zip", Source: "hold-seed", KeepText: true,
 		Body: bytes.NewReader(zipOf(t, map[string]string{"a.txt": text}))})
