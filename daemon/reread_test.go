@@ -32,9 +32,10 @@ func getText(t *testing.T, addr string, id int64) (int, string, string) {
 
 // With index.keep_text off, a reviewer's text and diff are read again
 // from the objects' origins, real MinIO versions and a watched folder,
-// exactly as indexed: an overwritten S3 object's older version still
-// shows its own text. A NATS message, which carried its body, has none
-// to show; a hold's seed file keeps its text.
+// and the buckets NATS reference messages name, exactly as indexed: an
+// overwritten S3 object's older version still shows its own text. A NATS
+// message that carried its body has none to show; a hold's seed file
+// keeps its text.
 func TestDiffReadsTextsAgainFromTheirOrigins(t *testing.T) {
 	r := newRig(t)
 	cfg := r.config(t, t.TempDir())
@@ -46,7 +47,7 @@ func TestDiffReadsTextsAgainFromTheirOrigins(t *testing.T) {
 
 	memo := strings.Repeat("The retention schedule keeps payroll records for seven years after the year they close. ", 30)
 	edited := strings.Replace(memo, "seven", "ten", 1)
-	r.put(t, "memo.txt", memo)
+	v1 := r.put(t, "memo.txt", memo)
 	if err := os.WriteFile(filepath.Join(inbox, "memo copy.txt"), []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +59,15 @@ func TestDiffReadsTextsAgainFromTheirOrigins(t *testing.T) {
 	if err := nc.PublishMsg(msg); err != nil {
 		t.Fatal(err)
 	}
+	ref := nats.NewMsg("simdex.docs.memo")
+	ref.Header.Set(natsconn.HeaderID, "memo-by-reference")
+	ref.Header.Set(natsconn.HeaderRef, natsconn.FormatRef(r.bucket, "memo.txt", v1.VersionID))
+	if err := nc.PublishMsg(ref); err != nil {
+		t.Fatal(err)
+	}
 	ids := map[string]int64{}
-	for name, key := range map[string]string{"s3": "s3:records/records/memo.txt", "fs": "fs:" + inbox + "/memo copy.txt", "nats": "nats:docs/memo-by-nats"} {
+	for name, key := range map[string]string{"s3": "s3:records/records/memo.txt", "fs": "fs:" + inbox + "/memo copy.txt",
+		"nats": "nats:docs/memo-by-nats", "ref": "nats:docs/records/memo-by-reference"} {
 		waitFor(t, 30*time.Second, "indexing of "+key, func() bool {
 			docs := versionsOf(t, addr, key)
 			if len(docs) == 1 {
@@ -89,8 +97,11 @@ func TestDiffReadsTextsAgainFromTheirOrigins(t *testing.T) {
 	if code, body, from := getText(t, addr, ids["s3"]); code != 200 || body != memo || from != "origin" {
 		t.Errorf("first version's text: status %d, from %q, %.40q", code, from, body)
 	}
-	if code, body, _ := getText(t, addr, ids["nats"]); code != http.StatusNotFound || !strings.Contains(body, "no origin") {
-		t.Errorf("NATS message's text: status %d, %s; want 404, no origin", code, body)
+	if code, body, from := getText(t, addr, ids["ref"]); code != 200 || body != memo || from != "origin" {
+		t.Errorf("NATS reference's text: status %d, from %q, %.40q", code, from, body)
+	}
+	if code, body, _ := getText(t, addr, ids["nats"]); code != http.StatusNotFound || !strings.Contains(body, "carried its body") {
+		t.Errorf("NATS message's text: status %d, %s; want 404, carried its body", code, body)
 	}
 
 	// A seed file's text is kept: its diff reads only the other side again.

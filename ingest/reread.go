@@ -13,14 +13,26 @@ import (
 )
 
 // Origin opens objects again where a connector collected them: an S3
-// bucket's client, a watched folder.
+// bucket's client, a watched folder, the bucket a NATS reference message
+// named.
 type Origin interface {
-	// Reopen returns the body of the object version name and versionID
-	// and its declared content type ("" when the origin declares none).
-	// name is the object's index key without its source and "/": "bucket/key"
-	// for S3, the path under a watched folder. A version that is gone, or
-	// was changed in place, fails wrapping connectors.ErrObjectMissing.
-	Reopen(ctx context.Context, name, versionID string) (io.ReadCloser, string, error)
+	// Reopen returns the body of the object version at loc and its
+	// declared content type ("" when the origin declares none). A version
+	// that is gone, or was changed in place, fails wrapping
+	// connectors.ErrObjectMissing.
+	Reopen(ctx context.Context, loc Location) (io.ReadCloser, string, error)
+}
+
+// Location is where a top-level object was collected, as the index
+// recorded it.
+type Location struct {
+	// Name is the object's index key without its source and "/":
+	// "bucket/key" for S3, the path under a watched folder.
+	Name      string
+	VersionID string
+	// Meta is the document's metadata, the origin's among it (the
+	// Simdex-Ref of a NATS reference message).
+	Meta map[string]string
 }
 
 var (
@@ -78,7 +90,7 @@ func (r *Rereader) Text(ctx context.Context, rec *index.Record) ([]byte, error) 
 	if !ok || !keyed {
 		return nil, fmt.Errorf("document %d from %s: %w", rec.ID, top.Source, ErrNoOrigin)
 	}
-	body, ctype, err := origin.Reopen(ctx, name, top.VersionID)
+	body, ctype, err := origin.Reopen(ctx, Location{Name: name, VersionID: top.VersionID, Meta: top.Meta})
 	if err != nil {
 		return nil, fmt.Errorf("read %s version %s again: %w", top.Key, top.VersionID, err)
 	}

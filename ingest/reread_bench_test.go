@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,6 +33,13 @@ func BenchmarkDocumentText(b *testing.B) {
 			})
 		}
 	}
+}
+
+// folder is a watched folder as an origin, as the daemon adapts it.
+type folder struct{ src *fs.Source }
+
+func (f folder) Reopen(ctx context.Context, loc ingest.Location) (io.ReadCloser, string, error) {
+	return f.src.Reopen(ctx, loc.Name, loc.VersionID)
 }
 
 func benchDocumentText(b *testing.B, file string, keep bool) {
@@ -67,7 +75,7 @@ func benchDocumentText(b *testing.B, file string, keep bool) {
 	if rec == nil {
 		b.Fatalf("%s: no document with text", file)
 	}
-	rr := ingest.NewRereader(eng.Extractor, eng.Index, map[string]ingest.Origin{"fs:corpora": src})
+	rr := ingest.NewRereader(eng.Extractor, eng.Index, map[string]ingest.Origin{"fs:corpora": folder{src}})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

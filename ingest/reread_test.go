@@ -17,10 +17,10 @@ import (
 // tests read real MinIO buckets and folders again.
 type objects map[string][]byte
 
-func (o objects) Reopen(_ context.Context, name, versionID string) (io.ReadCloser, string, error) {
-	b, ok := o[name+"@"+versionID]
+func (o objects) Reopen(_ context.Context, loc ingest.Location) (io.ReadCloser, string, error) {
+	b, ok := o[loc.Name+"@"+loc.VersionID]
 	if !ok {
-		return nil, "", &connectors.Error{Op: "open", Key: name, Kind: connectors.Permanent, Err: connectors.ErrObjectMissing}
+		return nil, "", &connectors.Error{Op: "open", Key: loc.Name, Kind: connectors.Permanent, Err: connectors.ErrObjectMissing}
 	}
 	return io.NopCloser(bytes.NewReader(b)), "", nil
 }

@@ -12,8 +12,10 @@
 //     sequence) and Simdex-Meta-<Name> (user metadata <Name>).
 //   - A reference: Simdex-Ref: s3://bucket/key?versionId=V (key path-escaped,
 //     versionId optional) and an empty payload. The object is fetched
-//     through the Fetcher when the pipeline opens the event. Simdex-Id, if
-//     given, overrides the key; the other headers apply as for documents.
+//     through the Fetcher when the pipeline opens the event, and the
+//     reference is kept in Event.Metadata["Simdex-Ref"], so that it can be
+//     fetched again for a reviewer. Simdex-Id, if given, overrides the key;
+//     the other headers apply as for documents.
 //
 // Simdex-Op: delete turns either form into a Removed event for the key (and
 // Simdex-Version, if given). Header names are matched case-insensitively.
@@ -213,6 +215,11 @@ func (d *Decoder) reference(ev connectors.Event, ref string, data []byte) (conne
 	if ev.Kind == connectors.Removed {
 		return ev, nil
 	}
+	// Kept with the document, so that its object can be read again.
+	if ev.Metadata == nil {
+		ev.Metadata = map[string]string{}
+	}
+	ev.Metadata[HeaderRef] = ref
 	if d.fetch == nil {
 		return ev, errors.New("reference message, but no object store is configured to fetch it from")
 	}

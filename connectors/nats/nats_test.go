@@ -359,6 +359,10 @@ func TestReferencesEndToEnd(t *testing.T) {
 				if ev.Bucket != "inbox" || ev.Key != "scan 1.pdf" || body(t, ev) != "scanned" {
 					t.Fatalf("reference event = %+v", ev)
 				}
+				// The reference is kept with the document, to read it again.
+				if got := ev.Metadata[nats.HeaderRef]; got != nats.FormatRef("inbox", "scan 1.pdf", "v1") {
+					t.Errorf("reference event's metadata %s = %q", nats.HeaderRef, got)
+				}
 				ev.Done(ctx, nil)
 			}
 			ev := <-out
