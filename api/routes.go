@@ -89,7 +89,7 @@ func (a *Server) routes() []route {
 		{method: "POST", path: "/api/v1/connectors/{name}/backfill", summary: "Queue every object version of an S3 connector", perm: auth.PermConnectorsBackfill, handler: a.backfillConnector},
 		{method: "GET", path: "/api/v1/documents/{id}", summary: "A stored document version", perm: auth.PermDocumentsRead, handler: a.document, resp: Document{}},
 		{method: "GET", path: "/api/v1/documents/{id}/children", summary: "The attachments and archive members directly inside a document", perm: auth.PermDocumentsRead, handler: a.children, resp: documentsAnswer{}},
-		{method: "GET", path: "/api/v1/documents/{id}/text", summary: "A document's extracted text (text/plain)", perm: auth.PermDocumentsRead, handler: a.text},
+		{method: "GET", path: "/api/v1/documents/{id}/text", summary: "A document's extracted text (text/plain): kept, or read again from its origin where the index keeps none (then 404 no origin, 410 version gone, 409 text changed, 502 origin unreachable; header X-Simdex-Text-From: origin)", perm: auth.PermDocumentsRead, handler: a.text},
 		{method: "GET", path: "/api/v1/documents/{id}/thread", summary: "A message's e-mail thread in date order, each message marked inclusive or not (inclusive=true: the inclusive ones only)",
 			query: []string{"inclusive"}, perm: auth.PermDocumentsRead, handler: a.thread, resp: ThreadResponse{}},
 		{method: "GET", path: "/api/v1/documents/{id}/family", summary: "A document's near-copy family: members, pivot and the scored pairs between them",
@@ -97,7 +97,7 @@ func (a *Server) routes() []route {
 		{method: "GET", path: "/api/v1/documents", summary: "The stored versions of an index key, newest first", query: []string{"key*"}, perm: auth.PermDocumentsRead, handler: a.documentsByKey, resp: documentsAnswer{}},
 		{method: "GET", path: "/api/v1/search", summary: "Documents whose name or key contains q, or whose id is q, newest first",
 			query: []string{"q*", "limit"}, perm: auth.PermDocumentsRead, handler: a.search, resp: documentsAnswer{}},
-		{method: "GET", path: "/api/v1/diff", summary: "What differs between two documents' texts, word by word",
+		{method: "GET", path: "/api/v1/diff", summary: "What differs between two documents' texts, word by word (texts the index keeps none of are read again from their origins, as for …/text, and named in reread)",
 			query: []string{"a*", "b*"}, perm: auth.PermDocumentsRead, handler: a.diff, resp: DiffResponse{}},
 		{method: "GET", path: "/api/v1/stats", summary: "Documents, distinct contents and failed extractions", perm: auth.PermDocumentsRead, handler: a.stats, resp: index.Stats{}},
 		{method: "GET", path: "/api/v1/deadletters", summary: "Events that exhausted their deliveries, oldest first", query: []string{"limit"}, perm: auth.PermOperationsRead, handler: a.listDeadLetters, resp: struct {
