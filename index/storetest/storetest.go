@@ -287,6 +287,17 @@ func Run(t *testing.T, o Opener) {
 		if _, err := s.Text(ctx, c[0].Content); !errors.Is(err, index.ErrNoText) {
 			t.Fatalf("Text after remove: %v", err)
 		}
+		// A later document of a content stored without its text brings
+		// it (a hold's seed file, whose text is kept where no other is).
+		seed := entry("seed", "", "beta text", []uint64{h(2)}, nil)
+		seed.Text = []byte("Beta text")
+		sc := put(t, s, seed)
+		if sc[0].Content != c[1].Content {
+			t.Fatalf("the seed's content %d, want the stored %d", sc[0].Content, c[1].Content)
+		}
+		if got, err := s.Text(ctx, c[1].Content); err != nil || string(got) != "Beta text" {
+			t.Fatalf("Text brought by a later document = %q, %v", got, err)
+		}
 	})
 	t.Run("ErrorDocuments", func(t *testing.T) {
 		s := o.Open(t)
