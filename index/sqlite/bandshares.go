@@ -175,11 +175,11 @@ func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys 
 		return nil
 	}
 	var ups []shareRow
-	err = readShares(ctx, stmts, `SELECT b.c, b.mask, b.partners, c.bands
+	err = readShares(ctx, stmts, `SELECT b.c, b.mask, b.partners, c.body, c.bands
 		FROM json_each(?) j JOIN band_shares b ON b.c = j.value JOIN contents c ON c.id = b.c`, others, func(rows *sql.Rows) error {
 		var u shareRow
-		var blob, bands []byte
-		if err := rows.Scan(&u.o, &u.mask, &blob, &bands); err != nil {
+		var blob, body, bands []byte
+		if err := rows.Scan(&u.o, &u.mask, &blob, &body, &bands); err != nil {
 			return err
 		}
 		u.overflow = blob == nil
@@ -188,7 +188,11 @@ func (b *bandShares) unshare(ctx context.Context, stmts *txStmts, c int64, keys 
 		u.partners = slices.DeleteFunc(u.partners, func(h int64) bool { return h == c })
 		mask := u.mask
 		if ks := alone[u.o]; len(ks) > 0 {
-			u.mask &^= bandMask(bands, func(k int64) bool { return slices.Contains(ks, k) })
+			keys, err := contentBandKeys(u.o, body, bands)
+			if err != nil {
+				return err
+			}
+			u.mask &^= bandMask(keys, func(k int64) bool { return slices.Contains(ks, k) })
 		}
 		if len(u.partners) != n || u.mask != mask {
 			ups = append(ups, u)
@@ -288,11 +292,15 @@ func shareWith(ctx context.Context, stmts *txStmts, others map[int64][]int64, c 
 	}
 	for _, u := range ups {
 		if keys := others[u.o]; len(keys) > 0 {
-			var bands []byte
-			if err := stmts.queryRow(ctx, "SELECT bands FROM contents WHERE id = ?", u.o).Scan(&bands); err != nil {
+			var body, bands []byte
+			if err := stmts.queryRow(ctx, "SELECT body, bands FROM contents WHERE id = ?", u.o).Scan(&body, &bands); err != nil {
 				return fmt.Errorf("read bands of content %d: %w", u.o, err)
 			}
-			u.mask |= bandMask(bands, func(k int64) bool { return slices.Contains(keys, k) })
+			held, err := contentBandKeys(u.o, body, bands)
+			if err != nil {
+				return err
+			}
+			u.mask |= bandMask(held, func(k int64) bool { return slices.Contains(keys, k) })
 		}
 		if err := putShare(ctx, stmts, u.o, u.mask, u.partners, u.overflow); err != nil {
 			return err
@@ -445,11 +453,11 @@ func bandKeys(bands []byte) []int64 {
 	return keys
 }
 
-// bandMask returns the bits of the positions of bands (contents.bands)
-// whose key shared reports.
-func bandMask(bands []byte, shared func(int64) bool) int64 {
+// bandMask returns the bits of the positions of a content's band keys
+// (bandKeysOf) whose key shared reports.
+func bandMask(keys []int64, shared func(int64) bool) int64 {
 	var mask int64
-	for i, k := range bandKeys(bands) {
+	for i, k := range keys {
 		if i >= maskBands {
 			break
 		}
@@ -499,15 +507,19 @@ func sharedBands(ctx context.Context, q querier) (masks map[int64]int64, partner
 			return nil, nil, err
 		}
 		ids = ids[n:]
-		rows, err := q.QueryContext(ctx, "SELECT c.id, c.bands FROM json_each(?) j JOIN contents c ON c.id = j.value", string(list))
+		rows, err := q.QueryContext(ctx, "SELECT c.id, c.body, c.bands FROM json_each(?) j JOIN contents c ON c.id = j.value", string(list))
 		err = eachRow(rows, err, func(rows *sql.Rows) error {
 			var c int64
-			var bands []byte
-			if err := rows.Scan(&c, &bands); err != nil {
+			var body, bands []byte
+			if err := rows.Scan(&c, &body, &bands); err != nil {
+				return err
+			}
+			held, err := contentBandKeys(c, body, bands)
+			if err != nil {
 				return err
 			}
 			ks := keysOf[c]
-			if m := bandMask(bands, func(k int64) bool { return slices.Contains(ks, k) }); m != 0 {
+			if m := bandMask(held, func(k int64) bool { return slices.Contains(ks, k) }); m != 0 {
 				masks[c] = m
 			}
 			return nil

@@ -106,7 +106,7 @@ func (s *Store) groupKeysOf(ctx context.Context, tx *sql.Tx, contents []index.Co
 			if err := fp.DecodeBody(body); err != nil {
 				return err
 			}
-			keys[0] = append(keys[0], bandKeys(bands)...)
+			keys[0] = append(keys[0], bandKeysOf(&fp, bands)...)
 			for _, c := range fp.Chunks {
 				keys[1] = append(keys[1], postingKey(c.Hash))
 			}

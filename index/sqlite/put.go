@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -273,11 +272,10 @@ func (s *Store) putContent(ctx context.Context, p *putTx, fp *index.Fingerprint,
 	deferred := p.l != nil && p.l.deferred
 	p.body = fp.AppendBody(p.body[:0])
 	keys := make([]int64, len(bands))
-	bandBlob := make([]byte, 0, 4*len(bands))
 	for i, b := range bands {
 		keys[i] = postingKey(b)
-		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
 	}
+	bandBlob := encodeBands(fp, bands, keys)
 	var shares shared
 	if !deferred {
 		if shares, err = stmts.bands.shareOf(ctx, stmts, keys); err != nil {

@@ -140,7 +140,7 @@ func releaseContent(ctx context.Context, stmts *txStmts, cid int64, d *anchorDel
 		}
 		d.remove(postingKey(a), cid)
 	}
-	keys = bandKeys(bands)
+	keys = bandKeysOf(&fp, bands)
 	if err := stmts.bands.unshare(ctx, stmts, cid, keys); err != nil {
 		return false, fmt.Errorf("release content %d: %w", cid, err)
 	}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,11 +189,10 @@ func refingerprintContent(ctx context.Context, stmts *txStmts, id int64, fn func
 	}
 	*buf = fp.AppendBody((*buf)[:0])
 	keys := make([]int64, len(bands))
-	bandBlob := make([]byte, 0, 4*len(bands))
 	for i, b := range bands {
 		keys[i] = postingKey(b)
-		bandBlob = binary.LittleEndian.AppendUint32(bandBlob, uint32(keys[i]))
 	}
+	bandBlob := encodeBands(fp, bands, keys)
 	_, err = tx.ExecContext(ctx, "UPDATE contents SET text_sha256 = ?, text_size = ?, simhash = ?, body = ?, bands = ?, anchors = ? WHERE id = ?",
 		fp.TextSHA256[:], fp.TextSize, int64(fp.SimHash), *buf, bandBlob, len(fp.Anchors()), id)
 	if err != nil {

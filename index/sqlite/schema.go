@@ -163,4 +163,9 @@ CREATE TABLE IF NOT EXISTS doc_dirs (
 	prefix TEXT NOT NULL UNIQUE
 );
 `,
+	// 12: contents.bands may hold one byte, the number of bands, for a
+	// content whose band keys are those of its MinHash slots (bands.go).
+	// Nothing changes in the tables; the version keeps older code, which
+	// would read no band keys from such a row, from opening the index.
+	`SELECT 1;`,
 }

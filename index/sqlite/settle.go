@@ -298,7 +298,7 @@ func pendingPostings(ctx context.Context, tx *sql.Tx, after int64, posts *postin
 		if err := fp.DecodeBody(body); err != nil {
 			return fmt.Errorf("content %d: %w", last, err)
 		}
-		posts.addContent(last, &fp, bandKeys(bands))
+		posts.addContent(last, &fp, bandKeysOf(&fp, bands))
 		n++
 		return nil
 	})

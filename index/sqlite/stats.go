@@ -118,7 +118,7 @@ func expectPostings(ctx context.Context, conn *sql.Conn, id int64, body, bands [
 			return err
 		}
 	}
-	for _, k := range bandKeys(bands) {
+	for _, k := range bandKeysOf(&fp, bands) {
 		if err := expectPosting(ctx, conn, "band_postings", k, id); err != nil {
 			return err
 		}
