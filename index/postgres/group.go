@@ -82,7 +82,7 @@ func (s *Store) keysOf(ctx context.Context, contents []index.ContentID) ([3][]in
 		if err := fp.DecodeBody(body); err != nil {
 			return err
 		}
-		keys[0] = append(keys[0], int64s(decodeKeys(bands))...)
+		keys[0] = append(keys[0], int64s(bandKeysOf(&fp, bands))...)
 		for _, c := range fp.Chunks {
 			keys[1] = append(keys[1], int64(c.Hash))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/index/sketch"
 )
 
 // Put commits entries in one transaction. It costs a fixed number of round
@@ -296,6 +297,19 @@ func encodeKeys(keys []uint64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, k)
 	}
 	return b
+}
+
+// bandKeysOf returns the band keys of a content from its decoded body fp
+// and index_contents.bands. This release writes the keys whole
+// (encodeKeys) and also reads the form the SQLite store writes from its
+// schema 12, one byte giving the number of bands whose keys the body's
+// MinHash slots give again: a later release may then write that form
+// while this one, still running during its rolling upgrade, reads it.
+func bandKeysOf(fp *index.Fingerprint, bands []byte) []uint64 {
+	if len(bands) == 1 {
+		return sketch.Bands(sketch.Params{Bands: int(bands[0])}, fp.MinHash, nil)
+	}
+	return decodeKeys(bands)
 }
 
 // decodeKeys decodes what encodeKeys made.

@@ -122,7 +122,7 @@ func releaseContents(ctx context.Context, tx pgx.Tx, refs map[int64]int64) error
 		if err := fp.DecodeBody(body); err != nil {
 			return fmt.Errorf("content %d: %w", id, err)
 		}
-		posts.add(index.ContentID(id), &fp, decodeKeys(bands))
+		posts.add(index.ContentID(id), &fp, bandKeysOf(&fp, bands))
 		drop = append(drop, id)
 		return nil
 	})
