@@ -110,10 +110,8 @@ type buffers struct {
 func (ix *Index) Fingerprint(rawSHA [32]byte, rawSize int64, text []byte) (*Fingerprint, error) {
 	b := ix.bufs.Get().(*buffers)
 	defer ix.bufs.Put(b)
-	var err error
-	b.norm, err = b.nz.Append(b.norm[:0], text)
-	if err != nil {
-		return nil, fmt.Errorf("normalise: %w: %w", ErrInvalidText, err)
+	if err := b.normalise(text); err != nil {
+		return nil, err
 	}
 	if len(b.norm) == 0 {
 		return nil, ErrEmpty
@@ -143,18 +141,26 @@ func (ix *Index) Fingerprint(rawSHA [32]byte, rawSize int64, text []byte) (*Fing
 	return fp, nil
 }
 
-// TextDigest returns the SHA-256 and size of text (extracted, not yet
-// normalised) in its normal form: what Record.TextSHA and TextSize hold
-// for a document of that text. A text read again from its origin is the
-// one indexed if and only if the two agree.
-func (ix *Index) TextDigest(text []byte) (sum [32]byte, size int64, err error) {
+// normalise puts text (extracted) in its normal form into b.norm.
+func (b *buffers) normalise(text []byte) error {
+	var err error
+	if b.norm, err = b.nz.Append(b.norm[:0], text); err != nil {
+		return fmt.Errorf("normalise: %w: %w", ErrInvalidText, err)
+	}
+	return nil
+}
+
+// TextDigest returns the SHA-256 of text (extracted, not yet normalised)
+// in its normal form: what Record.TextSHA holds for a document of that
+// text. A text read again from its origin is the one indexed if and only
+// if the two agree.
+func (ix *Index) TextDigest(text []byte) ([32]byte, error) {
 	b := ix.bufs.Get().(*buffers)
 	defer ix.bufs.Put(b)
-	b.norm, err = b.nz.Append(b.norm[:0], text)
-	if err != nil {
-		return sum, 0, fmt.Errorf("normalise: %w: %w", ErrInvalidText, err)
+	if err := b.normalise(text); err != nil {
+		return [32]byte{}, err
 	}
-	return sha256.Sum256(b.norm), int64(len(b.norm)), nil
+	return sha256.Sum256(b.norm), nil
 }
 
 // Input is one document to add: its description, its raw hash and size,

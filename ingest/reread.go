@@ -53,7 +53,7 @@ const maxDepth = 64
 // records is what a Rereader needs of the index.
 type records interface {
 	Get(ctx context.Context, id index.DocID) (*index.Record, error)
-	TextDigest(text []byte) (sum [32]byte, size int64, err error)
+	TextDigest(text []byte) ([32]byte, error)
 }
 
 // Rereader reads documents' extracted texts again from their origins, for
@@ -116,7 +116,7 @@ func (r *Rereader) find(rec *index.Record, inputs []index.Input) ([]byte, error)
 			failed = fmt.Errorf("extract %s again: %s", rec.Key, in.Doc.Error)
 			continue
 		}
-		sum, _, err := r.ix.TextDigest(in.Text)
+		sum, err := r.ix.TextDigest(in.Text)
 		if err == nil && sum == rec.TextSHA {
 			return in.Text, nil
 		}
