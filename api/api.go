@@ -58,10 +58,11 @@ func ObjectMatches(parts []ingest.Part) []Match {
 	return out
 }
 
-// TextRereader reads a document's extracted text again from its origin,
-// returning it only if it is the text indexed (ingest.Rereader).
+// TextRereader reads documents' extracted texts again from their
+// origins, returning them only if they are the texts indexed, each object
+// read once (ingest.Rereader).
 type TextRereader interface {
-	Text(ctx context.Context, rec *index.Record) ([]byte, error)
+	Texts(ctx context.Context, recs ...*index.Record) ([][]byte, error)
 }
 
 // ErrNotFound reports that what a request names (a connector) does not exist.

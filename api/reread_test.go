@@ -14,10 +14,19 @@ import (
 	"github.com/simdex/simdex/ingest"
 )
 
-// rereadFunc is a TextRereader that answers with a function.
+// rereadFunc is a TextRereader that answers each document with a function.
 type rereadFunc func(*index.Record) ([]byte, error)
 
-func (f rereadFunc) Text(_ context.Context, rec *index.Record) ([]byte, error) { return f(rec) }
+func (f rereadFunc) Texts(_ context.Context, recs ...*index.Record) ([][]byte, error) {
+	out := make([][]byte, len(recs))
+	for i, rec := range recs {
+		var err error
+		if out[i], err = f(rec); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
 
 // Where the index keeps no text, the text is read again, and each way
 // that can fail has its own status: no origin 404, version gone 410,

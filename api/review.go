@@ -223,40 +223,58 @@ func (a *Server) children(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
 }
 
-// docText returns the text of rec, answering the error itself: the text
-// the index keeps or, where it keeps none, the text read again from the
-// document's origin (reread).
-func (a *Server) docText(w http.ResponseWriter, r *http.Request, rec *index.Record) (text []byte, reread, ok bool) {
-	if rec.Content == 0 {
-		writeError(w, http.StatusUnprocessableEntity, fmt.Errorf("document %d has no text: %s", rec.ID, rec.Error))
-		return nil, false, false
+// docTexts returns the texts of recs, answering the error itself: the
+// texts the index keeps and, where it keeps none, the texts read again
+// from the documents' origins, all in one turn (reread[i] tells which).
+func (a *Server) docTexts(w http.ResponseWriter, r *http.Request, recs ...*index.Record) (texts [][]byte, reread []bool, ok bool) {
+	texts, reread = make([][]byte, len(recs)), make([]bool, len(recs))
+	var missing []*index.Record
+	for i, rec := range recs {
+		if rec.Content == 0 {
+			writeError(w, http.StatusUnprocessableEntity, fmt.Errorf("document %d has no text: %s", rec.ID, rec.Error))
+			return nil, nil, false
+		}
+		text, err := a.Index.Store().Text(r.Context(), rec.Content)
+		switch {
+		case errors.Is(err, index.ErrNoText) && a.Reread != nil:
+			reread[i] = true
+			missing = append(missing, rec)
+		case errors.Is(err, index.ErrNoText):
+			writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w (index.keep_text is off, or it was indexed before it was on)", rec.ID, err))
+			return nil, nil, false
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, err)
+			return nil, nil, false
+		}
+		texts[i] = text
 	}
-	text, err := a.Index.Store().Text(r.Context(), rec.Content)
-	switch {
-	case errors.Is(err, index.ErrNoText) && a.Reread != nil:
-		text, ok = a.rereadText(w, r, rec)
-		return text, true, ok
-	case errors.Is(err, index.ErrNoText):
-		writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w (index.keep_text is off, or it was indexed before it was on)", rec.ID, err))
-		return nil, false, false
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err)
-		return nil, false, false
+	if len(missing) == 0 {
+		return texts, reread, true
 	}
-	return text, false, true
+	again, ok := a.rereadTexts(w, r, missing)
+	if !ok {
+		return nil, nil, false
+	}
+	for i := range recs {
+		if reread[i] {
+			texts[i], again = again[0], again[1:]
+		}
+	}
+	return texts, reread, true
 }
 
-// rereadText reads rec's text again from its origin, in turn with the
-// searches (it extracts the whole object), answering the error itself.
-func (a *Server) rereadText(w http.ResponseWriter, r *http.Request, rec *index.Record) ([]byte, bool) {
-	var text []byte
+// rereadTexts reads the texts of recs again from their origins, in turn
+// with the searches (it extracts whole objects), answering the error
+// itself.
+func (a *Server) rereadTexts(w http.ResponseWriter, r *http.Request, recs []*index.Record) ([][]byte, bool) {
+	var texts [][]byte
 	var err error
-	if gerr := a.searches.run(r.Context(), func() { text, err = a.Reread.Text(r.Context(), rec) }); gerr != nil {
+	if gerr := a.searches.run(r.Context(), func() { texts, err = a.Reread.Texts(r.Context(), recs...) }); gerr != nil {
 		writeError(w, http.StatusServiceUnavailable, gerr)
 		return nil, false
 	}
 	if err == nil {
-		return text, true
+		return texts, true
 	}
 	code := http.StatusBadGateway // the origin could not be read, or its object extracted
 	switch {
@@ -268,9 +286,9 @@ func (a *Server) rereadText(w http.ResponseWriter, r *http.Request, rec *index.R
 		code = http.StatusConflict
 	}
 	if code == http.StatusBadGateway {
-		a.Logger.Warn("read a document again from its origin", "document", rec.ID, "key", rec.Key, "err", err)
+		a.Logger.Warn("read documents again from their origins", "documents", len(recs), "err", err)
 	}
-	writeError(w, code, fmt.Errorf("document %d: the index keeps no text (index.keep_text is off) and reading it again failed: %w", rec.ID, err))
+	writeError(w, code, fmt.Errorf("the index keeps no text (index.keep_text is off) and reading it again failed: %w", err))
 	return nil, false
 }
 
@@ -284,16 +302,16 @@ func (a *Server) text(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	text, reread, ok := a.docText(w, r, rec)
+	texts, reread, ok := a.docTexts(w, r, rec)
 	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if reread {
+	if reread[0] {
 		w.Header().Set(TextFromHeader, "origin")
 	}
-	w.Write(text)
+	w.Write(texts[0])
 }
 
 // DiffResponse is the answer of GET /api/v1/diff.
@@ -312,9 +330,8 @@ type DiffResponse struct {
 // documents' texts, word by word.
 func (a *Server) diff(w http.ResponseWriter, r *http.Request) {
 	var recs [2]*index.Record
-	var texts [2]string
-	var reread []string
-	for i, name := range []string{"a", "b"} {
+	sides := []string{"a", "b"}
+	for i, name := range sides {
 		v := r.URL.Query().Get(name)
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id < 1 {
@@ -325,16 +342,19 @@ func (a *Server) diff(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		text, again, ok := a.docText(w, r, rec)
-		if !ok {
-			return
-		}
-		if again {
+		recs[i] = rec
+	}
+	texts, again, ok := a.docTexts(w, r, recs[:]...)
+	if !ok {
+		return
+	}
+	var reread []string
+	for i, name := range sides {
+		if again[i] {
 			reread = append(reread, name)
 		}
-		recs[i], texts[i] = rec, string(text)
 	}
-	ops, truncated := DiffWords(texts[0], texts[1])
+	ops, truncated := DiffWords(string(texts[0]), string(texts[1]))
 	writeJSON(w, http.StatusOK, DiffResponse{A: NewDocument(recs[0]), B: NewDocument(recs[1]), Ops: ops, Truncated: truncated, Reread: reread})
 }
 

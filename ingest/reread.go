@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/simdex/simdex/extract"
@@ -76,19 +77,52 @@ func NewRereader(ex extractor, ix records, origins map[string]Origin) *Rereader 
 	return &Rereader{ex: ex, ix: ix, origins: origins}
 }
 
-// Text returns the extracted text of rec read again from its origin.
-// Errors wrap ErrNoOrigin, ErrTextChanged, the origin's errors
+// Texts returns the extracted texts of recs read again from their
+// origins, in their order. Documents of one object (two messages of a
+// mailbox compared in a diff) share one read and one extraction. Errors
+// wrap ErrNoOrigin, ErrTextChanged, the origin's errors
 // (connectors.ErrObjectMissing for a version that is gone) or the
 // extraction's.
-func (r *Rereader) Text(ctx context.Context, rec *index.Record) ([]byte, error) {
-	top, err := r.top(ctx, rec)
-	if err != nil {
-		return nil, err
+func (r *Rereader) Texts(ctx context.Context, recs ...*index.Record) ([][]byte, error) {
+	type object struct {
+		top  *index.Record
+		docs []int // positions in recs
 	}
+	var objects []*object
+	for i, rec := range recs {
+		top, err := r.top(ctx, rec)
+		if err != nil {
+			return nil, err
+		}
+		j := slices.IndexFunc(objects, func(o *object) bool { return o.top.ID == top.ID })
+		if j < 0 {
+			j = len(objects)
+			objects = append(objects, &object{top: top})
+		}
+		objects[j].docs = append(objects[j].docs, i)
+	}
+	out := make([][]byte, len(recs))
+	for _, o := range objects {
+		inputs, err := r.extract(ctx, o.top)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range o.docs {
+			if out[i], err = r.find(recs[i], inputs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// extract reads the top-level document top again from its origin and
+// returns its documents as ingest flattens them.
+func (r *Rereader) extract(ctx context.Context, top *index.Record) ([]index.Input, error) {
 	origin, ok := r.origins[top.Source]
 	name, keyed := strings.CutPrefix(top.Key, top.Source+"/")
 	if !ok || !keyed {
-		return nil, fmt.Errorf("document %d from %s: %w", rec.ID, top.Source, ErrNoOrigin)
+		return nil, fmt.Errorf("document %d from %s: %w", top.ID, top.Source, ErrNoOrigin)
 	}
 	body, ctype, err := origin.Reopen(ctx, Location{Name: name, VersionID: top.VersionID, Meta: top.Meta})
 	if err != nil {
@@ -101,7 +135,7 @@ func (r *Rereader) Text(ctx context.Context, rec *index.Record) ([]byte, error) 
 	}
 	var inputs []index.Input
 	flatten(doc, index.Doc{Key: top.Key, Name: top.Name}, nil, -1, &inputs)
-	return r.find(rec, inputs)
+	return inputs, nil
 }
 
 // find returns the text of the input that is rec: the one with its key

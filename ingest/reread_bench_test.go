@@ -83,7 +83,7 @@ func benchDocumentText(b *testing.B, file string, keep bool) {
 		if keep {
 			text, err = eng.Store.Text(ctx, rec.Content)
 		} else {
-			text, err = rr.Text(ctx, rec)
+			text, err = textOf(ctx, rr, rec)
 		}
 		if err != nil || int64(len(text)) == 0 {
 			b.Fatalf("text of %s: %d bytes, %v", rec.Key, len(text), err)

@@ -25,6 +25,26 @@ func (o objects) Reopen(_ context.Context, loc ingest.Location) (io.ReadCloser, 
 	return io.NopCloser(bytes.NewReader(b)), "", nil
 }
 
+// counted counts the objects an origin opens.
+type counted struct {
+	ingest.Origin
+	opens int
+}
+
+func (c *counted) Reopen(ctx context.Context, loc ingest.Location) (io.ReadCloser, string, error) {
+	c.opens++
+	return c.Origin.Reopen(ctx, loc)
+}
+
+// textOf reads one document's text again.
+func textOf(ctx context.Context, rr *ingest.Rereader, rec *index.Record) ([]byte, error) {
+	texts, err := rr.Texts(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	return texts[0], nil
+}
+
 // A document's text that the index does not keep is read again from its
 // object's origin: the object itself or a member inside it, and only if
 // it is still the text indexed.
@@ -36,7 +56,8 @@ func TestRereaderReadsTheTextIndexed(t *testing.T) {
 	minutes := strings.Repeat("The board met on Tuesday and approved the budget for the year. ", 30)
 	archive := zipOf(t, map[string]string{"memo.txt": memo, "minutes.txt": minutes})
 	origin := objects{"b/bundle.zip@v1": archive, "b/memo.txt@v1": []byte(memo)}
-	rr := ingest.NewRereader(eng.Extractor, eng.Index, map[string]ingest.Origin{"s3:x": origin})
+	opened := &counted{Origin: origin}
+	rr := ingest.NewRereader(eng.Extractor, eng.Index, map[string]ingest.Origin{"s3:x": opened})
 
 	byKey := map[string]*index.Record{}
 	for _, name := range []string{"bundle.zip", "memo.txt"} {
@@ -60,30 +81,40 @@ func TestRereaderReadsTheTextIndexed(t *testing.T) {
 		t.Fatalf("kept text: err = %v, want index.ErrNoText", err)
 	}
 	for key, want := range map[string]string{"s3:x/b/memo.txt": memo, member.Key: minutes} {
-		got, err := rr.Text(ctx, byKey[key])
+		got, err := textOf(ctx, rr, byKey[key])
 		if err != nil || string(got) != want {
 			t.Errorf("Text(%s) = %.40q, %v; want %.40q", key, got, err, want)
 		}
 	}
+	// Two members of one object, as a diff asks for them: one read.
+	other := byKey["s3:x/b/bundle.zip"+ingest.ChildSeparator+"memo.txt"]
+	opened.opens = 0
+	texts, err := rr.Texts(ctx, member, other)
+	if err != nil || len(texts) != 2 || string(texts[0]) != minutes || string(texts[1]) != memo {
+		t.Errorf("Texts(two members) = %d texts, %v", len(texts), err)
+	}
+	if opened.opens != 1 {
+		t.Errorf("two members of one object opened it %d times, want once", opened.opens)
+	}
 
 	// The object overwritten in place under the same version.
 	origin["b/memo.txt@v1"] = []byte(strings.Replace(memo, "seven", "ten", 1))
-	if _, err := rr.Text(ctx, byKey["s3:x/b/memo.txt"]); !errors.Is(err, ingest.ErrTextChanged) {
+	if _, err := textOf(ctx, rr, byKey["s3:x/b/memo.txt"]); !errors.Is(err, ingest.ErrTextChanged) {
 		t.Errorf("changed object: err = %v, want ErrTextChanged", err)
 	}
 	// The member gone from the archive.
 	origin["b/bundle.zip@v1"] = zipOf(t, map[string]string{"memo.txt": memo})
-	if _, err := rr.Text(ctx, member); !errors.Is(err, ingest.ErrTextChanged) {
+	if _, err := textOf(ctx, rr, member); !errors.Is(err, ingest.ErrTextChanged) {
 		t.Errorf("member gone: err = %v, want ErrTextChanged", err)
 	}
 	// The version gone from its origin.
 	delete(origin, "b/bundle.zip@v1")
-	if _, err := rr.Text(ctx, member); !errors.Is(err, connectors.ErrObjectMissing) {
+	if _, err := textOf(ctx, rr, member); !errors.Is(err, connectors.ErrObjectMissing) {
 		t.Errorf("version gone: err = %v, want connectors.ErrObjectMissing", err)
 	}
 	// A source with no origin (a NATS message carried its body).
 	nats := ingest.NewRereader(eng.Extractor, eng.Index, map[string]ingest.Origin{})
-	if _, err := nats.Text(ctx, byKey["s3:x/b/memo.txt"]); !errors.Is(err, ingest.ErrNoOrigin) {
+	if _, err := textOf(ctx, nats, byKey["s3:x/b/memo.txt"]); !errors.Is(err, ingest.ErrNoOrigin) {
 		t.Errorf("no origin: err = %v, want ErrNoOrigin", err)
 	}
 }
