@@ -156,19 +156,30 @@ type bucketFetcher []*bucket
 
 // Fetch implements natsconn.Fetcher.
 func (bs bucketFetcher) Fetch(ctx context.Context, name, key, versionID string) (io.ReadCloser, natsconn.ObjectInfo, error) {
+	c, err := bs.client(name, key)
+	if err != nil {
+		return nil, natsconn.ObjectInfo{}, err
+	}
+	rc, info, err := c.Fetch(ctx, name, key, versionID)
+	if err != nil {
+		return nil, natsconn.ObjectInfo{}, err
+	}
+	return rc, natsconn.ObjectInfo{
+		Size: info.Size, ETag: info.ETag, ContentType: info.ContentType, VersionID: info.VersionID,
+		Metadata: info.Metadata, ModTime: info.ModTime,
+	}, nil
+}
+
+// client returns the client of the S3 connector of bucket name, or an
+// error wrapping connectors.ErrObjectMissing, naming key, when no
+// connector reads that bucket.
+func (bs bucketFetcher) client(name, key string) (*s3conn.Client, error) {
 	for _, b := range bs {
 		if b.cfg.Bucket == name {
-			rc, info, err := b.client.Fetch(ctx, name, key, versionID)
-			if err != nil {
-				return nil, natsconn.ObjectInfo{}, err
-			}
-			return rc, natsconn.ObjectInfo{
-				Size: info.Size, ETag: info.ETag, ContentType: info.ContentType, VersionID: info.VersionID,
-				Metadata: info.Metadata, ModTime: info.ModTime,
-			}, nil
+			return b.client, nil
 		}
 	}
-	return nil, natsconn.ObjectInfo{}, &connectors.Error{Op: "fetch reference", Key: name + "/" + key, Kind: connectors.Permanent,
+	return nil, &connectors.Error{Op: "fetch reference", Key: name + "/" + key, Kind: connectors.Permanent,
 		Err: fmt.Errorf("%w: bucket %q is not configured under connectors.s3", connectors.ErrObjectMissing, name)}
 }
 

@@ -24,7 +24,12 @@ func (o bucketOrigin) Reopen(ctx context.Context, loc ingest.Location) (io.ReadC
 	if !ok {
 		return nil, "", &connectors.Error{Op: "open", Key: loc.Name, Kind: connectors.Invalid, Err: fmt.Errorf("%q names no bucket and key", loc.Name)}
 	}
-	rc, info, err := o.client.Fetch(ctx, bucket, key, loc.VersionID)
+	return reopen(ctx, o.client, bucket, key, loc.VersionID)
+}
+
+// reopen fetches an object version with c: its body and declared type.
+func reopen(ctx context.Context, c *s3conn.Client, bucket, key, versionID string) (io.ReadCloser, string, error) {
+	rc, info, err := c.Fetch(ctx, bucket, key, versionID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -42,7 +47,7 @@ func (o folderOrigin) Reopen(ctx context.Context, loc ingest.Location) (io.ReadC
 // referenceOrigin opens again the S3 object a NATS reference message
 // named (its Simdex-Ref, kept in the document's metadata), through the S3
 // connector of its bucket. A message that carried its body has no origin.
-type referenceOrigin struct{ fetch bucketFetcher }
+type referenceOrigin struct{ buckets bucketFetcher }
 
 // Reopen implements ingest.Origin.
 func (o referenceOrigin) Reopen(ctx context.Context, loc ingest.Location) (io.ReadCloser, string, error) {
@@ -54,11 +59,11 @@ func (o referenceOrigin) Reopen(ctx context.Context, loc ingest.Location) (io.Re
 	if err != nil {
 		return nil, "", &connectors.Error{Op: "open", Key: loc.Name, Kind: connectors.Invalid, Err: err}
 	}
-	rc, info, err := o.fetch.Fetch(ctx, bucket, key, version)
+	c, err := o.buckets.client(bucket, key)
 	if err != nil {
 		return nil, "", err
 	}
-	return rc, info.ContentType, nil
+	return reopen(ctx, c, bucket, key, version)
 }
 
 // origins returns where the review API reads a document again when the
