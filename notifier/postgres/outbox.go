@@ -13,7 +13,9 @@
 // measured on the database's clock, the one clock every replica shares: a
 // replica whose clock runs ahead cannot take a delivery another one holds,
 // and one whose clock lags does not hold a dead replica's deliveries
-// longer. Delivery
+// longer. A claim carries a token: one whose answer was lost with its
+// connection is repeated with that token, at once or at the next Claim,
+// and takes back the deliveries it had leased. Delivery
 // stays at least once (a replica that dies between sending and recording
 // leaves its deliveries to be sent again), so receivers deduplicate by the
 // alert id every message carries.
@@ -22,11 +24,14 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,6 +52,11 @@ const SchemaTable = "notifier_schema"
 type Outbox struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+
+	mu sync.Mutex
+	// lost is the token of a claim that failed: it may have committed, so
+	// the next Claim repeats it ("" when none is outstanding).
+	lost string
 }
 
 var _ notifier.Outbox = (*Outbox)(nil)
@@ -111,20 +121,21 @@ func (o *Outbox) Enqueue(ctx context.Context, a notifier.Alert, due map[string]t
 	return nil
 }
 
-// claimQuery locks up to $2 pending deliveries due at $1 and not leased,
-// skipping those another dispatcher has locked, and leases them for $3
-// microseconds of the database's clock, returning them with their alert.
+// claimQuery locks up to $2 pending deliveries due at $1 and not leased
+// (or leased by the claim of token $4), skipping those another dispatcher
+// has locked, and leases them for $3 microseconds of the database's clock
+// to token $4, returning them with their alert.
 // The row locks last until the statement commits, by which time the rows
 // are leased: no other claim can take them (a claim that waited for one
 // re-reads it and finds it leased).
 const claimQuery = `WITH due AS (
 		SELECT id FROM notifier_delivery
 		WHERE status = 'pending' AND next_attempt <= $1
-			AND (claimed_until IS NULL OR claimed_until <= statement_timestamp())
+			AND (claimed_until IS NULL OR claimed_until <= statement_timestamp() OR claimed_by = $4)
 		ORDER BY next_attempt, id
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED)
-	UPDATE notifier_delivery d SET claimed_until = statement_timestamp() + $3 * interval '1 microsecond'
+	UPDATE notifier_delivery d SET claimed_until = statement_timestamp() + $3 * interval '1 microsecond', claimed_by = $4
 	FROM due, notifier_alert a
 	WHERE d.id = due.id AND a.id = d.alert
 	RETURNING d.id, d.alert, d.channel, d.status, d.attempts, d.next_attempt, d.last_error, d.created, a.body`
@@ -135,11 +146,15 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 	if limit <= 0 {
 		return nil, nil
 	}
+	token, err := o.claimToken()
+	if err != nil {
+		return nil, err
+	}
 	var out []notifier.Claimed
 	// Claiming again after a lost connection is safe: a claim that did
-	// commit only holds its deliveries until the end of its lease.
-	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
-		rows, err := o.pool.Query(ctx, claimQuery, now, limit, lease.Microseconds())
+	// commit is repeated with its token and takes its deliveries back.
+	err = pgdb.Retry(ctx, true, func(ctx context.Context) error {
+		rows, err := o.pool.Query(ctx, claimQuery, now, limit, lease.Microseconds(), token)
 		if err != nil {
 			return err
 		}
@@ -147,6 +162,9 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 		return err
 	})
 	if err != nil {
+		o.mu.Lock()
+		o.lost = token
+		o.mu.Unlock()
 		return nil, fmt.Errorf("claim due deliveries: %w", err)
 	}
 	slices.SortFunc(out, func(a, b notifier.Claimed) int {
@@ -156,6 +174,23 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 		return cmp.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// claimToken returns the token of the last claim that failed, which may
+// have leased deliveries before its answer was lost, or a new one.
+func (o *Outbox) claimToken() (string, error) {
+	o.mu.Lock()
+	token := o.lost
+	o.lost = ""
+	o.mu.Unlock()
+	if token != "" {
+		return token, nil
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make claim token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 func scanClaimed(r pgx.CollectableRow) (notifier.Claimed, error) {
