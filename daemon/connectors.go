@@ -134,8 +134,9 @@ func (d *Daemon) openConnectors(_ context.Context, p *parts) error {
 	for _, dir := range cfg.WatchedDirs() {
 		name := "fs:" + dir
 		// The inbox of the embedded default must exist for users to drop
-		// files in; an existing folder is left as it is.
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		// files in, and only its owner may list what was dropped: a name
+		// can say more than its file. An existing folder is left as it is.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("connector %s: create watched folder: %w", name, err)
 		}
 		src, err := fsconn.New(fsconn.Config{
