@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -352,4 +353,20 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStartLineNamesTheStore: with PostgreSQL the start-up line named an
+// index.db that does not exist (issue 47, item 7); it names the store in
+// use and where its connection string comes from, never the string.
+func TestStartLineNamesTheStore(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = "/var/lib/simdex"
+	if got := fmt.Sprint(cfg.storeAttrs()); got != "[index /var/lib/simdex/index.db]" {
+		t.Errorf("embedded default: %s", got)
+	}
+	cfg.Store.Driver = DriverPostgres
+	cfg.Store.Postgres.DSNEnv = "SIMDEX_PG_DSN"
+	if got := fmt.Sprint(cfg.storeAttrs()); got != "[store postgres dsn store.postgres.dsn_env SIMDEX_PG_DSN]" {
+		t.Errorf("postgres: %s", got)
+	}
 }

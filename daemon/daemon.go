@@ -104,7 +104,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	)
 	err = runGroup(ctx, members, func() {
 		d.ready.Store(true)
-		p.log.Info("simdex is serving", "http", p.addr.String(), "sources", len(p.sources), "index", d.cfg.IndexPath())
+		p.log.Info("simdex is serving", append([]any{"http", p.addr.String(), "sources", len(p.sources)}, d.cfg.storeAttrs()...)...)
 	}, func() {
 		d.ready.Store(false)
 		p.log.Info("shutting down")

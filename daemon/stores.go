@@ -35,6 +35,16 @@ type policyStore interface {
 // postgres reports whether the stores are in the shared PostgreSQL.
 func (c *Config) postgres() bool { return c.Store.Driver == DriverPostgres }
 
+// storeAttrs names the stores in log lines: the index file on the
+// embedded default, or PostgreSQL and where its connection string comes
+// from (never the string, which holds a password).
+func (c *Config) storeAttrs() []any {
+	if c.postgres() {
+		return []any{"store", DriverPostgres, "dsn", c.Store.Postgres.Source()}
+	}
+	return []any{"index", c.IndexPath()}
+}
+
 // connectPostgres reads the DSN and connects a pool of maxConns; a refused
 // password or an unreachable server is an error naming the DSN's key.
 func connectPostgres(ctx context.Context, cfg *Config, maxConns int32, opts ...pgdb.Option) (*pgxpool.Pool, error) {
