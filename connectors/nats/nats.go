@@ -9,7 +9,8 @@
 //     Simdex-Id (required: the key the owner knows the document by),
 //     Simdex-Name (a display name, kept in Event.Metadata["Simdex-Name"]),
 //     Content-Type, Simdex-Version (the version id; default the stream
-//     sequence) and Simdex-Meta-<Name> (user metadata <Name>).
+//     sequence) and Simdex-Meta-<Name> (user metadata <Name>; a <Name> of
+//     Simdex-Name or Simdex-Ref is refused, the connector setting those).
 //   - A reference: Simdex-Ref: s3://bucket/key?versionId=V (key path-escaped,
 //     versionId optional) and an empty payload. The object is fetched
 //     through the Fetcher when the pipeline opens the event, and the
