@@ -257,15 +257,22 @@ func (a *Server) backfillConnector(w http.ResponseWriter, r *http.Request) {
 
 // Document is a stored document version in the API's answers.
 type Document struct {
-	ID        index.DocID       `json:"id"`
-	Key       string            `json:"key"`
-	VersionID string            `json:"version_id,omitempty"`
-	Name      string            `json:"name"`
-	Source    string            `json:"source"`
-	Parent    index.DocID       `json:"parent,omitempty"`
-	Path      []string          `json:"path,omitempty"`
-	MediaType string            `json:"media_type,omitempty"`
-	Meta      map[string]string `json:"meta,omitempty"`
+	ID        index.DocID `json:"id"`
+	Key       string      `json:"key"`
+	VersionID string      `json:"version_id,omitempty"`
+	Name      string      `json:"name"`
+	Source    string      `json:"source"`
+	Parent    index.DocID `json:"parent,omitempty"`
+	Path      []string    `json:"path,omitempty"`
+	MediaType string      `json:"media_type,omitempty"`
+	// Meta is simdex's own metadata (index.Doc.Meta): what extraction
+	// found, and the index's marks.
+	Meta map[string]string `json:"meta,omitempty"`
+	// Origin is the metadata the origin delivered with the object
+	// (index.Doc.Origin: S3 user metadata and tags, NATS Simdex-Meta-*
+	// headers), which its uploader chose. A document indexed before it was
+	// kept apart has none here: its origin metadata is among Meta.
+	Origin    map[string]string `json:"origin,omitempty"`
 	Error     string            `json:"error,omitempty"`
 	RawSize   int64             `json:"raw_size"`
 	TextSize  int64             `json:"text_size"`
@@ -278,7 +285,7 @@ type Document struct {
 func NewDocument(r *index.Record) Document {
 	d := Document{
 		ID: r.ID, Key: r.Key, VersionID: r.VersionID, Name: r.Name, Source: r.Source, Parent: r.Parent,
-		Path: r.Path, MediaType: r.MediaType, Meta: r.Meta, Error: r.Error, RawSize: r.RawSize,
+		Path: r.Path, MediaType: r.MediaType, Meta: r.Meta, Origin: r.Origin, Error: r.Error, RawSize: r.RawSize,
 		TextSize: r.TextSize, Content: r.Content, IndexedAt: r.IndexedAt.UTC().Format(time.RFC3339Nano),
 	}
 	if !r.ModTime.IsZero() {

@@ -36,6 +36,20 @@
 // are in no family, or were stored with an extraction error, keep their ND
 // fields empty.
 //
+// # Metadata
+//
+// From, To, Cc, Date, Subject and MessageID are simdex's own metadata
+// (index.Doc.Meta), what extraction found in the document; EmailThreadID
+// and DeletedAtSource come from it too. OriginMetadata is the metadata
+// the origin delivered with the object (index.Doc.Origin), whatever its
+// uploader chose: one JSON object, keys in order, in a CSV or DAT cell,
+// and an object in JSONL.
+//
+// In CSV and DAT files every column a spreadsheet could read as a formula
+// is neutralised (formula.go): only the columns simdex computes from
+// numbers, hashes and timestamps it generated are written as they are, and
+// a column added later is neutralised unless it is listed among those.
+//
 // # Formats
 //
 // CSV follows RFC 4180 as encoding/csv writes it: a header row, fields

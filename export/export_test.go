@@ -373,8 +373,14 @@ func TestExportFormatsAgree(t *testing.T) {
 	}
 	// The hostile name survived every format without breaking a row.
 	h := row("fs:" + hostile)
-	if want := strings.ReplaceAll(replaceInvalid(hostile), "\r\n", "\n"); h["Name"] != "fs:"+want || h["Subject"] != want {
-		t.Errorf("hostile name %q subject %q, want %q", h["Name"], h["Subject"], want)
+	if want := strings.ReplaceAll(replaceInvalid(hostile), "\r\n", "\n"); h["Name"] != "fs:"+want {
+		t.Errorf("hostile name %q, want %q", h["Name"], want)
+	}
+	// Its origin's "subject" is the origin's metadata, not the e-mail
+	// subject, and comes back whole from its JSON.
+	var origin map[string]string
+	if err := json.Unmarshal([]byte(h["OriginMetadata"]), &origin); err != nil || h["Subject"] != "" || origin["subject"] != replaceInvalid(hostile) {
+		t.Errorf("hostile origin metadata %q (%v), subject %q; want the subject in OriginMetadata alone", h["OriginMetadata"], err, h["Subject"])
 	}
 }
 
@@ -464,6 +470,7 @@ func crafty(s string) *Row {
 		DocID: 7, Key: s, Name: s, Source: s, VersionID: s, AttachmentPath: s, MediaType: s, ExtractionError: s,
 		InFamily: true, NDFamilyID: 1, NDPivotID: 1, NDSimilarity: 87.25, NDContainment: 99.99,
 		From: s, To: s, Cc: s, Date: s, Subject: s, MessageID: s, DeletedAtSourceEvent: s,
+		EmailThreadID: s, DeletedAtSource: s, OriginMetadata: map[string]string{"note": s},
 		IndexedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 }

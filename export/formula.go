@@ -25,19 +25,23 @@ func neutralise(s string, newline rune) string {
 	return s
 }
 
-// ownColumns are the columns whose values simdex writes itself: ids,
-// sizes, percentages, hashes, timestamps and yes/no. None starts with a
-// formula character but a negative number would, and numbers must stay
-// numbers, so they are written as they are. Every other column holds text
-// from the documents and their origin (keys, names, paths, media types,
-// error messages, e-mail headers) and is neutralised; a column added
-// later is text unless it is listed here.
+// ownColumns are the only columns whose values simdex computes itself
+// from numbers, hashes and timestamps it generated, and from its own
+// words: ids, sizes, percentages, hashes, the modification and indexing
+// times, yes/no and the inclusive reason. None starts with a formula
+// character but a negative number would, and numbers must stay numbers,
+// so they are written as they are. Every other column is neutralised:
+// keys, names, paths, media types, error messages, e-mail headers, the
+// thread key and the deleted-at-source mark (both read from a document's
+// metadata, where a document indexed by an older build may hold what its
+// uploader put there), and the origin's metadata. A column added later is
+// neutralised unless it is listed here.
 var ownColumns = map[string]bool{
 	"DOCID": true, "ParentDocID": true, "TopLevelDocID": true,
 	"Native_SHA_256": true, "NativeSize": true, "TextSize": true,
 	"ModTime": true, "IndexedAt": true,
 	"ND_FamilyID": true, "ND_PivotID": true, "ND_IsPivot": true, "ND_Similarity": true, "ND_Containment": true,
-	"ExactDupGroup": true, "EmailThreadID": true, "Inclusive": true, "InclusiveReason": true, "DeletedAtSource": true,
+	"ExactDupGroup": true, "Inclusive": true, "InclusiveReason": true,
 }
 
 // isText reports, by position in Columns, which columns are text.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,10 @@ func withText(t *testing.T, col, v string) *Row {
 		"Key": &r.Key, "Name": &r.Name, "Source": &r.Source, "VersionID": &r.VersionID,
 		"AttachmentPath": &r.AttachmentPath, "MediaType": &r.MediaType, "ExtractionError": &r.ExtractionError,
 		"From": &r.From, "To": &r.To, "Cc": &r.Cc, "Date": &r.Date, "Subject": &r.Subject, "MessageID": &r.MessageID,
-		"DeletedAtSourceEvent": &r.DeletedAtSourceEvent,
+		"DeletedAtSourceEvent": &r.DeletedAtSourceEvent, "EmailThreadID": &r.EmailThreadID, "DeletedAtSource": &r.DeletedAtSource,
+	}
+	if col == "OriginMetadata" {
+		r.OriginMetadata = map[string]string{v: v}
 	}
 	var text []string
 	for i, c := range Columns {
@@ -53,10 +57,12 @@ func withText(t *testing.T, col, v string) *Row {
 				return
 			}
 		}
-	}); !slices.Equal(got, slices.Sorted(slices.Values(text))) {
-		t.Fatalf("the test knows text columns %q, the writers neutralise %q", got, text)
+	}); !slices.Equal(slices.Sorted(slices.Values(append(got, "OriginMetadata"))), slices.Sorted(slices.Values(text))) {
+		t.Fatalf("the test knows text columns %q and OriginMetadata, the writers neutralise %q", got, text)
 	}
-	*fields[col] = v
+	if p := fields[col]; p != nil {
+		*p = v
+	}
 	return r
 }
 
@@ -99,25 +105,33 @@ func readAs(f Format, s string) string {
 func col(name string) int { return slices.Index(Columns, name) }
 
 // Every text column of CSV and DAT files starts with a single quote when
-// its value would be a formula, and is otherwise unchanged.
+// its value would be a formula, and is otherwise unchanged; the origin's
+// metadata, a formula in its keys and values, is a JSON object, which no
+// spreadsheet reads as a formula.
 func TestFormulasNeutralised(t *testing.T) {
 	for _, f := range []Format{CSV, DAT} {
+		harmless := readBack(t, f, writeFile(t, f, crafty("harmless")))[1]
 		for i, col := range Columns {
 			if !isText[i] {
 				continue
 			}
 			for name, v := range formulas {
 				t.Run(string(f)+"/"+col+"/"+name, func(t *testing.T) {
-					recs := readBack(t, f, writeFile(t, f, withText(t, col, v)))
+					row := withText(t, col, v)
+					recs := readBack(t, f, writeFile(t, f, row))
 					if len(recs) != 2 || len(recs[1]) != len(Columns) {
 						t.Fatalf("records %q", recs)
 					}
-					if got, want := recs[1][i], readAs(f, "'"+v); got != want {
+					want := readAs(f, "'"+v)
+					if col == "OriginMetadata" {
+						want = readAs(f, originJSON(row.OriginMetadata))
+					}
+					if got := recs[1][i]; got != want || got != "" && strings.ContainsRune(formulaStarts, rune(got[0])) {
 						t.Errorf("%s = %q, want %q", col, got, want)
 					}
 					for j, other := range recs[1] {
-						if j != i && isText[j] && other != "harmless" {
-							t.Errorf("%s = %q, want harmless", Columns[j], other)
+						if j != i && isText[j] && other != harmless[j] {
+							t.Errorf("%s = %q, want %q", Columns[j], other, harmless[j])
 						}
 					}
 				})
@@ -215,6 +229,66 @@ func TestExportNeutralisesIngestedNames(t *testing.T) {
 			}
 			if rec[2] == "'-minus.eml" && (rec[col("Subject")] != "'@SUM(1+1)" || !strings.HasPrefix(rec[col("From")], "'=cmd")) {
 				t.Errorf("%s: subject %q, from %q, want both quoted", f, rec[col("Subject")], rec[col("From")])
+			}
+		}
+	}
+}
+
+// Origin metadata naming simdex's own fields with formulas, names and
+// subjects starting with each formula character, and a document an older
+// build stored with the origin's formulas among simdex's own metadata
+// (thread key, deleted-at-source mark): exported from a real index to CSV
+// and DAT, no cell of any column starts a formula. The thread key and the
+// mark were trusted as simdex's own columns (issue 47).
+func TestExportNeutralisesOriginMetadata(t *testing.T) {
+	ctx := context.Background()
+	opts := index.DefaultOptions()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.New(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	defer ix.Close()
+	ex, err := extract.New(extract.Options{Limits: extract.DefaultLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ing := ingest.New(ex, ix)
+	link := `=HYPERLINK("http://evil.example/x","open")`
+	forged := map[string]string{index.MetaThreadID: link, index.MetaDeletedAtSource: link, index.MetaSubject: "@SUM(1+1)", link: "-2+3"}
+	for i, c := range []string{"=", "+", "-", "@", "\t", "\r"} {
+		name := c + "cmd" + strconv.Itoa(i) + ".eml"
+		mail := "From: " + c + "x <x@example.com>\r\nSubject: " + c + "SUM(1+1)\r\nMessage-ID: <m" + strconv.Itoa(i) + "@example.com>\r\n\r\nA plain body that says enough to be indexed, number " + strconv.Itoa(i) + ".\r\n"
+		if _, err := ing.Ingest(ctx, ingest.Object{Key: name, Name: name, Source: "s3:b", Meta: forged, ModTime: time.Now(), Body: strings.NewReader(mail)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As an older build stored an upload's metadata: among simdex's own.
+	legacy := index.Input{Doc: index.Doc{Key: "old.txt", Name: "old.txt", Source: "s3:b", Meta: forged}, Text: []byte("an old upload whose metadata was forged"), Parent: -1}
+	if _, err := ix.Add(ctx, []index.Input{legacy}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{CSV, DAT} {
+		var b bytes.Buffer
+		if _, err := Export(ctx, ix, &b, Options{Format: f}); err != nil {
+			t.Fatal(err)
+		}
+		recs := readBack(t, f, b.Bytes())
+		if len(recs) != 8 {
+			t.Fatalf("%s: %d records, want a header and 7 rows", f, len(recs))
+		}
+		for _, rec := range recs[1:] {
+			for i, col := range Columns {
+				if v := rec[i]; v != "" && strings.ContainsRune(formulaStarts, rune(v[0])) {
+					t.Errorf("%s: %s = %q starts a formula", f, col, v)
+				}
+			}
+			if rec[col("Name")] != "'old.txt" && rec[col("Name")] != "old.txt" && (rec[col("EmailThreadID")] == "'"+link || rec[col("DeletedAtSource")] != "") {
+				t.Errorf("%s: %s: thread %q, deleted at source %q: the origin's metadata became simdex's", f, rec[col("Name")], rec[col("EmailThreadID")], rec[col("DeletedAtSource")])
 			}
 		}
 	}

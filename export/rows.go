@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -25,6 +26,7 @@ var Columns = []string{
 	"From", "To", "Cc", "Date", "Subject", "MessageID",
 	"EmailThreadID", "Inclusive", "InclusiveReason",
 	"DeletedAtSource", "DeletedAtSourceEvent",
+	"OriginMetadata",
 }
 
 // PathSeparator joins the elements of a document's path in AttachmentPath;
@@ -83,6 +85,13 @@ type Row struct {
 	// hold keeps in the index, and DeletedAtSourceEvent the event that
 	// reported it; empty otherwise.
 	DeletedAtSource, DeletedAtSourceEvent string
+
+	// OriginMetadata is the metadata the origin delivered with the object
+	// (index.Doc.Origin: S3 user metadata and tags, NATS Simdex-Meta-*
+	// headers), whatever its uploader chose; a load file holds it as one
+	// JSON object. Empty for a child, and for a document indexed before it
+	// was kept apart (its origin metadata is then among simdex's own).
+	OriginMetadata map[string]string
 }
 
 // Values returns the row's fields as strings, in Columns order.
@@ -117,7 +126,21 @@ func (r *Row) AppendValues(dst []string) []string {
 	default:
 		dst = append(dst, "no", "")
 	}
-	return append(dst, r.DeletedAtSource, r.DeletedAtSourceEvent)
+	return append(dst, r.DeletedAtSource, r.DeletedAtSourceEvent, originJSON(r.OriginMetadata))
+}
+
+// originJSON is a load file's OriginMetadata cell: the object's keys in
+// order, "" when there are none. It starts with "{", which no
+// spreadsheet reads as a formula, and escapes line breaks and tabs.
+func originJSON(m map[string]string) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(m) // strings always encode
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func id(v index.DocID) string {
@@ -172,16 +195,6 @@ func OnlyDocs(ids ...index.DocID) Filter {
 		return ok
 	}
 }
-
-// Mail metadata keys written by ingest (see ingest.metadata).
-const (
-	metaFrom      = "from"
-	metaTo        = "to"
-	metaCc        = "cc"
-	metaDate      = "date"
-	metaSubject   = "subject"
-	metaMessageID = "message_id"
-)
 
 // ndInfo is one document's near-duplicate fields.
 type ndInfo struct {
@@ -239,15 +252,16 @@ func Rows(ctx context.Context, eng Engine, an *index.Analysis, th index.Threshol
 			IndexedAt:       rec.IndexedAt,
 			ExtractionError: rec.Error,
 			ExactDupGroup:   exact[d],
-			From:            rec.Meta[metaFrom],
-			To:              rec.Meta[metaTo],
-			Cc:              rec.Meta[metaCc],
-			Date:            rec.Meta[metaDate],
-			Subject:         rec.Meta[metaSubject],
-			MessageID:       rec.Meta[metaMessageID],
+			From:            rec.Meta[index.MetaFrom],
+			To:              rec.Meta[index.MetaTo],
+			Cc:              rec.Meta[index.MetaCc],
+			Date:            rec.Meta[index.MetaDate],
+			Subject:         rec.Meta[index.MetaSubject],
+			MessageID:       rec.Meta[index.MetaMessageID],
 
 			DeletedAtSource:      rec.Meta[index.MetaDeletedAtSource],
 			DeletedAtSourceEvent: rec.Meta[index.MetaDeletedAtSourceEvent],
+			OriginMetadata:       rec.Origin,
 		}
 		if err := threads.mark(ctx, rec, &row); err != nil {
 			return err

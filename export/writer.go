@@ -253,6 +253,8 @@ type jsonRow struct {
 	InclusiveReason string      `json:"InclusiveReason,omitempty"`
 	DeletedAtSource string      `json:"DeletedAtSource,omitempty"`
 	DeletedAtEvent  string      `json:"DeletedAtSourceEvent,omitempty"`
+	// OriginMetadata is an object here, not the load files' JSON text.
+	OriginMetadata map[string]string `json:"OriginMetadata,omitempty"`
 }
 
 // jsonlWriter writes one JSON object per line. encoding/json replaces
@@ -278,6 +280,7 @@ func (j *jsonlWriter) Write(r *Row) error {
 		ExactDupGroup: r.ExactDupGroup,
 		From:          r.From, To: r.To, Cc: r.Cc, Date: r.Date, Subject: r.Subject, MessageID: r.MessageID,
 		DeletedAtSource: r.DeletedAtSource, DeletedAtEvent: r.DeletedAtSourceEvent,
+		OriginMetadata: r.OriginMetadata,
 	}
 	if r.EmailThreadID != "" {
 		inclusive := r.Inclusive

@@ -39,6 +39,11 @@ const (
 	ExtraThreadID = "thread_id"
 	// ExtraDraft is "true" on an unsent message (X-Unsent: 1).
 	ExtraDraft = "draft"
+	// ExtraReferences is the message's References header, its ids
+	// separated by single spaces.
+	ExtraReferences = "references"
+	// ExtraFolder is the mailbox folder of a message read from a PST.
+	ExtraFolder = "folder"
 )
 
 // maxMIMEDepth bounds the nesting of multiparts inside one message.
@@ -114,7 +119,7 @@ func mailMeta(p *parser, h mail.Header) {
 	m.MessageID = strings.TrimSpace(h.Get("Message-Id"))
 	m.InReplyTo = strings.TrimSpace(h.Get("In-Reply-To"))
 	if refs := strings.Join(strings.Fields(h.Get("References")), " "); refs != "" {
-		p.d.setExtra("references", refs)
+		p.d.setExtra(ExtraReferences, refs)
 	}
 	if strings.TrimSpace(h.Get("X-Unsent")) == "1" {
 		p.d.setExtra(ExtraDraft, "true")

@@ -263,7 +263,7 @@ func (x *pstReader) message(nid uint32, path string) {
 	}
 	c := x.p.itemChild(itemName(path, x.subject(o, props)))
 	defer c.finishItem()
-	c.d.setExtra("folder", folderName(path))
+	c.d.setExtra(ExtraFolder, folderName(path))
 	x.item(c, o, props)
 }
 
@@ -399,8 +399,8 @@ func (x *pstReader) meta(c *parser, o *pstObject, props map[uint16]pstProp) {
 	if m.InReplyTo == "" {
 		m.InReplyTo = strings.TrimSpace(x.str(o, props, pidInReplyTo, 0))
 	}
-	if refs := strings.Join(strings.Fields(x.str(o, props, pidReferences, 0)), " "); refs != "" && c.d.Meta.Extra["references"] == "" {
-		c.d.setExtra("references", refs)
+	if refs := strings.Join(strings.Fields(x.str(o, props, pidReferences, 0)), " "); refs != "" && c.d.Meta.Extra[ExtraReferences] == "" {
+		c.d.setExtra(ExtraReferences, refs)
 	}
 	if m.Date.IsZero() {
 		m.Date = x.time(o, props, pidSubmitTime)

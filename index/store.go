@@ -57,9 +57,18 @@ type Doc struct {
 	Path []string
 	// MediaType is the sniffed content type.
 	MediaType string
-	// Meta holds extracted and origin metadata (title, author, e-mail
-	// headers, user metadata, tags).
+	// Meta holds simdex's own metadata: what extraction found in the
+	// content (title, author, e-mail headers, thread) and what the index
+	// records (Reserved lists the keys simdex reads back). Nothing an
+	// origin delivers is stored here.
 	Meta map[string]string
+	// Origin holds the metadata the origin delivered with a top-level
+	// object (S3 user metadata and tags, NATS Simdex-Meta-* headers, the
+	// NATS reference), whatever its uploader chose: it is shown and
+	// exported, and policy selectors match it, but it is never read as
+	// one of simdex's fields. Stores return it non-nil, except for a
+	// document written before it was kept apart (see OriginMeta).
+	Origin map[string]string
 	// ModTime is the object's modification time at the origin.
 	ModTime time.Time
 	// Error records why the document has no usable text (too large,

@@ -12,3 +12,7 @@ func (p *Pipeline) Handle(ctx context.Context, ev connectors.Event) { p.handle(c
 // SetUnknownWeight sets the share of the in-flight budget an object of
 // unknown size takes.
 func SetUnknownWeight(p *Pipeline, n int64) { p.unknown = n }
+
+// Metadata is metadata, the index.Doc.Meta ingest makes of what
+// extraction found.
+var Metadata = metadata

@@ -37,7 +37,8 @@ type Object struct {
 	Key, VersionID, Name, Source, Idempotency string
 	// ContentType is the declared type; the extractor sniffs the content.
 	ContentType string
-	// Meta is origin metadata (user metadata, tags).
+	// Meta is origin metadata (user metadata, tags): it becomes the
+	// top-level document's index.Doc.Origin, never its Meta.
 	Meta map[string]string
 	// ModTime is the modification time at the origin.
 	ModTime time.Time
@@ -217,9 +218,13 @@ func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Docume
 	top := index.Doc{
 		Key: obj.Key, VersionID: obj.VersionID, Name: obj.Name, Source: obj.Source,
 		Idempotency: obj.Idempotency, ModTime: obj.ModTime, KeepVersions: obj.KeepVersions,
+		Origin: maps.Clone(obj.Meta),
+	}
+	if top.Origin == nil {
+		top.Origin = map[string]string{}
 	}
 	out := &Outcome{}
-	out.Err = flatten(doc, top, obj.Meta, -1, &out.Inputs)
+	out.Err = flatten(doc, top, -1, &out.Inputs)
 	for i := range out.Inputs {
 		out.Inputs[i].KeepText = obj.KeepText
 	}
@@ -243,7 +248,7 @@ func (in *Ingester) resolveThreads(ctx context.Context, doc *extract.Document) {
 	walk = func(d *extract.Document) {
 		m := d.Meta
 		if m.Extra[extract.ExtraThreadID] != "" {
-			h := mailthread.Header{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.Extra["references"], Subject: m.Subject}
+			h := mailthread.Header{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.Extra[extract.ExtraReferences], Subject: m.Subject}
 			if key, err := mailthread.Resolve(ctx, f, h, d.Text); err == nil && key != "" {
 				d.Meta.Extra[extract.ExtraThreadID] = key
 			}
@@ -276,14 +281,14 @@ func (in *Ingester) Commit(ctx context.Context, p *Prepared) (*Outcome, error) {
 // returns the error recorded on d: its own extraction error or, when it has
 // no text of its own, the first error of the documents inside it (a
 // *MemberError).
-func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, parent int, inputs *[]index.Input) error {
+func flatten(d *extract.Document, base index.Doc, parent int, inputs *[]index.Input) error {
 	doc := base
 	doc.MediaType = d.MediaType
 	doc.Path = d.Path
 	if len(doc.Path) == 0 {
 		doc.Path = []string{base.Name}
 	}
-	doc.Meta = metadata(d.Meta, originMeta)
+	doc.Meta = metadata(d.Meta)
 	in := index.Input{Doc: doc, RawSHA256: d.SHA256, RawSize: d.Size, Text: []byte(d.Text), Parent: parent}
 	if parent >= 0 {
 		in.Doc.Idempotency = ""
@@ -296,7 +301,7 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 		loc := cmp.Or(c.Name, fmt.Sprintf("child %d", i+1))
 		child := index.Doc{Key: base.Key + ChildSeparator + loc, Name: base.Name + ChildSeparator + loc,
 			VersionID: base.VersionID, Source: base.Source, ModTime: base.ModTime}
-		if err := flatten(c, child, nil, self, inputs); err != nil && inner == nil {
+		if err := flatten(c, child, self, inputs); err != nil && inner == nil {
 			inner = &MemberError{Path: []string{loc}, Err: err}
 			var me *MemberError
 			if c.Err == nil && errors.As(err, &me) { // from a member of the member
@@ -314,24 +319,46 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 	return err
 }
 
-func metadata(m extract.Metadata, origin map[string]string) map[string]string {
-	out := make(map[string]string, len(origin)+len(m.Extra)+8)
-	maps.Copy(out, origin)
-	maps.Copy(out, m.Extra)
+// fromExtraction are the keys extraction sets in Metadata.Extra for
+// simdex's own fields (index.Reserved): the only reserved keys an Extra
+// value may fill.
+var fromExtraction = map[string]string{
+	extract.ExtraThreadID:   index.MetaThreadID,
+	extract.ExtraDraft:      index.MetaDraft,
+	extract.ExtraFolder:     index.MetaFolder,
+	extract.ExtraReferences: index.MetaReferences,
+}
+
+// metadata returns a document's index.Doc.Meta from what extraction found:
+// its typed fields under simdex's own keys, and Extra, where a key that is
+// one of simdex's own (index.Reserved) but not one extraction sets for it
+// is renamed (index.MetaRenamedPrefix). Origin metadata is not part of it:
+// it is index.Doc.Origin.
+func metadata(m extract.Metadata) map[string]string {
+	out := make(map[string]string, len(m.Extra)+8)
+	for k, v := range m.Extra {
+		if own, ok := fromExtraction[k]; ok {
+			out[own] = v
+		} else if index.Reserved(k) {
+			out[index.MetaRenamedPrefix+k] = v
+		} else {
+			out[k] = v
+		}
+	}
 	set := func(k, v string) {
 		if v = strings.TrimSpace(v); v != "" {
 			out[k] = v
 		}
 	}
-	set("title", m.Title)
-	set("author", m.Author)
-	set("from", m.From)
-	set("to", strings.Join(m.To, ", "))
-	set("cc", strings.Join(m.Cc, ", "))
-	set("subject", m.Subject)
-	set("message_id", m.MessageID)
-	set("in_reply_to", m.InReplyTo)
-	for k, t := range map[string]time.Time{"created": m.Created, "modified": m.Modified, "date": m.Date} {
+	set(index.MetaTitle, m.Title)
+	set(index.MetaAuthor, m.Author)
+	set(index.MetaFrom, m.From)
+	set(index.MetaTo, strings.Join(m.To, ", "))
+	set(index.MetaCc, strings.Join(m.Cc, ", "))
+	set(index.MetaSubject, m.Subject)
+	set(index.MetaMessageID, m.MessageID)
+	set(index.MetaInReplyTo, m.InReplyTo)
+	for k, t := range map[string]time.Time{index.MetaCreated: m.Created, index.MetaModified: m.Modified, index.MetaDate: m.Date} {
 		if !t.IsZero() {
 			out[k] = t.UTC().Format(time.RFC3339)
 		}

@@ -31,8 +31,9 @@ type Location struct {
 	// "bucket/key" for S3, the path under a watched folder.
 	Name      string
 	VersionID string
-	// Meta is the document's metadata, the origin's among it (the
-	// Simdex-Ref of a NATS reference message).
+	// Meta is the metadata the origin delivered with the object
+	// (index.Doc.OriginMeta), such as the Simdex-Ref of a NATS reference
+	// message.
 	Meta map[string]string
 }
 
@@ -124,7 +125,7 @@ func (r *Rereader) extract(ctx context.Context, top *index.Record) ([]index.Inpu
 	if !ok || !keyed {
 		return nil, fmt.Errorf("document %d from %s: %w", top.ID, top.Source, ErrNoOrigin)
 	}
-	body, ctype, err := origin.Reopen(ctx, Location{Name: name, VersionID: top.VersionID, Meta: top.Meta})
+	body, ctype, err := origin.Reopen(ctx, Location{Name: name, VersionID: top.VersionID, Meta: top.OriginMeta()})
 	if err != nil {
 		return nil, fmt.Errorf("read %s version %s again: %w", top.Key, top.VersionID, err)
 	}
@@ -134,7 +135,7 @@ func (r *Rereader) extract(ctx context.Context, top *index.Record) ([]index.Inpu
 		return nil, fmt.Errorf("extract %s again: %w", top.Key, cmp.Or(xerr, errors.New("extractor returned no document")))
 	}
 	var inputs []index.Input
-	flatten(doc, index.Doc{Key: top.Key, Name: top.Name}, nil, -1, &inputs)
+	flatten(doc, index.Doc{Key: top.Key, Name: top.Name}, -1, &inputs)
 	return inputs, nil
 }
 

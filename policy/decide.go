@@ -12,7 +12,8 @@ import (
 // Match reports whether r is selected. Object keys are matched within
 // their bucket for S3 documents; children (attachments, archive members)
 // are matched on their top-level object's location and their own
-// metadata and media type.
+// media type. Meta and Tags match the metadata the origin delivered
+// (index.Doc.OriginMeta), which a child has none of.
 func (s Selector) Match(r *index.Record) bool {
 	o := ObjectOf(r)
 	if s.Source != "" {
@@ -37,9 +38,10 @@ func (s Selector) Match(r *index.Record) bool {
 			return false
 		}
 	}
+	origin := r.OriginMeta() // user metadata and tags, never simdex's own fields
 	for _, want := range []map[string]string{s.Meta, s.Tags} {
 		for k, v := range want {
-			if got, ok := r.Meta[k]; !ok || got != v {
+			if got, ok := origin[k]; !ok || got != v {
 				return false
 			}
 		}
@@ -56,7 +58,11 @@ func ageOf(basis string, r *index.Record) (time.Time, bool) {
 	case basis == BasisIndexed:
 		return r.IndexedAt, !r.IndexedAt.IsZero()
 	case strings.HasPrefix(basis, BasisMetaPrefix):
-		v, ok := r.Meta[strings.TrimPrefix(basis, BasisMetaPrefix)]
+		k := strings.TrimPrefix(basis, BasisMetaPrefix)
+		v, ok := r.Meta[k]
+		if !ok && !index.Reserved(k) { // a date the origin gave, under a name that is not simdex's
+			v, ok = r.OriginMeta()[k]
+		}
 		if !ok {
 			return time.Time{}, false
 		}

@@ -253,7 +253,7 @@ func (en *env) add(docs ...doc) []index.DocID {
 		}
 		ins[i] = index.Input{
 			Doc: index.Doc{Key: "s3:main/" + d.bucket + "/" + d.key, VersionID: d.version, Name: d.key, Source: "s3:main",
-				ModTime: d.mod, Meta: d.meta, MediaType: "text/plain", KeepVersions: true},
+				ModTime: d.mod, Origin: d.meta, MediaType: "text/plain", KeepVersions: true},
 			RawSHA256: sha256.Sum256([]byte(d.text)), RawSize: int64(len(d.text)), Text: []byte(d.text), Parent: -1,
 		}
 	}

@@ -9,7 +9,8 @@
 //     Simdex-Id (required: the key the owner knows the document by),
 //     Simdex-Name (a display name, kept in Event.Metadata["Simdex-Name"]),
 //     Content-Type, Simdex-Version (the version id; default the stream
-//     sequence) and Simdex-Meta-<Name> (user metadata <Name>).
+//     sequence) and Simdex-Meta-<Name> (user metadata <Name>; a <Name> of
+//     Simdex-Name or Simdex-Ref is refused, the connector setting those).
 //   - A reference: Simdex-Ref: s3://bucket/key?versionId=V (key path-escaped,
 //     versionId optional) and an empty payload. The object is fetched
 //     through the Fetcher when the pipeline opens the event, and the
@@ -342,6 +343,9 @@ func (h headers) get(name string) string {
 }
 
 // metadata collects Simdex-Meta-<Name> headers into a map keyed by <Name>.
+// A <Name> that is one of the keys the connector itself sets in an event's
+// metadata (HeaderRef, HeaderName) is refused: the message would otherwise
+// choose which object a document is read again from.
 func (h headers) metadata() (map[string]string, error) {
 	var meta map[string]string
 	for k, vs := range h {
@@ -351,6 +355,10 @@ func (h headers) metadata() (map[string]string, error) {
 		name := k[len(HeaderMetaPrefix):]
 		if name == "" {
 			return nil, fmt.Errorf("header %q names no metadata key", k)
+		}
+		if strings.EqualFold(name, HeaderRef) || strings.EqualFold(name, HeaderName) {
+			// The connector records these itself, from their own headers.
+			return nil, fmt.Errorf("metadata header %q names the connector's own %s", k, name)
 		}
 		if !utf8.ValidString(name) || !utf8.ValidString(vs[0]) {
 			return nil, fmt.Errorf("metadata header %q is not valid UTF-8", k)

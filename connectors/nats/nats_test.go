@@ -287,6 +287,8 @@ func TestDecodeBadInput(t *testing.T) {
 		{"unknown op", nil, message("body", "Simdex-Id", "a", "Simdex-Op", "archive"), `unknown Simdex-Op "archive"`},
 		{"payload too large", nil, message(strings.Repeat("x", 101), "Simdex-Id", "a"), "exceeds the 100-byte limit"},
 		{"empty meta name", nil, message("b", "Simdex-Id", "a", "Simdex-Meta-", "v"), "names no metadata key"},
+		{"meta forges the reference", memFetcher{}, message("b", "Simdex-Id", "a", "Simdex-Meta-Simdex-Ref", "s3://other/secret"), "connector's own"},
+		{"meta forges the name", nil, message("b", "Simdex-Id", "a", "Simdex-Meta-simdex-name", "x"), "connector's own"},
 		{"ref without fetcher", nil, message("", "Simdex-Ref", "s3://bucket/key"), "no object store is configured"},
 		{"ref not s3", memFetcher{}, message("", "Simdex-Ref", "https://bucket/key"), "want s3://bucket/key"},
 		{"ref empty", memFetcher{}, message("", "Simdex-Ref", ""), "want s3://bucket/key"},

@@ -387,14 +387,18 @@ func (p *putTx) queueDocument(b *pgx.Batch, i int) error {
 	if d.Meta != nil {
 		meta, _ = json.Marshal(d.Meta)
 	}
+	origin := []byte("{}") // never NULL, which marks rows written without it
+	if d.Origin != nil {
+		origin, _ = json.Marshal(d.Origin)
+	}
 	var modTime int64
 	if !d.ModTime.IsZero() {
 		modTime = d.ModTime.UnixNano()
 	}
 	b.Queue(`INSERT INTO index_documents (id, key, version_id, idem, name, source, parent_id, path, media_type, meta,
-		mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id, origin)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		int64(p.out[i].ID), d.Key, d.VersionID, []byte(d.IdempotencyKey()), d.Name, d.Source, parent, string(path), d.MediaType, string(meta),
-		modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content)
+		modTime, p.now, d.Error, d.KeepVersions, rawSHA, rawSize, content, string(origin))
 	return nil
 }

@@ -16,18 +16,18 @@ import (
 )
 
 const docColumns = `d.id, d.key, d.version_id, d.idem, d.name, d.source, coalesce(d.parent_id, 0), d.path, d.media_type, d.meta,
-	d.mod_time, d.indexed_at, d.error, d.keep_versions, d.raw_sha256, d.raw_size, coalesce(d.content_id, 0), c.text_sha256, coalesce(c.text_size, 0)`
+	d.mod_time, d.indexed_at, d.error, d.keep_versions, d.raw_sha256, d.raw_size, coalesce(d.content_id, 0), c.text_sha256, coalesce(c.text_size, 0), d.origin`
 
 const docFrom = ` FROM index_documents d LEFT JOIN index_contents c ON c.id = d.content_id `
 
 // scanRecord reads one row of docColumns.
 func scanRecord(row pgx.Row) (*index.Record, error) {
 	var r index.Record
-	var path, meta []byte
+	var path, meta, origin []byte
 	var modTime, indexedAt int64
 	var rawSHA, textSHA, idem []byte
 	err := row.Scan(&r.ID, &r.Key, &r.VersionID, &idem, &r.Name, &r.Source, &r.Parent, &path, &r.MediaType, &meta,
-		&modTime, &indexedAt, &r.Error, &r.KeepVersions, &rawSHA, &r.RawSize, &r.Content, &textSHA, &r.TextSize)
+		&modTime, &indexedAt, &r.Error, &r.KeepVersions, &rawSHA, &r.RawSize, &r.Content, &textSHA, &r.TextSize, &origin)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +43,11 @@ func scanRecord(row pgx.Row) (*index.Record, error) {
 	}
 	if err := json.Unmarshal(meta, &r.Meta); err != nil {
 		return nil, fmt.Errorf("decode metadata of document %d: %w", r.ID, err)
+	}
+	if origin != nil { // NULL: written without it (index.Doc.OriginMeta)
+		if err := json.Unmarshal(origin, &r.Origin); err != nil {
+			return nil, fmt.Errorf("decode origin metadata of document %d: %w", r.ID, err)
+		}
 	}
 	return &r, nil
 }

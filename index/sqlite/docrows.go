@@ -22,14 +22,18 @@ import (
 //   - idem is NULL when it is the default key || x'00' || version_id;
 //   - name is an INTEGER n when it is the last n characters of the key;
 //   - path is NULL when it is [name], meta NULL when it is {};
+//   - origin (migration 13) is NULL when it is {}, and 0 in the rows
+//     written before it, which have no origin metadata of their own
+//     (index.Doc.OriginMeta);
 //   - keys and idempotency keys are found by a 32-bit hash of each
 //     (key_hash, idem_hash), indexed, and the text compared, rather than
 //     by an index holding the text itself.
 //
 // document_view gives every field back as it was given.
 
-// docView is the view that decodes document rows (migration 11).
-const docView = `
+// docView11 is the view that decodes document rows as migration 11 made
+// it; migration 13 replaces it with docView.
+const docView11 = `
 CREATE VIEW document_view AS SELECT d.id AS id, p.prefix || d.base AS key,
 	coalesce(d.version_id, d.mod_time || '-' || d.raw_size) AS version_id,
 	coalesce(d.idem, p.prefix || d.base || char(0) || coalesce(d.version_id, d.mod_time || '-' || d.raw_size)) AS idem,
@@ -37,6 +41,20 @@ CREATE VIEW document_view AS SELECT d.id AS id, p.prefix || d.base AS key,
 	d.source AS source, d.parent_id AS parent_id, d.path AS path, d.media_type AS media_type, d.meta AS meta,
 	d.mod_time AS mod_time, d.indexed_at AS indexed_at, d.error AS error, d.keep_versions AS keep_versions,
 	d.raw_sha256 AS raw_sha256, d.raw_size AS raw_size, d.content_id AS content_id,
+	d.key_hash AS key_hash, d.idem_hash AS idem_hash, d.dir AS dir, d.base AS base, d.name AS stored_name
+FROM documents d JOIN doc_dirs p ON p.id = d.dir`
+
+// docView is the view that decodes document rows (migration 13: with
+// origin, which is 0 in rows written before it, NULL when empty, else
+// JSON).
+const docView = `
+CREATE VIEW document_view AS SELECT d.id AS id, p.prefix || d.base AS key,
+	coalesce(d.version_id, d.mod_time || '-' || d.raw_size) AS version_id,
+	coalesce(d.idem, p.prefix || d.base || char(0) || coalesce(d.version_id, d.mod_time || '-' || d.raw_size)) AS idem,
+	CASE typeof(d.name) WHEN 'integer' THEN substr(p.prefix || d.base, -d.name) ELSE d.name END AS name,
+	d.source AS source, d.parent_id AS parent_id, d.path AS path, d.media_type AS media_type, d.meta AS meta,
+	d.mod_time AS mod_time, d.indexed_at AS indexed_at, d.error AS error, d.keep_versions AS keep_versions,
+	d.raw_sha256 AS raw_sha256, d.raw_size AS raw_size, d.content_id AS content_id, d.origin AS origin,
 	d.key_hash AS key_hash, d.idem_hash AS idem_hash, d.dir AS dir, d.base AS base, d.name AS stored_name
 FROM documents d JOIN doc_dirs p ON p.id = d.dir`
 
@@ -58,6 +76,7 @@ type docRow struct {
 	version, idem     any // string, or nil when derived
 	name              any // string, or the int length of the key's suffix it is
 	path, meta        any // JSON text, or nil when derived
+	origin            any // JSON text, or nil when empty
 	// The fields stored as they are.
 	source, mediaType, err string
 	parent, content        sql.NullInt64
@@ -99,20 +118,38 @@ func pathOf(name string) string {
 	return string(b)
 }
 
+// encodeOrigin returns the origin column of origin metadata m: NULL
+// when empty, else its JSON.
+func encodeOrigin(m map[string]string) any {
+	if len(m) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(m) // strings always marshal
+	return string(b)
+}
+
 // insertDocRow inserts document row r with id (0: a new id) into table,
-// documents or, while migrating, documents_new, and returns its id. q
-// runs statements in the write transaction, dirs knows key prefixes.
+// documents or, while migrating to version 11, documents_new (which has
+// no origin: migration 13 adds it), and returns its id. q runs
+// statements in the write transaction, dirs knows key prefixes.
 func insertDocRow(ctx context.Context, q rowFunc, dirs *dirCache, table string, id int64, r docRow) (int64, error) {
 	dir, err := dirs.id(ctx, q, r.prefix)
 	if err != nil {
 		return 0, err
 	}
 	newID := sql.NullInt64{Int64: id, Valid: id != 0}
-	err = q(ctx, `INSERT INTO `+table+` (id, dir, base, key_hash, idem_hash, version_id, idem, name, source, parent_id, path,
+	args := []any{newID, dir, r.base, r.keyHash, r.idemHash, r.version, r.idem, r.name, r.source, r.parent, r.path,
+		r.mediaType, r.meta, r.modTime, r.indexedAt, r.err, r.keep, r.rawSHA, r.rawSize, r.content}
+	query := `INSERT INTO documents_new (id, dir, base, key_hash, idem_hash, version_id, idem, name, source, parent_id, path,
 		media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		newID, dir, r.base, r.keyHash, r.idemHash, r.version, r.idem, r.name, r.source, r.parent, r.path,
-		r.mediaType, r.meta, r.modTime, r.indexedAt, r.err, r.keep, r.rawSHA, r.rawSize, r.content).Scan(&id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	if table == "documents" {
+		query = `INSERT INTO documents (id, dir, base, key_hash, idem_hash, version_id, idem, name, source, parent_id, path,
+		media_type, meta, mod_time, indexed_at, error, keep_versions, raw_sha256, raw_size, content_id, origin)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+		args = append(args, r.origin)
+	}
+	err = q(ctx, query, args...).Scan(&id)
 	return id, err
 }
 
@@ -213,10 +250,31 @@ func compactDocuments(ctx context.Context, tx *sql.Tx) error {
 		"DELETE FROM sqlite_sequence WHERE name = 'documents'",
 		"INSERT INTO sqlite_sequence (name, seq) SELECT 'documents', " + strconv.FormatInt(seq, 10) + " WHERE " + strconv.FormatInt(seq, 10) + " > 0",
 		docIndexes,
-		docView,
+		docView11,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("compact documents: %w", err)
+		}
+	}
+	return nil
+}
+
+// addOrigin (migration 13) adds the origin column, in which the rows
+// written before read 0 (index.Doc.OriginMeta), and makes document_view
+// give it back.
+func addOrigin(ctx context.Context, tx *sql.Tx) error {
+	var done bool
+	err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info('documents') WHERE name = 'origin'").Scan(&done)
+	if err != nil {
+		return fmt.Errorf("add the origin column: %w", err)
+	}
+	stmts := []string{"DROP VIEW IF EXISTS document_view", docView}
+	if !done {
+		stmts = append([]string{"ALTER TABLE documents ADD COLUMN origin DEFAULT 0"}, stmts...)
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("add the origin column: %w", err)
 		}
 	}
 	return nil

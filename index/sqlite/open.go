@@ -237,6 +237,7 @@ var backfills = map[int]func(context.Context, *sql.Tx) error{
 	4:  blockAnchors,
 	6:  backfillBandShares,
 	11: compactDocuments,
+	13: addOrigin,
 }
 
 // backfillAnchors posts the anchors of contents stored before version 2.

@@ -254,6 +254,7 @@ func (p *putTx) insertDocument(ctx context.Context, e *index.Entry, idem string,
 	r := encodeDoc(docRow{source: d.Source, parent: parent, mediaType: d.MediaType, modTime: modTime, indexedAt: p.now,
 		err: d.Error, keep: d.KeepVersions, rawSHA: rawSHA, rawSize: rawSize, content: content},
 		d.Key, d.VersionID, idem, d.Name, string(path), string(meta))
+	r.origin = encodeOrigin(d.Origin)
 	id, err := insertDocRow(ctx, p.stmts.queryRow, p.dirs, "documents", 0, r)
 	if err != nil {
 		return 0, fmt.Errorf("insert %q: %w", d.Key, err)

@@ -54,7 +54,7 @@ func eachRow(rows *sql.Rows, err error, fn func(*sql.Rows) error) error {
 }
 
 const docColumns = `d.id, d.key, d.version_id, d.idem, d.name, d.source, d.parent_id, d.path, d.media_type, d.meta,
-	d.mod_time, d.indexed_at, d.error, d.keep_versions, d.raw_sha256, d.raw_size, d.content_id, c.text_sha256, c.text_size`
+	d.mod_time, d.indexed_at, d.error, d.keep_versions, d.raw_sha256, d.raw_size, d.content_id, c.text_sha256, c.text_size, d.origin`
 
 const docFrom = ` FROM document_view d LEFT JOIN contents c ON c.id = d.content_id `
 
@@ -64,8 +64,9 @@ func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
 	var path, meta sql.NullString
 	var modTime, indexedAt int64
 	var rawSHA, textSHA []byte
+	var origin any
 	err := rows.Scan(&r.ID, &r.Key, &r.VersionID, &r.Idempotency, &r.Name, &r.Source, &parent, &path, &r.MediaType, &meta,
-		&modTime, &indexedAt, &r.Error, &r.KeepVersions, &rawSHA, &r.RawSize, &content, &textSHA, &textSize)
+		&modTime, &indexedAt, &r.Error, &r.KeepVersions, &rawSHA, &r.RawSize, &content, &textSHA, &textSize, &origin)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,33 @@ func scanRecord(rows interface{ Scan(...any) error }) (*index.Record, error) {
 	if err := json.Unmarshal([]byte(meta.String), &r.Meta); err != nil {
 		return nil, fmt.Errorf("decode metadata of document %d: %w", r.ID, err)
 	}
+	if r.Origin, err = decodeOrigin(origin); err != nil {
+		return nil, fmt.Errorf("decode origin metadata of document %d: %w", r.ID, err)
+	}
 	return &r, nil
+}
+
+// decodeOrigin decodes the origin column (see encodeOrigin): nil for a
+// row written before migration 13, which holds 0 there.
+func decodeOrigin(v any) (map[string]string, error) {
+	var text []byte
+	switch v := v.(type) {
+	case nil:
+		return map[string]string{}, nil
+	case int64:
+		return nil, nil
+	case string:
+		text = []byte(v)
+	case []byte:
+		text = v
+	default:
+		return nil, fmt.Errorf("unexpected %T", v)
+	}
+	out := map[string]string{}
+	if err := json.Unmarshal(text, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // records reads the documents selected by where, a constant clause.

@@ -168,4 +168,9 @@ CREATE TABLE IF NOT EXISTS doc_dirs (
 	// Nothing changes in the tables; the version keeps older code, which
 	// would read no band keys from such a row, from opening the index.
 	`SELECT 1;`,
+	// 13: the metadata an origin delivered with an object (index.Doc.Origin)
+	// in a column of its own, apart from simdex's own in meta, so that an
+	// uploader cannot set simdex's fields; addOrigin adds it (a store whose
+	// version was set back by hand has it already).
+	`SELECT 1;`,
 }

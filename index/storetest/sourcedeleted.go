@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -19,14 +20,16 @@ type SourceDeletedStore interface {
 // DeletedAtSource checks a store's marks of documents deleted at source
 // while held: a mark adds its two metadata keys, keeps the
 // document and its other metadata, is kept on a second mark, and the
-// marked documents are listed.
+// marked documents are listed. Origin metadata naming the mark
+// (forgedOrigin) neither lists a document nor keeps it from being marked.
 func DeletedAtSource(t *testing.T, s SourceDeletedStore) {
 	t.Helper()
 	ctx := context.Background()
 	var ids []index.DocID
 	for i, key := range []string{"a", "b"} {
 		fp := Fingerprint("text "+key, []uint64{uint64(i+1) << 40}, nil)
-		c, err := s.Put(ctx, []index.Entry{{Doc: index.Doc{Key: key, VersionID: "v1", Meta: map[string]string{"custodian": "kim"}}, Fingerprint: fp, Parent: -1}})
+		doc := index.Doc{Key: key, VersionID: "v1", Meta: map[string]string{"title": "t"}, Origin: maps.Clone(forgedOrigin)}
+		c, err := s.Put(ctx, []index.Entry{{Doc: doc, Fingerprint: fp, Parent: -1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,11 +46,9 @@ func DeletedAtSource(t *testing.T, s SourceDeletedStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"custodian": "kim", index.MetaDeletedAtSource: first.Format(time.RFC3339Nano), index.MetaDeletedAtSourceEvent: "delete marker m1 of a from s3:x"}
-	for k, v := range want {
-		if r.Meta[k] != v {
-			t.Errorf("meta[%q] = %q, want %q", k, r.Meta[k], v)
-		}
+	want := map[string]string{"title": "t", index.MetaDeletedAtSource: first.Format(time.RFC3339Nano), index.MetaDeletedAtSourceEvent: "delete marker m1 of a from s3:x"}
+	if !maps.Equal(r.Meta, want) || !maps.Equal(r.Origin, forgedOrigin) {
+		t.Errorf("meta = %v, origin = %v; want %v and %v", r.Meta, r.Origin, want, forgedOrigin)
 	}
 	var listed []index.DocID
 	if err := s.DeletedAtSource(ctx, func(r *index.Record) error { listed = append(listed, r.ID); return nil }); err != nil {

@@ -490,6 +490,7 @@ func Run(t *testing.T, o Opener) {
 			}
 		})
 	}
+	t.Run("OriginApart", func(t *testing.T) { originApart(t, o) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, o) })
 	t.Run("Closed", func(t *testing.T) {
 		s := o.Open(t)

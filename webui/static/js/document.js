@@ -95,6 +95,8 @@ function metaList(d) {
     ['Not extracted', d.error],
   ];
   for (const [k, v] of Object.entries(d.meta || {})) rows.push([k, v]);
+  // The origin's metadata, which its uploader chose: labelled apart from simdex's own.
+  for (const [k, v] of Object.entries(d.origin || {})) rows.push([`origin: ${k}`, v]);
   return h('dl', { class: 'meta' }, rows.filter(([, v]) => v).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
 
