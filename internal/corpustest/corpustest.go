@@ -73,8 +73,12 @@ func FullDir() (string, error) {
 	if d == "" {
 		return "", fmt.Errorf("%s is unset: set it to the full corpora (make test-corpora, make bench and make eval set it; default ../shared/corpora beside the checkout)", Env)
 	}
-	if st, err := os.Stat(d); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("%s=%s names no corpora directory (set it to the full corpora, default ../shared/corpora beside the checkout): %v", Env, d, err)
+	st, err := os.Stat(d)
+	if err != nil {
+		return "", fmt.Errorf("%s=%s: the full corpora are not there (default ../shared/corpora beside the checkout): %w", Env, d, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s=%s is not a directory (set it to the full corpora, default ../shared/corpora beside the checkout)", Env, d)
 	}
 	return d, nil
 }
