@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/lease"
 )
 
 // Index is what the Engine needs from the index: near-copies of stored
@@ -62,6 +63,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
+	// Lease runs the placement of each hold on one replica at a time
+	// (internal/lease's Postgres for a fleet); nil means a lease of this
+	// process alone.
+	Lease Lease
 	// Workers bounds concurrent near-copy searches across the Engine;
 	// default (GOMAXPROCS+2)/2. A search over the embedded index store can
 	// hold two of its read connections at once (GOMAXPROCS+2 by default),
@@ -84,6 +89,7 @@ type Engine struct {
 	now    func() time.Time
 	logger *slog.Logger
 	work   int
+	lease  Lease
 
 	mu    sync.Mutex // guards cache and its version
 	cache *holdCache
@@ -104,7 +110,10 @@ func New(opts Options) (*Engine, error) {
 		return nil, errors.New("policy engine: store and index are required")
 	}
 	e := &Engine{cfg: opts.Config, st: opts.Store, ix: opts.Index, enf: opts.Enforcer, pub: opts.Publisher,
-		now: opts.Now, logger: opts.Logger, work: opts.Workers}
+		now: opts.Now, logger: opts.Logger, work: opts.Workers, lease: opts.Lease}
+	if e.lease == nil {
+		e.lease = lease.NewLocal()
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -124,8 +133,9 @@ const ConfigActor = "config"
 
 // Sync brings the store in line with the configuration at start: it
 // replaces the configured rules, creates configured holds the store does
-// not have yet (placing them), and publishes flags left unpublished by a
-// previous process. It is idempotent.
+// not have yet (placing them: a placement that fails stays pending, for
+// ResumePlacements), and publishes flags left unpublished by a previous
+// process. It is idempotent.
 func (e *Engine) Sync(ctx context.Context) error {
 	if err := e.st.PutRules(ctx, ConfigActor, e.cfg.Retention, e.cfg.KeepAtLeast); err != nil {
 		return fmt.Errorf("store configured rules: %w", err)
@@ -138,7 +148,11 @@ func (e *Engine) Sync(ctx context.Context) error {
 		if !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("load hold %s: %w", hc.Matter, err)
 		}
-		if _, _, err := e.CreateHold(ctx, hc.spec(), ConfigActor); err != nil && !errors.Is(err, ErrHoldExists) {
+		_, _, err = e.CreateHold(ctx, hc.spec(), ConfigActor)
+		switch {
+		case errors.Is(err, ErrPlacementPending):
+			e.logger.Warn("configured hold stored, its placement continues in the background", "hold_id", hc.Matter, "err", err)
+		case err != nil && !errors.Is(err, ErrHoldExists):
 			return fmt.Errorf("create configured hold %s: %w", hc.Matter, err)
 		}
 	}
