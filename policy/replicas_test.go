@@ -164,6 +164,9 @@ func TestEngineOnPostgres(t *testing.T) {
 		{"SeedFilesStayInTheirMatter", TestSeedFilesStayInTheirMatter},
 		{"IngestCommit", TestIngestCommit},
 		{"RaceDeletionAgainstHold", TestRaceDeletionAgainstHold},
+		{"PlacementResumesAfterFailure", TestPlacementResumesAfterFailure},
+		{"PlacementCancelledResumes", TestPlacementCancelledResumes},
+		{"CreateHoldRepeated", TestCreateHoldRepeated},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
