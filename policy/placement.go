@@ -134,8 +134,12 @@ func (e *Engine) placePending(ctx context.Context, h Hold, seeds []*index.Record
 // its error and the next attempt's time, logged. It returns the failure
 // wrapped in ErrPlacementPending.
 func (e *Engine) settle(ctx context.Context, pp PendingPlacement, p Placement, err error, actor string) error {
-	if err == nil && len(p.EnforceErrors) > 0 {
+	switch {
+	case err != nil:
+	case len(p.EnforceErrors) > 0:
 		err = fmt.Errorf("turn legal holds on: %d objects failed, first %s", len(p.EnforceErrors), p.EnforceErrors[0])
+	case ctx.Err() != nil: // enforcement stops handing out objects once ctx ends
+		err = fmt.Errorf("placement cut short: %w", context.Cause(ctx))
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()

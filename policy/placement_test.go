@@ -329,3 +329,34 @@ func TestPlacementResumedByAnotherReplica(t *testing.T) {
 		}
 	}
 }
+
+// cuttingEnforcer is the test enforcer that cancels the placement's
+// context after its first legal hold, which succeeds: the objects not yet
+// handed out are never tried, and nothing reports them.
+type cuttingEnforcer struct {
+	*fakeEnforcer
+	cancel context.CancelFunc
+}
+
+func (c cuttingEnforcer) HoldAll(ctx context.Context, o policy.Object) ([]string, error) {
+	defer c.cancel()
+	return c.fakeEnforcer.HoldAll(ctx, o)
+}
+
+// TestPlacementCutDuringEnforcement: a placement whose context ends while
+// it turns legal holds on is not complete, though no legal hold failed.
+func TestPlacementCutDuringEnforcement(t *testing.T) {
+	en := newEnv(t, retentionConfig())
+	ids, _ := placingCorpus(t, en)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e1, err := policy.New(policy.Options{Config: en.cfg, Store: en.st, Index: policy.IndexOf(en.ix),
+		Enforcer: cuttingEnforcer{fakeEnforcer: en.enf, cancel: cancel}, Now: en.clock.Now, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, p, err := e1.CreateHold(cctx, policy.HoldSpec{Matter: "M-47", Seeds: ids[:1], Scope: policy.DefaultScope()}, "alice")
+	if !errors.Is(err, policy.ErrPlacementPending) || h.Status != policy.HoldPlacing || p.Enforced == 3 {
+		t.Fatalf("create cut during enforcement: %s, %d enforced, %v; want placing and ErrPlacementPending", h.Status, p.Enforced, err)
+	}
+}

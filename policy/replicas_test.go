@@ -167,6 +167,7 @@ func TestEngineOnPostgres(t *testing.T) {
 		{"PlacementResumesAfterFailure", TestPlacementResumesAfterFailure},
 		{"PlacementCancelledResumes", TestPlacementCancelledResumes},
 		{"CreateHoldRepeated", TestCreateHoldRepeated},
+		{"PlacementCutDuringEnforcement", TestPlacementCutDuringEnforcement},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
