@@ -2,19 +2,26 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/policy"
+	policysqlite "github.com/simdex/simdex/policy/sqlite"
 )
 
 // cuttingEnforcer is the daemon's enforcer that cancels the placement's
@@ -212,4 +219,121 @@ func (r *rig) legalHold(t *testing.T, o minio.UploadInfo) bool {
 		t.Fatalf("legal hold of %s@%s: %v", o.Key, o.VersionID, err)
 	}
 	return st != nil && *st == minio.LegalHoldEnabled
+}
+
+// stallingIndex is the real index whose near-copy searches wait for
+// release, signalling entered at the first, so that a placement stays in
+// its recording phase as long as a test needs.
+type stallingIndex struct {
+	policy.Index
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (x stallingIndex) Similar(ctx context.Context, id index.DocID, th index.Thresholds) ([]index.Match, error) {
+	select {
+	case x.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-x.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return x.Index.Similar(ctx, id, th)
+}
+
+// TestPlacingHoldDefersRemovalAtSource: while a hold is placed and has not
+// recorded its near-copies (issue 47: two near-copies deleted at the
+// source then left the index for good), the pipeline keeps every version
+// deleted at its source, marked so; once the placement has recorded them,
+// the near-copy stays (held) and the unrelated document is purged.
+func TestPlacingHoldDefersRemovalAtSource(t *testing.T) {
+	ctx := t.Context()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	eng, err := OpenEngine(ctx, &cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	pst, err := policysqlite.Open(ctx, filepath.Join(cfg.DataDir, "policy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pst.Close() })
+	tx := licences(t)
+	var ins []index.Input
+	for _, d := range []s3Doc{
+		{key: "legal/seed.txt", text: tx["Apache-2.0"]},
+		{key: "inbox/copy.txt", text: edit(tx["Apache-2.0"], 10, 1)},
+		{key: "inbox/unrelated.txt", text: tx["GPL-3.0-only"]},
+	} {
+		// Metadata, as S3 objects carry: the index's mark of a deletion at
+		// source is lost on a document stored without any (see the report).
+		ins = append(ins, index.Input{Doc: index.Doc{Key: "s3:main/records/" + d.key, VersionID: "v1", Name: d.key, Source: "s3:main",
+			ModTime: epoch, MediaType: "text/plain", Meta: map[string]string{"content-type": "text/plain"}, KeepVersions: true},
+			RawSHA256: sha256.Sum256([]byte(d.text)), RawSize: int64(len(d.text)), Text: []byte(d.text), Parent: -1})
+	}
+	res, err := eng.Index.Add(ctx, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []index.DocID{res[0].ID}
+	stall := stallingIndex{Index: policy.IndexOf(eng.Index), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	e, err := policy.New(policy.Options{Config: retentionConfig(), Store: pst, Index: stall, Now: (&fakeClock{t: epoch}).Now, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Holds: e,
+		Workers: 2, ShutdownTimeout: 10 * time.Second, Registerer: prometheus.NewRegistry(), Logger: logger})
+	events := make(chan connectors.Event)
+	pctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { pipe.Run(pctx, events) })
+	wg.Go(func() { pipe.PurgeEvery(pctx, 20*time.Millisecond) })
+	defer func() { stop(); wg.Wait() }()
+
+	placed := make(chan error, 1)
+	go func() {
+		_, _, err := e.CreateHold(ctx, policy.HoldSpec{Matter: "M-47", Seeds: ids[:1], Scope: policy.DefaultScope()}, "alice")
+		placed <- err
+	}()
+	<-stall.entered // the hold is stored; its near-copies are being searched
+	for _, key := range []string{"inbox/copy.txt", "inbox/unrelated.txt"} {
+		settled := make(chan error, 1)
+		events <- connectors.Event{Source: "s3:main", Kind: connectors.Removed, Bucket: "records", Key: key, VersionID: "v1",
+			Time: epoch, Done: func(_ context.Context, err error) { settled <- err }}
+		if err := <-settled; err != nil {
+			t.Fatalf("delete %s at source: %v", key, err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // purges run meanwhile, and must keep both
+	marked := map[string]bool{}
+	if err := eng.Store.DeletedAtSource(ctx, func(r *index.Record) error { marked[r.Key] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"inbox/copy.txt", "inbox/unrelated.txt"} {
+		rs, err := eng.Store.Lookup(ctx, "s3:main/records/"+key)
+		if err != nil || len(rs) != 1 || !marked["s3:main/records/"+key] {
+			t.Fatalf("%s deleted at source while the hold is placed: %d versions, marked %v, %v; want it kept, marked deleted at source",
+				key, len(rs), marked["s3:main/records/"+key], err)
+		}
+	}
+
+	close(stall.release)
+	if err := <-placed; err != nil {
+		t.Fatalf("placement: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the unrelated document purged", func() bool {
+		_, err := eng.Store.Lookup(ctx, "s3:main/records/inbox/unrelated.txt")
+		return errors.Is(err, index.ErrNotFound)
+	})
+	if rs, err := eng.Store.Lookup(ctx, "s3:main/records/inbox/copy.txt"); err != nil || len(rs) != 1 {
+		t.Fatalf("the held near-copy after the placement: %d versions, %v; want it kept", len(rs), err)
+	}
+	if ms, err := e.HoldingMatters(ctx, "s3:main/records/inbox/copy.txt", "v1"); err != nil || !slices.Equal(ms, []string{"M-47"}) {
+		t.Fatalf("the near-copy's holds: %v, %v", ms, err)
+	}
 }
