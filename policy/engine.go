@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/internal/lease"
 )
@@ -67,6 +69,9 @@ type Options struct {
 	// (internal/lease's Postgres for a fleet); nil means a lease of this
 	// process alone.
 	Lease Lease
+	// Registerer receives the placement metrics (pending placements,
+	// failed attempts); nil registers none.
+	Registerer prometheus.Registerer
 	// Workers bounds concurrent near-copy searches across the Engine;
 	// default (GOMAXPROCS+2)/2. A search over the embedded index store can
 	// hold two of its read connections at once (GOMAXPROCS+2 by default),
@@ -98,6 +103,10 @@ type Engine struct {
 	rebuilds, catchUps atomic.Int64
 	// sims bounds concurrent near-copy searches (see Options.Workers).
 	sims chan struct{}
+	// pendingGauge counts the pending placements ResumePlacements last
+	// saw, placeFailures the failed placement attempts.
+	pendingGauge  prometheus.Gauge
+	placeFailures prometheus.Counter
 }
 
 // New validates opts and returns an Engine. It starts nothing and touches
@@ -125,6 +134,15 @@ func New(opts Options) (*Engine, error) {
 		e.work = max(1, (runtime.GOMAXPROCS(0)+2)/2)
 	}
 	e.sims = make(chan struct{}, e.work)
+	e.pendingGauge = prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_policy_hold_placements_pending",
+		Help: "Hold placements not complete yet (holds reading placing), as last seen by this replica."})
+	e.placeFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "simdex_policy_hold_placement_failures_total",
+		Help: "Failed attempts at placing a hold (each retried with backoff; the hold reads placing meanwhile)."})
+	if opts.Registerer != nil {
+		if err := errors.Join(opts.Registerer.Register(e.pendingGauge), opts.Registerer.Register(e.placeFailures)); err != nil {
+			return nil, fmt.Errorf("policy engine: register metrics: %w", err)
+		}
+	}
 	return e, nil
 }
 

@@ -48,6 +48,7 @@ func (e *Engine) ResumePlacements(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("load pending placements: %w", err)
 	}
+	e.pendingGauge.Set(float64(len(ps)))
 	done := 0
 	var errs []error
 	for _, pp := range ps {
@@ -72,6 +73,7 @@ func (e *Engine) ResumePlacements(ctx context.Context) (int, error) {
 			done++
 		}
 	}
+	e.pendingGauge.Sub(float64(done))
 	return done, errors.Join(errs...)
 }
 
@@ -153,6 +155,7 @@ func (e *Engine) settle(ctx context.Context, pp PendingPlacement, p Placement, e
 		}
 		err = fmt.Errorf("record placement complete: %w", ferr)
 	}
+	e.placeFailures.Inc()
 	pp.Attempts++
 	pp.LastError, pp.Next = err.Error(), e.now().Add(placementBackoff(pp.Attempts))
 	if uerr := e.st.UpdatePlacement(sctx, pp); uerr != nil {
