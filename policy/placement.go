@@ -55,26 +55,38 @@ func (e *Engine) ResumePlacements(ctx context.Context) (int, error) {
 		if pp.Next.After(e.now()) {
 			continue
 		}
-		h, err := e.st.Hold(ctx, pp.Matter)
+		ok, err := e.resume(ctx, pp)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resume placement of hold %s: %w", pp.Matter, err))
-			continue
 		}
-		h.Status, h.Placement = HoldPlacing, &pp
-		h, _, err = e.placeNow(ctx, h, nil, "placement")
-		if errors.Is(err, errPlacementBusy) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("resume placement of hold %s: %w", pp.Matter, err))
-			continue
-		}
-		if h.Status != HoldPlacing {
+		if ok {
 			done++
 		}
 	}
 	e.pendingGauge.Sub(float64(done))
 	return done, errors.Join(errs...)
+}
+
+// resume places the hold of pp under its lease and reports whether its
+// placement is complete; another process placing it is no error. A
+// placement left behind by a release (from code older than placements,
+// which does not end it) is ended.
+func (e *Engine) resume(ctx context.Context, pp PendingPlacement) (bool, error) {
+	h, err := e.st.Hold(ctx, pp.Matter)
+	if err != nil {
+		return false, err
+	}
+	if h.Status == HoldReleased {
+		_, err := e.st.FinishPlacement(ctx, pp.Matter, AuditEntry{Time: e.now(), Actor: "placement", Action: AuditHoldPlaced,
+			Object: "hold:" + pp.Matter, Reason: "hold released before its placement completed"})
+		return err == nil, err
+	}
+	h.Status, h.Placement = HoldPlacing, &pp
+	h, _, err = e.placeNow(ctx, h, nil, "placement")
+	if errors.Is(err, errPlacementBusy) {
+		return false, nil
+	}
+	return err == nil && h.Status != HoldPlacing, err
 }
 
 // placeNow places h, whose placement may be pending, under its lease, from

@@ -317,8 +317,19 @@ func TestPlacementResumedByAnotherReplica(t *testing.T) {
 		t.Fatalf("A's create: %v; want ErrPlacementPending", err)
 	}
 	en.clock.Advance(time.Minute)
-	if n, err := b.ResumePlacements(ctx); n != 1 || err != nil {
-		t.Fatalf("B resumes after A stopped: %d, %v", n, err)
+	// A's session lets go of the lease as PostgreSQL ends it: B's polls
+	// take it at the latest a few polls later.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n, err := b.ResumePlacements(ctx)
+		if err != nil || n == 1 {
+			if err != nil {
+				t.Fatalf("B resumes after A stopped: %d, %v", n, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("B did not resume within 10 s of A stopping")
+		}
 	}
 	if h, err := a.Hold(ctx, "M-F"); err != nil || h.Status != policy.HoldActive || h.Held != 3 {
 		t.Fatalf("hold: %+v, %v", h, err)
