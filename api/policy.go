@@ -71,10 +71,14 @@ type HoldRequest struct {
 	Mode        string            `json:"mode,omitempty"`
 }
 
-// HoldResponse answers POST /api/v1/holds.
+// HoldResponse answers POST /api/v1/holds: 201 with the hold placed,
+// 200 with the hold a create with the same body made before, 202 with
+// the hold stored and in force but its placement not complete (Error
+// says why; it continues in the background, the hold reading placing).
 type HoldResponse struct {
 	Hold      policy.Hold      `json:"hold"`
 	Placement policy.Placement `json:"placement"`
+	Error     string           `json:"error,omitempty"`
 }
 
 // AuditVerifyResponse answers POST /api/v1/audit/verify.
@@ -148,9 +152,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 func (a *Server) listHolds(w http.ResponseWriter, r *http.Request) {
 	status := policy.HoldStatus(r.URL.Query().Get("status"))
 	switch status {
-	case "", policy.HoldActive, policy.HoldReleased:
+	case "", policy.HoldActive, policy.HoldPlacing, policy.HoldReleased:
 	default:
-		writeError(w, http.StatusBadRequest, fmt.Errorf("status %q: want active or released", status))
+		writeError(w, http.StatusBadRequest, fmt.Errorf("status %q: want active, placing or released", status))
 		return
 	}
 	hs, err := a.Policy.Holds(r.Context(), status)
@@ -172,7 +176,9 @@ func (a *Server) getHold(w http.ResponseWriter, r *http.Request) {
 }
 
 // createHold answers POST /api/v1/holds: the hold is placed at once and
-// every near-copy of its seeds flagged (and, in mode hold, locked).
+// every near-copy of its seeds flagged (and, in mode hold, locked); see
+// HoldResponse for the statuses. A body the matter was created with
+// before answers that hold (200), another body 409.
 func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 	limit := a.MaxBody
 	if limit <= 0 {
@@ -210,11 +216,18 @@ func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		spec.Seeds = append(spec.Seeds, id)
 	}
 	h, pl, err := a.Policy.CreateHold(r.Context(), spec, actor(r))
-	if err != nil {
+	switch {
+	case errors.Is(err, policy.ErrPlacementPending):
+		// The hold is stored and in force; its placement continues in
+		// the background (the hold reads placing until it is complete).
+		writeJSON(w, http.StatusAccepted, HoldResponse{Hold: h, Placement: pl, Error: err.Error()})
+	case err != nil:
 		a.policyError(w, "create hold", err)
-		return
+	case pl.Created:
+		writeJSON(w, http.StatusCreated, HoldResponse{Hold: h, Placement: pl})
+	default: // the same create again: the hold it made
+		writeJSON(w, http.StatusOK, HoldResponse{Hold: h, Placement: pl})
 	}
-	writeJSON(w, http.StatusCreated, HoldResponse{Hold: h, Placement: pl})
 }
 
 // seedsVisible answers a seed the caller may not see (another matter's

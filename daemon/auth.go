@@ -87,7 +87,7 @@ func (a auditLog) Record(ctx context.Context, actor, action, object, reason stri
 // one of its own, closed by closeStores.
 func openTokens(ctx context.Context, cfg *Config, pool *pgxpool.Pool, log policy.AuditLog) (m *auth.Manager, closeStores func() error, err error) {
 	var closers []func() error
-	closeStores = func() error {
+	closeAll := func() error {
 		var errs []error
 		for i := len(closers) - 1; i >= 0; i-- {
 			errs = append(errs, closers[i]())
@@ -96,7 +96,7 @@ func openTokens(ctx context.Context, cfg *Config, pool *pgxpool.Pool, log policy
 	}
 	defer func() {
 		if err != nil {
-			closeStores()
+			closeAll() // not closeStores: a failing return has set it to nil
 		}
 	}()
 	if cfg.postgres() && pool == nil {
@@ -121,7 +121,7 @@ func openTokens(ctx context.Context, cfg *Config, pool *pgxpool.Pool, log policy
 	if m, err = auth.NewManager(tokens, auditLog{log: log, now: time.Now}, auth.ManagerOptions{}); err != nil {
 		return nil, nil, err
 	}
-	return m, closeStores, nil
+	return m, closeAll, nil
 }
 
 // CreateToken creates an API token in the token store of cfg, auditing

@@ -323,7 +323,7 @@ func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
 	p.onClose(func() { pst.Close() })
 	p.records = pst
 	p.policy, err = policy.New(policy.Options{
-		Config: d.cfg.Policy, Store: pst, Index: policy.IndexOf(p.eng.Index), Publisher: p.notifier, Logger: d.logger,
+		Config: d.cfg.Policy, Store: pst, Index: policy.IndexOf(p.eng.Index), Publisher: p.notifier, Logger: d.logger, Lease: p.lease, Registerer: d.reg,
 		Enforcer: &s3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
 			for _, b := range p.buckets {
 				if b.source == source && b.cfg.Bucket == bucketName {

@@ -32,8 +32,11 @@ type AuditEntry struct {
 
 // Audit actions.
 const (
-	AuditHoldCreate   = "hold.create"
-	AuditHoldRelease  = "hold.release"
+	AuditHoldCreate  = "hold.create"
+	AuditHoldRelease = "hold.release"
+	// AuditHoldPlaced records a placement complete: every near-copy
+	// recorded held and enforced.
+	AuditHoldPlaced   = "hold.placed"
 	AuditFlagRaise    = "flag.raise"
 	AuditFlagApprove  = "flag.approve"
 	AuditFlagDismiss  = "flag.dismiss"

@@ -16,7 +16,10 @@
 //     hold-match, both when the hold is placed and when a copy is indexed
 //     later (Engine.CheckIngested). In mode "hold" the S3 Object Lock legal
 //     hold of every version of every held object is turned on through an
-//     Enforcer.
+//     Enforcer. A placement is durable: stored pending with the hold, it
+//     is completed by ResumePlacements (any replica, under the hold's
+//     lease) when it was cut short, and until it has recorded every
+//     near-copy no removal or deletion it might cover goes ahead.
 //   - Deletion is two-phase: a disposition flag must be approved by a
 //     reviewer before Engine.Execute deletes exactly that object version,
 //     after checking again, at that moment, the holds in the Store and the

@@ -11,7 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/lease"
 )
 
 // Index is what the Engine needs from the index: near-copies of stored
@@ -62,6 +65,13 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
+	// Lease runs the placement of each hold on one replica at a time
+	// (internal/lease's Postgres for a fleet); nil means a lease of this
+	// process alone.
+	Lease Lease
+	// Registerer receives the placement metrics (pending placements,
+	// failed attempts); nil registers none.
+	Registerer prometheus.Registerer
 	// Workers bounds concurrent near-copy searches across the Engine;
 	// default (GOMAXPROCS+2)/2. A search over the embedded index store can
 	// hold two of its read connections at once (GOMAXPROCS+2 by default),
@@ -84,6 +94,7 @@ type Engine struct {
 	now    func() time.Time
 	logger *slog.Logger
 	work   int
+	lease  Lease
 
 	mu    sync.Mutex // guards cache and its version
 	cache *holdCache
@@ -92,6 +103,10 @@ type Engine struct {
 	rebuilds, catchUps atomic.Int64
 	// sims bounds concurrent near-copy searches (see Options.Workers).
 	sims chan struct{}
+	// pendingGauge counts the pending placements ResumePlacements last
+	// saw, placeFailures the failed placement attempts.
+	pendingGauge  prometheus.Gauge
+	placeFailures prometheus.Counter
 }
 
 // New validates opts and returns an Engine. It starts nothing and touches
@@ -104,7 +119,10 @@ func New(opts Options) (*Engine, error) {
 		return nil, errors.New("policy engine: store and index are required")
 	}
 	e := &Engine{cfg: opts.Config, st: opts.Store, ix: opts.Index, enf: opts.Enforcer, pub: opts.Publisher,
-		now: opts.Now, logger: opts.Logger, work: opts.Workers}
+		now: opts.Now, logger: opts.Logger, work: opts.Workers, lease: opts.Lease}
+	if e.lease == nil {
+		e.lease = lease.NewLocal()
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -116,6 +134,15 @@ func New(opts Options) (*Engine, error) {
 		e.work = max(1, (runtime.GOMAXPROCS(0)+2)/2)
 	}
 	e.sims = make(chan struct{}, e.work)
+	e.pendingGauge = prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_policy_hold_placements_pending",
+		Help: "Hold placements not complete yet (holds reading placing), as last seen by this replica."})
+	e.placeFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "simdex_policy_hold_placement_failures_total",
+		Help: "Failed attempts at placing a hold (each retried with backoff; the hold reads placing meanwhile)."})
+	if opts.Registerer != nil {
+		if err := errors.Join(opts.Registerer.Register(e.pendingGauge), opts.Registerer.Register(e.placeFailures)); err != nil {
+			return nil, fmt.Errorf("policy engine: register metrics: %w", err)
+		}
+	}
 	return e, nil
 }
 
@@ -124,8 +151,9 @@ const ConfigActor = "config"
 
 // Sync brings the store in line with the configuration at start: it
 // replaces the configured rules, creates configured holds the store does
-// not have yet (placing them), and publishes flags left unpublished by a
-// previous process. It is idempotent.
+// not have yet (placing them: a placement that fails stays pending, for
+// ResumePlacements), and publishes flags left unpublished by a previous
+// process. It is idempotent.
 func (e *Engine) Sync(ctx context.Context) error {
 	if err := e.st.PutRules(ctx, ConfigActor, e.cfg.Retention, e.cfg.KeepAtLeast); err != nil {
 		return fmt.Errorf("store configured rules: %w", err)
@@ -138,7 +166,11 @@ func (e *Engine) Sync(ctx context.Context) error {
 		if !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("load hold %s: %w", hc.Matter, err)
 		}
-		if _, _, err := e.CreateHold(ctx, hc.spec(), ConfigActor); err != nil && !errors.Is(err, ErrHoldExists) {
+		_, _, err = e.CreateHold(ctx, hc.spec(), ConfigActor)
+		switch {
+		case errors.Is(err, ErrPlacementPending):
+			e.logger.Warn("configured hold stored, its placement continues in the background", "hold_id", hc.Matter, "err", err)
+		case err != nil && !errors.Is(err, ErrHoldExists):
 			return fmt.Errorf("create configured hold %s: %w", hc.Matter, err)
 		}
 	}

@@ -194,10 +194,14 @@ func (e *Engine) propagate(ctx context.Context, compiled []rule, facts map[index
 // returns the disposition-due flags to raise.
 func (e *Engine) decideAll(ctx context.Context, facts map[index.DocID]*docFacts, run *Run) ([]Flag, error) {
 	ids := slices.Sorted(maps.Keys(facts))
+	placing, err := e.unrecorded(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var flags []Flag
 	for _, id := range ids {
 		f := facts[id]
-		v, err := e.decideHeld(ctx, f, run.Started)
+		v, err := e.decideHeld(ctx, f, run.Started, placing)
 		if err != nil {
 			return nil, err
 		}
@@ -231,8 +235,10 @@ func (e *Engine) decideAll(ctx context.Context, facts map[index.DocID]*docFacts,
 }
 
 // decideHeld decides f at now, with the holds on its object version when
-// it is due: active ones, and those released within the grace period.
-func (e *Engine) decideHeld(ctx context.Context, f *docFacts, now time.Time) (Verdict, error) {
+// it is due: active ones, those released within the grace period, and
+// those of placing, the matters whose placements have not recorded every
+// near-copy yet (any document may be one).
+func (e *Engine) decideHeld(ctx context.Context, f *docFacts, now time.Time, placing []string) (Verdict, error) {
 	v := Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps})
 	if v.Outcome != OutcomeFlag {
 		return v, nil
@@ -246,6 +252,11 @@ func (e *Engine) decideHeld(ctx context.Context, f *docFacts, now time.Time) (Ve
 	for _, h := range hs {
 		if h.Status == HoldActive || h.Released.After(grace) {
 			matters = append(matters, h.Matter)
+		}
+	}
+	for _, m := range placing {
+		if !slices.Contains(matters, m) {
+			matters = append(matters, m+" (being placed: its near-copies are not all recorded yet)")
 		}
 	}
 	return Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps, Holds: matters}), nil

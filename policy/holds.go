@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/simdex/simdex/index"
 )
@@ -31,27 +32,35 @@ type Placement struct {
 	// document is flagged hold-unenforced once, and they are not retried
 	// as failures.
 	Unenforceable []string `json:"unenforceable,omitempty"`
+	// Created is set when the call created the hold; a create repeated
+	// with the same spec answers the hold it made without it.
+	Created bool `json:"created,omitempty"`
 }
 
-// CreateHold validates spec, resolves its seeds, stores the hold and
-// places it: every near-copy of every seed within spec.Scope is recorded
-// as held and flagged hold-match ("found for matter M"), and in mode hold
-// every version of every held object gets its S3 legal hold turned on.
+// CreateHold validates spec, resolves its seeds, stores the hold with its
+// seeds and its pending placement, and places it: every near-copy of
+// every seed within spec.Scope is recorded as held and flagged hold-match
+// ("found for matter M"), and in mode hold every version of every held
+// object gets its S3 legal hold turned on; then the placement is recorded
+// complete. A placement that fails (an enforcement error, a lost store,
+// ctx ended) leaves the hold placing and returns an error wrapping
+// ErrPlacementPending: ResumePlacements completes it. A create repeated
+// with the same spec (HoldSpec.Digest) answers the hold, placing it if
+// its placement is pending and no one else is (Placement.Created false).
 // Errors: ErrInvalidHold, ErrBadSelector or ErrBadThreshold for a bad
 // spec, ErrReasonRequired without an actor, ErrHoldExists for a matter
-// taken, index.ErrNotFound for an unknown seed.
+// taken by another spec or released, index.ErrNotFound for an unknown
+// seed.
 func (e *Engine) CreateHold(ctx context.Context, spec HoldSpec, actor string) (Hold, Placement, error) {
-	if err := spec.validate(); err != nil {
-		return Hold{}, Placement{}, fmt.Errorf("create hold %s: hold%w", spec.Matter, err)
+	if err := checkCreate(&spec, actor); err != nil {
+		return Hold{}, Placement{}, err
 	}
-	if strings.TrimSpace(actor) == "" {
-		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w: no actor", spec.Matter, ErrReasonRequired)
-	}
-	if err := checkText("actor", actor); err != nil {
-		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w", spec.Matter, err)
-	}
-	if spec.Mode == "" {
-		spec.Mode = ModeHold
+	digest := spec.Digest()
+	if h, ok, err := e.existing(ctx, spec.Matter, digest); err != nil || ok {
+		if err != nil {
+			return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w", spec.Matter, err)
+		}
+		return e.placeNow(ctx, h, nil, actor)
 	}
 	seeds, err := e.resolveSeeds(ctx, spec)
 	if err != nil {
@@ -63,7 +72,7 @@ func (e *Engine) CreateHold(ctx context.Context, spec HoldSpec, actor string) (H
 	now := e.now()
 	h := Hold{Matter: spec.Matter, Name: spec.Name, Reason: spec.Reason, Owner: spec.Owner,
 		Selectors: spec.Selectors, Scope: spec.Scope, Mode: spec.Mode, Status: HoldActive,
-		Created: now, CreatedBy: actor}
+		Created: now, CreatedBy: actor, Request: digest}
 	held := make([]HeldDoc, 0, len(seeds))
 	for _, r := range seeds {
 		h.Seeds = append(h.Seeds, r.ID)
@@ -72,15 +81,55 @@ func (e *Engine) CreateHold(ctx context.Context, spec HoldSpec, actor string) (H
 	a := AuditEntry{Time: now, Actor: actor, Action: AuditHoldCreate, Object: "hold:" + h.Matter, Reason: h.Reason,
 		Details: details(map[string]any{"name": h.Name, "owner": h.Owner, "seeds": h.Seeds, "selectors": h.Selectors, "scope": h.Scope, "mode": h.Mode})}
 	if err := e.st.CreateHold(ctx, h, held, a); err != nil {
+		if errors.Is(err, ErrHoldExists) { // a create with the same spec won the race?
+			if again, ok, xerr := e.existing(ctx, spec.Matter, digest); xerr == nil && ok {
+				return e.placeNow(ctx, again, nil, actor)
+			}
+		}
 		return Hold{}, Placement{}, fmt.Errorf("create hold %s: %w", h.Matter, err)
 	}
 	e.invalidate()
-	p, err := e.place(ctx, h, seeds, actor)
-	if err != nil {
-		return h, p, fmt.Errorf("place hold %s: %w", h.Matter, err)
+	h.Status, h.Placement, h.Held = HoldPlacing, &PendingPlacement{Matter: h.Matter}, len(seeds)
+	h, p, err := e.placeNow(ctx, h, seeds, actor)
+	p.Created = true
+	return h, p, err
+}
+
+// checkCreate refuses a spec or actor CreateHold cannot take, and
+// defaults spec's mode.
+func checkCreate(spec *HoldSpec, actor string) error {
+	if err := spec.validate(); err != nil {
+		return fmt.Errorf("create hold %s: hold%w", spec.Matter, err)
 	}
-	h.Held = len(seeds) + p.Held
-	return h, p, nil
+	if strings.TrimSpace(actor) == "" {
+		return fmt.Errorf("create hold %s: %w: no actor", spec.Matter, ErrReasonRequired)
+	}
+	if err := checkText("actor", actor); err != nil {
+		return fmt.Errorf("create hold %s: %w", spec.Matter, err)
+	}
+	if spec.Mode == "" {
+		spec.Mode = ModeHold
+	}
+	return nil
+}
+
+// existing returns the hold of matter when a create of the spec digest
+// repeats the one that made it (ok), nothing when there is no such hold,
+// and ErrHoldExists when the matter is taken otherwise: by another spec,
+// by a hold stored before specs were recorded, or by a released hold.
+func (e *Engine) existing(ctx context.Context, matter, digest string) (Hold, bool, error) {
+	h, err := e.Hold(ctx, matter)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Hold{}, false, nil
+	case err != nil:
+		return Hold{}, false, err
+	case h.Status == HoldReleased:
+		return Hold{}, false, fmt.Errorf("%w: %s was released on %s", ErrHoldExists, matter, h.Released.Format(time.RFC3339))
+	case h.Request == "" || h.Request != digest:
+		return Hold{}, false, fmt.Errorf("%w: %s, with other seeds, scope or details", ErrHoldExists, matter)
+	}
+	return h, true, nil
 }
 
 // resolveSeeds returns the seed documents of spec, each once.
@@ -138,9 +187,10 @@ func (e *Engine) resolveSeeds(ctx context.Context, spec HoldSpec) ([]*index.Reco
 	return out, nil
 }
 
-// place records as held and flags every near-copy of seeds, and enforces
+// place records as held and flags every near-copy of seeds, calls
+// recorded (when not nil) once they are all recorded held, and enforces
 // the hold on every held object. Seeds themselves are recorded already.
-func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor string) (Placement, error) {
+func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor string, recorded func(context.Context) error) (Placement, error) {
 	p := Placement{Matter: h.Matter, Seeds: len(seeds)}
 	hs, fs, err := e.nearCopiesOf(ctx, h, seeds)
 	if err != nil {
@@ -148,6 +198,11 @@ func (e *Engine) place(ctx context.Context, h Hold, seeds []*index.Record, actor
 	}
 	if p.Held, err = e.st.AddHeld(ctx, hs); err != nil {
 		return p, fmt.Errorf("record held documents: %w", err)
+	}
+	if recorded != nil {
+		if err := recorded(ctx); err != nil {
+			return p, fmt.Errorf("record placement progress: %w", err)
+		}
 	}
 	added, err := e.raise(ctx, fs, actor)
 	p.Flagged = len(added)
@@ -322,37 +377,64 @@ func (e *Engine) ReleaseHold(ctx context.Context, matter, reason, actor string) 
 	return h, nil
 }
 
-// Hold returns one hold.
+// Hold returns one hold, placing while its placement is pending.
 func (e *Engine) Hold(ctx context.Context, matter string) (Hold, error) {
 	h, err := e.st.Hold(ctx, matter)
 	if err != nil {
 		return Hold{}, fmt.Errorf("load hold %s: %w", matter, err)
 	}
-	return h, nil
+	pending, err := e.pendingByMatter(ctx)
+	if err != nil {
+		return Hold{}, fmt.Errorf("load hold %s: %w", matter, err)
+	}
+	return placing(h, pending), nil
 }
 
-// Holds lists holds with status (all when "").
+// Holds lists holds with status (all when ""). Active lists every hold
+// in force, those placing included (their status reads placing); placing
+// only those.
 func (e *Engine) Holds(ctx context.Context, status HoldStatus) ([]Hold, error) {
-	hs, err := e.st.Holds(ctx, status)
+	stored := status
+	if status == HoldPlacing {
+		stored = HoldActive
+	}
+	hs, err := e.st.Holds(ctx, stored)
 	if err != nil {
 		return nil, fmt.Errorf("list holds: %w", err)
 	}
-	return hs, nil
+	pending, err := e.pendingByMatter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list holds: %w", err)
+	}
+	out := hs[:0]
+	for _, h := range hs {
+		if h = placing(h, pending); status != HoldPlacing || h.Status == HoldPlacing {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // RefreshHolds places every active hold again: seeds chosen by selectors
 // are resolved anew and every near-copy of every seed is recorded, flagged
 // and enforced. It repairs anything an ingest-time check missed (an
-// error, a replica with a stale cache) and retries failed enforcement.
+// error, a replica with a stale cache) and retries failed enforcement. A
+// hold whose placement is pending is placed under its lease (skipped
+// while another process places it) and its placement completed.
 func (e *Engine) RefreshHolds(ctx context.Context) ([]Placement, error) {
-	hs, err := e.st.Holds(ctx, HoldActive)
+	hs, err := e.Holds(ctx, HoldActive)
 	if err != nil {
-		return nil, fmt.Errorf("list holds: %w", err)
+		return nil, err
 	}
 	var out []Placement
 	var errs []error
 	for _, h := range hs {
-		p, err := e.refresh(ctx, h)
+		var p Placement
+		if h.Status == HoldPlacing {
+			_, p, err = e.placeNow(ctx, h, nil, "sweep")
+		} else {
+			p, err = e.refresh(ctx, h, "sweep", nil)
+		}
 		out = append(out, p)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("refresh hold %s: %w", h.Matter, err))
@@ -361,7 +443,9 @@ func (e *Engine) RefreshHolds(ctx context.Context) ([]Placement, error) {
 	return out, errors.Join(errs...)
 }
 
-func (e *Engine) refresh(ctx context.Context, h Hold) (Placement, error) {
+// refresh places h again from its seeds in the store and its selectors
+// resolved anew (see place for recorded).
+func (e *Engine) refresh(ctx context.Context, h Hold, actor string, recorded func(context.Context) error) (Placement, error) {
 	var seeds []*index.Record
 	seen := map[index.DocID]bool{}
 	err := e.st.HeldDocs(ctx, h.Matter, true, func(d HeldDoc) error {
@@ -402,7 +486,7 @@ func (e *Engine) refresh(ctx context.Context, h Hold) (Placement, error) {
 			e.invalidate()
 		}
 	}
-	return e.place(ctx, h, seeds, "sweep")
+	return e.place(ctx, h, seeds, actor, recorded)
 }
 
 // HeldDocuments returns the ids of every document matter holds (seeds and

@@ -164,6 +164,10 @@ func TestEngineOnPostgres(t *testing.T) {
 		{"SeedFilesStayInTheirMatter", TestSeedFilesStayInTheirMatter},
 		{"IngestCommit", TestIngestCommit},
 		{"RaceDeletionAgainstHold", TestRaceDeletionAgainstHold},
+		{"PlacementResumesAfterFailure", TestPlacementResumesAfterFailure},
+		{"PlacementCancelledResumes", TestPlacementCancelledResumes},
+		{"CreateHoldRepeated", TestCreateHoldRepeated},
+		{"PlacementCutDuringEnforcement", TestPlacementCutDuringEnforcement},
 	} {
 		t.Run(tc.name, tc.fn)
 	}

@@ -11,10 +11,28 @@ var errFound = errors.New("found")
 
 // HoldingMatters returns the matters whose active holds cover the object
 // version stored under the top-level index key indexKey with versionID
-// (any of its documents held: an attachment counts). The daemon asks it
+// (any of its documents held: an attachment counts), and the matters
+// whose placements are pending and not yet Recorded: until they are, any
+// version may turn out to be one of their near-copies. The daemon asks it
 // before applying a deletion at the source: a held version stays in the
-// index, marked deleted at source, until every hold on it is released.
+// index, marked deleted at source, until every hold on it is released
+// (and one a placement kept, once the placement has recorded its
+// near-copies without it).
 func (e *Engine) HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error) {
+	placing, err := e.unrecorded(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("look up holds on %s: %w", indexKey, err)
+	}
+	matters, err := e.holdingMatters(ctx, indexKey, versionID)
+	if err != nil {
+		return nil, err
+	}
+	return addUnrecorded(matters, placing), nil
+}
+
+// holdingMatters returns the matters whose active holds cover the
+// version, from their held records.
+func (e *Engine) holdingMatters(ctx context.Context, indexKey, versionID string) ([]string, error) {
 	holds, err := e.st.HoldsOn(ctx, Object{IndexKey: indexKey})
 	if err != nil {
 		return nil, fmt.Errorf("look up holds on %s: %w", indexKey, err)

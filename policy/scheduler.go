@@ -75,7 +75,9 @@ func NewScheduler(e *Engine, s Schedules, l Lease) (*Scheduler, error) {
 }
 
 // Run runs the jobs until ctx is done, then waits for a job under way to
-// finish (it sees ctx cancelled) and returns nil.
+// finish (it sees ctx cancelled) and returns nil. Besides the scheduled
+// jobs it resumes pending hold placements (Engine.ResumePlacements) at
+// once and every PlacementPoll, each under its hold's lease.
 func (s *Scheduler) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	every := func(job string, sched cron.Schedule, fn lease.Func) {
@@ -83,6 +85,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			wg.Go(func() { _ = lease.Every(ctx, s.lease, job, sched, fn, s.logger) })
 		}
 	}
+	wg.Go(func() { s.resumePlacements(ctx) })
 	every(JobEvaluate, s.evaluate, func(ctx context.Context) error { s.Evaluate(ctx); return nil })
 	every(JobRepublish, s.publish, func(ctx context.Context) error {
 		if _, err := s.e.Republish(ctx); err != nil {
@@ -92,6 +95,31 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	})
 	wg.Wait()
 	return nil
+}
+
+// PlacementPoll is how often the Scheduler looks for pending hold
+// placements that are due (their backoff passed).
+const PlacementPoll = 5 * time.Second
+
+// resumePlacements runs Engine.ResumePlacements now and every
+// PlacementPoll until ctx is done, logging what it could not complete.
+func (s *Scheduler) resumePlacements(ctx context.Context) {
+	t := time.NewTicker(PlacementPoll)
+	defer t.Stop()
+	for {
+		n, err := s.e.ResumePlacements(ctx)
+		if n > 0 {
+			s.logger.Info("pending hold placements completed", "holds", n)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.logger.Warn("pending hold placements incomplete, will retry", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // EvaluateNow runs an evaluation asked for by a person, under the lease of

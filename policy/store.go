@@ -2,6 +2,8 @@ package policy
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/simdex/simdex/notifier"
@@ -16,6 +18,7 @@ import (
 type Store interface {
 	RuleStore
 	HoldStore
+	PlacementStore
 	FlagStore
 	IngestStore
 	RunStore
@@ -34,12 +37,14 @@ type RuleStore interface {
 
 // HoldStore keeps holds and the documents each holds.
 type HoldStore interface {
-	// CreateHold stores an active hold with its seeds and appends a to the
-	// audit log, or fails with ErrHoldExists.
+	// CreateHold stores an active hold with its seeds and its pending
+	// placement (PlacementStore) and appends a to the audit log, or fails
+	// with ErrHoldExists.
 	CreateHold(ctx context.Context, h Hold, seeds []HeldDoc, a AuditEntry) error
 	// ReleaseHold marks an active hold released (setting Released,
-	// ReleasedBy and ReleaseReason from h) and appends a; it fails with
-	// ErrHoldReleased when it was released already.
+	// ReleasedBy and ReleaseReason from h), ends its pending placement if
+	// any, and appends a; it fails with ErrHoldReleased when it was
+	// released already.
 	ReleaseHold(ctx context.Context, h Hold, a AuditEntry) (Hold, error)
 	// Hold returns one hold; Holds every hold with status (all when "").
 	Hold(ctx context.Context, matter string) (Hold, error)
@@ -56,6 +61,37 @@ type HoldStore interface {
 	// HoldsVersion changes whenever a hold is created or released: caches
 	// of hold seeds compare it to know they are stale.
 	HoldsVersion(ctx context.Context) (int64, error)
+}
+
+// PlacementStore keeps the placements of holds not complete yet (see
+// PendingPlacement): CreateHold records one with the hold, ReleaseHold
+// ends it. While one is pending and not Recorded, a hold-checked
+// Transition fails with ErrLegalHold and ErrPlacementPending, atomically
+// with CreateHold: a claim either committed before the hold or sees its
+// placement.
+type PlacementStore interface {
+	// Placements returns every pending placement, by matter.
+	Placements(ctx context.Context) ([]PendingPlacement, error)
+	// UpdatePlacement stores p's attempts, last error and next attempt,
+	// and sets Recorded when p's is (it is never unset); it does nothing
+	// when no placement of p.Matter is pending.
+	UpdatePlacement(ctx context.Context, p PendingPlacement) error
+	// FinishPlacement ends the pending placement of matter and appends
+	// a, and reports whether one was pending (when none was, a is not
+	// appended).
+	FinishPlacement(ctx context.Context, matter string, a AuditEntry) (bool, error)
+}
+
+// PlacementRefusal is the error of a hold-checked Transition of a flag on
+// o while the placements of matters are pending and not Recorded (nil
+// when there are none): it wraps ErrLegalHold and ErrPlacementPending.
+// Stores return it, so that both say the same.
+func PlacementRefusal(o Object, matters []string) error {
+	if len(matters) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w: %s may be a near-copy held for %s, whose near-copies are not all recorded yet; try again once its placement is complete",
+		ErrLegalHold, ErrPlacementPending, o.IndexKey, strings.Join(matters, ", "))
 }
 
 // HoldChanges is a HoldStore that several replicas share and that can
@@ -123,7 +159,8 @@ type Transition struct {
 	At     time.Time
 	Audit  AuditEntry
 	// CheckHolds refuses the change when the object is held, or was
-	// released after ReleasedBefore.
+	// released after ReleasedBefore, or a placement not yet Recorded is
+	// pending (it may hold the object: ErrPlacementPending).
 	CheckHolds     bool
 	ReleasedBefore time.Time
 }

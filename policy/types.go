@@ -1,9 +1,12 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,6 +34,12 @@ var (
 	// ErrReasonRequired reports a release, approval or dismissal without a
 	// reason, or an action without an actor.
 	ErrReasonRequired = errors.New("reason and actor required")
+	// ErrPlacementPending reports a hold whose placement is not complete:
+	// it is stored (its seeds held) and its placement is retried until
+	// every near-copy is recorded held and enforced. Until every
+	// near-copy is recorded, a deletion it might cover is refused (it
+	// wraps ErrLegalHold there) and a removal from the index deferred.
+	ErrPlacementPending = errors.New("hold placement not complete")
 	// ErrHoldReleased reports a change to a hold already released.
 	ErrHoldReleased = errors.New("hold already released")
 	// ErrFlagState reports a flag transition its status does not allow
@@ -88,12 +97,16 @@ const (
 	StatusExecuted  FlagStatus = "executed"
 )
 
-// HoldStatus is active or released.
+// HoldStatus is active, placing or released.
 type HoldStatus string
 
-// Hold statuses.
+// Hold statuses. Stores keep active and released; a hold is reported
+// placing (Engine.Hold, Engine.Holds) while a placement of it is pending:
+// it is in force (its seeds and whatever is recorded held), and it is
+// still being searched for near-copies or enforced.
 const (
 	HoldActive   HoldStatus = "active"
+	HoldPlacing  HoldStatus = "placing"
 	HoldReleased HoldStatus = "released"
 )
 
@@ -298,6 +311,21 @@ type HoldSpec struct {
 	Mode      string // report or hold (default hold)
 }
 
+// Digest identifies what s asks for: the SHA-256 of its JSON, its seeds
+// and seed keys sorted and its mode defaulted, so that a create repeated
+// with the same body is recognised.
+func (s HoldSpec) Digest() string {
+	s.Seeds, s.SeedKeys = slices.Clone(s.Seeds), slices.Clone(s.SeedKeys)
+	slices.Sort(s.Seeds)
+	slices.Sort(s.SeedKeys)
+	if s.Mode == "" {
+		s.Mode = ModeHold
+	}
+	b, _ := json.Marshal(s) // plain data: cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 func (h HoldConfig) spec() HoldSpec {
 	s := HoldSpec{Matter: h.Matter, Name: h.Name, Reason: h.Reason, Owner: h.Owner,
 		SeedKeys: h.SeedKeys, Selectors: h.Selectors, Scope: h.Scope, Mode: h.Mode}
@@ -379,6 +407,30 @@ type Hold struct {
 	ReleaseReason string    `json:"release_reason,omitempty"`
 	// Held counts the documents held (seeds included).
 	Held int `json:"held"`
+	// Request is the digest of the HoldSpec the hold was created from
+	// (HoldSpec.Digest): a create repeated with the same spec answers the
+	// hold, another spec ErrHoldExists. Empty for holds created before.
+	Request string `json:"request,omitempty"`
+	// Placement is the placement still pending, while Status is placing
+	// (filled by the Engine, not stored in the hold).
+	Placement *PendingPlacement `json:"placement,omitempty"`
+}
+
+// PendingPlacement is a hold's placement not complete yet: recorded with
+// the hold, in the same transaction, and removed once every near-copy of
+// every seed is recorded held and, in mode hold, its S3 legal hold is on.
+type PendingPlacement struct {
+	Matter string `json:"matter"`
+	// Recorded is set once every near-copy found is recorded held: from
+	// then on the held records protect what the hold covers, and only
+	// enforcement remains. Until then every removal from the index is
+	// deferred and every deletion refused (ErrPlacementPending).
+	Recorded bool `json:"recorded"`
+	// Attempts counts the failed attempts, LastError is the last one's
+	// error, and Next is when the next attempt is due (zero: at once).
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error,omitempty"`
+	Next      time.Time `json:"next_attempt,omitzero"`
 }
 
 // HeldDoc records that a matter holds a document.

@@ -119,6 +119,11 @@ hold is turned on for every version of every near-copy.`,
 				return printJSON(cmd.OutOrStdout(), out)
 			}
 			p := out.Placement
+			if out.Hold.Status == policy.HoldPlacing {
+				fmt.Fprintf(cmd.OutOrStdout(), "hold %s stored and in force (%s), still placing in the background (%d documents held so far): %s\n",
+					out.Hold.Matter, out.Hold.Mode, out.Hold.Held, out.Error)
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %d seeds, %d documents held, %d new flags, %d S3 versions locked\n",
 				out.Hold.Matter, out.Hold.Mode, len(out.Hold.Seeds), out.Hold.Held, p.Flagged, p.Enforced)
 			for _, e := range p.EnforceErrors {

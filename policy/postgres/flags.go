@@ -246,8 +246,13 @@ func (s *Store) Transition(ctx context.Context, t policy.Transition) (policy.Fla
 }
 
 // checkHolds fails with policy.ErrLegalHold when an active hold, or one
-// released after releasedBefore, holds o, under o's advisory lock.
+// released after releasedBefore, holds o, under o's advisory lock, or a
+// placement not yet recorded is pending (policy.PlacementRefusal), under
+// the shared placement lock that hold creation takes exclusively.
 func checkHolds(ctx context.Context, tx pgx.Tx, o policy.Object, releasedBefore time.Time) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1, 0)`, placementLockClass); err != nil {
+		return fmt.Errorf("lock placements: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, objectLockClass, o.IndexKey); err != nil {
 		return fmt.Errorf("lock object %s: %w", o.IndexKey, err)
 	}
@@ -273,5 +278,13 @@ func checkHolds(ctx context.Context, tx pgx.Tx, o policy.Object, releasedBefore 
 	if len(held) > 0 {
 		return fmt.Errorf("%w: %s held for %s", policy.ErrLegalHold, o.IndexKey, strings.Join(held, ", "))
 	}
-	return nil
+	rows, err = tx.Query(ctx, `SELECT matter FROM policy_placement WHERE NOT recorded ORDER BY matter`)
+	if err != nil {
+		return fmt.Errorf("check pending placements: %w", err)
+	}
+	placing, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("check pending placements: %w", err)
+	}
+	return policy.PlacementRefusal(o, placing)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -18,6 +19,12 @@ import (
 // hold placements and hold-checked flag transitions on one object (the
 // second is the object's hashtext).
 const objectLockClass = 0x706f6c69 // "poli"
+
+// placementLockClass is the key of the advisory lock that serialises the
+// creation of a hold (exclusive) with hold-checked flag transitions
+// (shared): a transition either commits before the hold's pending
+// placement or sees it. It is taken before any object lock.
+const placementLockClass = 0x706c6163 // "plac"
 
 // bumpHolds moves the holds version on and returns the new one. The
 // counter row stays locked until the transaction ends, so versions
@@ -38,6 +45,9 @@ func (s *Store) CreateHold(ctx context.Context, h policy.Hold, seeds []policy.He
 		return fmt.Errorf("encode hold %s: %w", h.Matter, err)
 	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, 0)`, placementLockClass); err != nil {
+			return fmt.Errorf("lock placements: %w", err)
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO policy_hold (matter, status, hv, body) VALUES ($1, $2, 0, $3)
 			ON CONFLICT (matter) DO NOTHING`, h.Matter, h.Status, b)
 		if err != nil {
@@ -45,6 +55,9 @@ func (s *Store) CreateHold(ctx context.Context, h policy.Hold, seeds []policy.He
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("%w: %s", policy.ErrHoldExists, h.Matter)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO policy_placement (matter) VALUES ($1)`, h.Matter); err != nil {
+			return fmt.Errorf("store placement of hold %s: %w", h.Matter, err)
 		}
 		if _, _, err := addHeld(ctx, tx, seeds); err != nil {
 			return err
@@ -95,9 +108,61 @@ func (s *Store) ReleaseHold(ctx context.Context, r policy.Hold, a policy.AuditEn
 			h.Status, ns(h.Released), v, b, h.Matter); err != nil {
 			return fmt.Errorf("store hold %s: %w", h.Matter, err)
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM policy_placement WHERE matter = $1`, h.Matter); err != nil {
+			return fmt.Errorf("end placement of hold %s: %w", h.Matter, err)
+		}
 		return appendAudit(ctx, tx, a)
 	})
 	return h, err
+}
+
+// Placements implements policy.PlacementStore.
+func (s *Store) Placements(ctx context.Context) ([]policy.PendingPlacement, error) {
+	rows, err := s.pool.Query(ctx, `SELECT matter, recorded, attempts, error, next FROM policy_placement ORDER BY matter`)
+	if err != nil {
+		return nil, fmt.Errorf("load pending placements: %w", err)
+	}
+	ps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (policy.PendingPlacement, error) {
+		var p policy.PendingPlacement
+		var next int64
+		err := row.Scan(&p.Matter, &p.Recorded, &p.Attempts, &p.LastError, &next)
+		p.Next = fromNS(next)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load pending placements: %w", err)
+	}
+	return ps, nil
+}
+
+// UpdatePlacement implements policy.PlacementStore.
+func (s *Store) UpdatePlacement(ctx context.Context, p policy.PendingPlacement) error {
+	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
+		_, err := s.pool.Exec(ctx, `UPDATE policy_placement SET recorded = recorded OR $1, attempts = $2, error = $3, next = $4
+			WHERE matter = $5`, p.Recorded, p.Attempts, p.LastError, ns(p.Next), p.Matter)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store placement of hold %s: %w", p.Matter, err)
+	}
+	return nil
+}
+
+// FinishPlacement implements policy.PlacementStore. After a lost
+// connection its caller's retry finds nothing pending and appends nothing.
+func (s *Store) FinishPlacement(ctx context.Context, matter string, a policy.AuditEntry) (bool, error) {
+	done := false
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM policy_placement WHERE matter = $1`, matter)
+		if err != nil {
+			return fmt.Errorf("end placement of hold %s: %w", matter, err)
+		}
+		if done = tag.RowsAffected() > 0; !done {
+			return nil
+		}
+		return appendAudit(ctx, tx, a)
+	})
+	return done, err
 }
 
 const holdCols = `h.body, (SELECT count(*) FROM policy_held d WHERE d.matter = h.matter)`

@@ -80,6 +80,16 @@ var migrations = []string{
 		value INTEGER NOT NULL
 	);
 	INSERT INTO counter(name, value) VALUES ('holds', 0);`,
+	// Version 2: the placements of holds not complete yet, one row per
+	// hold from its creation until every near-copy is recorded and
+	// enforced (policy.PendingPlacement). Holds stored before have none.
+	`CREATE TABLE placement (
+		matter   TEXT PRIMARY KEY REFERENCES hold(matter),
+		recorded INTEGER NOT NULL DEFAULT 0,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		error    TEXT NOT NULL DEFAULT '',
+		next     INTEGER NOT NULL DEFAULT 0
+	);`,
 }
 
 // Store is the SQLite policy store. It is safe for concurrent use; writes
@@ -218,6 +228,9 @@ func (s *Store) CreateHold(ctx context.Context, h policy.Hold, seeds []policy.He
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("%w: %s", policy.ErrHoldExists, h.Matter)
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO placement(matter) VALUES (?)`, h.Matter); err != nil {
+			return fmt.Errorf("store placement of hold %s: %w", h.Matter, err)
+		}
 		if _, _, err := addHeld(ctx, tx, seeds); err != nil {
 			return err
 		}
@@ -226,6 +239,53 @@ func (s *Store) CreateHold(ctx context.Context, h policy.Hold, seeds []policy.He
 		}
 		return appendAudit(ctx, tx, a)
 	})
+}
+
+// Placements implements policy.PlacementStore.
+func (s *Store) Placements(ctx context.Context) ([]policy.PendingPlacement, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT matter, recorded, attempts, error, next FROM placement ORDER BY matter`)
+	if err != nil {
+		return nil, fmt.Errorf("load pending placements: %w", err)
+	}
+	defer rows.Close()
+	var out []policy.PendingPlacement
+	for rows.Next() {
+		var p policy.PendingPlacement
+		var next int64
+		if err := rows.Scan(&p.Matter, &p.Recorded, &p.Attempts, &p.LastError, &next); err != nil {
+			return nil, fmt.Errorf("load pending placements: %w", err)
+		}
+		p.Next = fromNS(next)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// UpdatePlacement implements policy.PlacementStore.
+func (s *Store) UpdatePlacement(ctx context.Context, p policy.PendingPlacement) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE placement SET recorded = recorded OR ?, attempts = ?, error = ?, next = ? WHERE matter = ?`,
+		p.Recorded, p.Attempts, p.LastError, ns(p.Next), p.Matter)
+	if err != nil {
+		return fmt.Errorf("store placement of hold %s: %w", p.Matter, err)
+	}
+	return nil
+}
+
+// FinishPlacement implements policy.PlacementStore.
+func (s *Store) FinishPlacement(ctx context.Context, matter string, a policy.AuditEntry) (bool, error) {
+	done := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM placement WHERE matter = ?`, matter)
+		if err != nil {
+			return fmt.Errorf("end placement of hold %s: %w", matter, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		done = true
+		return appendAudit(ctx, tx, a)
+	})
+	return done, err
 }
 
 // ReleaseHold implements policy.HoldStore.
@@ -254,6 +314,9 @@ func (s *Store) ReleaseHold(ctx context.Context, r policy.Hold, a policy.AuditEn
 		if _, err := tx.ExecContext(ctx, `UPDATE hold SET status = ?, released = ?, body = ? WHERE matter = ?`,
 			h.Status, ns(h.Released), string(b), h.Matter); err != nil {
 			return fmt.Errorf("store hold: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM placement WHERE matter = ?`, h.Matter); err != nil {
+			return fmt.Errorf("end placement of hold %s: %w", h.Matter, err)
 		}
 		if _, err := bumpHolds(ctx, tx); err != nil {
 			return err
@@ -613,31 +676,8 @@ func (s *Store) Transition(ctx context.Context, t policy.Transition) (policy.Fla
 			return fmt.Errorf("%w: flag %d is %s, not %v", policy.ErrFlagState, t.ID, f.Status, t.From)
 		}
 		if t.CheckHolds {
-			rows, err := tx.QueryContext(ctx, `SELECT h.matter, h.status, h.released FROM hold h
-				WHERE h.matter IN (SELECT matter FROM held WHERE object = ?)`, f.Object.IndexKey)
-			if err != nil {
-				return fmt.Errorf("check holds: %w", err)
-			}
-			var held []string
-			for rows.Next() {
-				var matter, status string
-				var released int64
-				if err := rows.Scan(&matter, &status, &released); err != nil {
-					rows.Close()
-					return err
-				}
-				if status == string(policy.HoldActive) {
-					held = append(held, matter)
-				} else if !fromNS(released).Before(t.ReleasedBefore) {
-					held = append(held, matter+" (released "+fromNS(released).Format(time.RFC3339)+", within the grace period or since the last evaluation)")
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err := checkHolds(ctx, tx, f.Object, t.ReleasedBefore); err != nil {
 				return err
-			}
-			if len(held) > 0 {
-				return fmt.Errorf("%w: %s held for %s", policy.ErrLegalHold, f.Object.IndexKey, strings.Join(held, ", "))
 			}
 		}
 		f.Status, f.Actor, f.Reason, f.Updated = t.To, t.Actor, t.Reason, t.At.UTC()
@@ -651,6 +691,56 @@ func (s *Store) Transition(ctx context.Context, t policy.Transition) (policy.Fla
 		return policy.Flag{}, err
 	}
 	return f, nil
+}
+
+// checkHolds fails with policy.ErrLegalHold when an active hold, or one
+// released after releasedBefore, holds o, or a placement not yet recorded
+// is pending (policy.ErrPlacementPending too).
+func checkHolds(ctx context.Context, tx *sql.Tx, o policy.Object, releasedBefore time.Time) error {
+	rows, err := tx.QueryContext(ctx, `SELECT h.matter, h.status, h.released FROM hold h
+		WHERE h.matter IN (SELECT matter FROM held WHERE object = ?)`, o.IndexKey)
+	if err != nil {
+		return fmt.Errorf("check holds: %w", err)
+	}
+	var held []string
+	for rows.Next() {
+		var matter, status string
+		var released int64
+		if err := rows.Scan(&matter, &status, &released); err != nil {
+			rows.Close()
+			return fmt.Errorf("check holds: %w", err)
+		}
+		if status == string(policy.HoldActive) {
+			held = append(held, matter)
+		} else if !fromNS(released).Before(releasedBefore) {
+			held = append(held, matter+" (released "+fromNS(released).Format(time.RFC3339)+", within the grace period or since the last evaluation)")
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check holds: %w", err)
+	}
+	if len(held) > 0 {
+		return fmt.Errorf("%w: %s held for %s", policy.ErrLegalHold, o.IndexKey, strings.Join(held, ", "))
+	}
+	var placing []string
+	rows, err = tx.QueryContext(ctx, `SELECT matter FROM placement WHERE NOT recorded ORDER BY matter`)
+	if err != nil {
+		return fmt.Errorf("check pending placements: %w", err)
+	}
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			rows.Close()
+			return fmt.Errorf("check pending placements: %w", err)
+		}
+		placing = append(placing, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check pending placements: %w", err)
+	}
+	return policy.PlacementRefusal(o, placing)
 }
 
 // Unpublished implements policy.FlagStore.

@@ -356,3 +356,59 @@ func testText(t *testing.T, open Open) {
 	}
 	verify(t, st)
 }
+
+// testPlacements: a hold is created with its placement pending; until the
+// placement is recorded, a hold-checked transition on any object is
+// refused, through another handle too; attempts are stored; finishing
+// audits once; a release ends the placement.
+func testPlacements(t *testing.T, open Open) {
+	st, other := open(t)
+	st2 := other(t)
+	added, err := st.AddFlags(ctx, []policy.Flag{flag(policy.KindDispositionDue, 5, "r1", "")}, "retention", epoch)
+	must(t, err)
+	approve := func(s policy.Store) error {
+		_, err := s.Transition(ctx, policy.Transition{ID: added[0].ID, From: []policy.FlagStatus{policy.StatusOpen}, To: policy.StatusApproved,
+			Actor: "bob", Reason: "expired", At: epoch, Audit: entry(policy.AuditFlagApprove, "flag"), CheckHolds: true, ReleasedBefore: epoch})
+		return err
+	}
+	createHold(t, st, "M-1", 1)
+	ps, err := st2.Placements(ctx)
+	must(t, err)
+	if len(ps) != 1 || ps[0].Matter != "M-1" || ps[0].Recorded || ps[0].Attempts != 0 {
+		t.Fatalf("placements after create: %+v", ps)
+	}
+	err = approve(st2)
+	wantErr(t, err, policy.ErrLegalHold)
+	wantErr(t, err, policy.ErrPlacementPending)
+
+	next := epoch.Add(time.Minute)
+	must(t, st2.UpdatePlacement(ctx, policy.PendingPlacement{Matter: "M-1", Attempts: 2, LastError: "S3 unreachable", Next: next}))
+	must(t, st2.UpdatePlacement(ctx, policy.PendingPlacement{Matter: "M-9", Attempts: 1})) // none pending: nothing
+	ps, err = st.Placements(ctx)
+	must(t, err)
+	if len(ps) != 1 || ps[0].Recorded || ps[0].Attempts != 2 || ps[0].LastError != "S3 unreachable" || !ps[0].Next.Equal(next) {
+		t.Fatalf("placements after a failed attempt: %+v", ps)
+	}
+	must(t, st.UpdatePlacement(ctx, policy.PendingPlacement{Matter: "M-1", Recorded: true, Attempts: 2}))
+	must(t, st.UpdatePlacement(ctx, policy.PendingPlacement{Matter: "M-1", Attempts: 3})) // Recorded stays set
+	if ps, err = st2.Placements(ctx); err != nil || len(ps) != 1 || !ps[0].Recorded || ps[0].Attempts != 3 {
+		t.Fatalf("placements after recording: %+v, %v", ps, err)
+	}
+	must(t, approve(st2)) // recorded: the held rows decide, and doc 5 is not held
+
+	n := verify(t, st)
+	done, err := st2.FinishPlacement(ctx, "M-1", entry(policy.AuditHoldPlaced, "hold:M-1"))
+	must(t, err)
+	if !done || verify(t, st) != n+1 {
+		t.Fatalf("finish: done %v, audit %d entries, want %d", done, verify(t, st), n+1)
+	}
+	if done, err = st.FinishPlacement(ctx, "M-1", entry(policy.AuditHoldPlaced, "hold:M-1")); err != nil || done || verify(t, st) != n+1 {
+		t.Fatalf("finish again: done %v, err %v, audit %d entries", done, err, verify(t, st))
+	}
+	createHold(t, st, "M-2", 2)
+	_, err = st2.ReleaseHold(ctx, policy.Hold{Matter: "M-2", Released: epoch}, entry(policy.AuditHoldRelease, "hold:M-2"))
+	must(t, err)
+	if ps, err = st.Placements(ctx); err != nil || len(ps) != 0 {
+		t.Fatalf("placements after finish and release: %+v, %v", ps, err)
+	}
+}

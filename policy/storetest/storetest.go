@@ -37,6 +37,7 @@ func Run(t *testing.T, open Open) {
 		{"Runs", testRuns},
 		{"Audit", testAudit},
 		{"HoldChanges", testHoldChanges},
+		{"Placements", testPlacements},
 		{"Text", testText},
 		{"RaceHold", testRaceHold},
 		{"RaceFlag", testRaceFlag},
