@@ -161,7 +161,9 @@ func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, ke
 // gains index.MetaDeletedAtSource (RFC 3339, UTC) and
 // index.MetaDeletedAtSourceEvent (what reported it). The documents stay
 // indexed, searchable and exportable. A document marked already keeps its
-// first mark. It returns how many documents were newly marked.
+// first mark. It returns how many documents were newly marked. A document
+// stored without metadata holds the JSON null, which json_set leaves as it
+// is: it is marked as an empty object.
 func (s *Store) MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,7 +174,7 @@ func (s *Store) MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at t
 	defer tx.Rollback()
 	n := 0
 	for _, id := range ids {
-		res, err := tx.ExecContext(ctx, `UPDATE documents SET meta = json_set(coalesce(meta, '{}'), '$."`+index.MetaDeletedAtSource+`"', ?, '$."`+index.MetaDeletedAtSourceEvent+`"', ?)
+		res, err := tx.ExecContext(ctx, `UPDATE documents SET meta = json_set(coalesce(nullif(meta, 'null'), '{}'), '$."`+index.MetaDeletedAtSource+`"', ?, '$."`+index.MetaDeletedAtSourceEvent+`"', ?)
 			WHERE id = ? AND json_extract(meta, '$."`+index.MetaDeletedAtSource+`"') IS NULL`,
 			at.UTC().Format(time.RFC3339Nano), event, int64(id))
 		if err != nil {

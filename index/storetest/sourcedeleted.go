@@ -22,13 +22,18 @@ type SourceDeletedStore interface {
 // document and its other metadata, is kept on a second mark, and the
 // marked documents are listed. Origin metadata naming the mark
 // (forgedOrigin) neither lists a document nor keeps it from being marked.
+// A document stored with no metadata at all is marked too (SQLite stored
+// its metadata as JSON null, which took no mark and counted it done).
 func DeletedAtSource(t *testing.T, s SourceDeletedStore) {
 	t.Helper()
 	ctx := context.Background()
 	var ids []index.DocID
-	for i, key := range []string{"a", "b"} {
+	for i, key := range []string{"a", "b", "c"} {
 		fp := Fingerprint("text "+key, []uint64{uint64(i+1) << 40}, nil)
 		doc := index.Doc{Key: key, VersionID: "v1", Meta: map[string]string{"title": "t"}, Origin: maps.Clone(forgedOrigin)}
+		if key == "c" {
+			doc.Meta, doc.Origin = nil, nil
+		}
 		c, err := s.Put(ctx, []index.Entry{{Doc: doc, Fingerprint: fp, Parent: -1}})
 		if err != nil {
 			t.Fatal(err)
@@ -50,11 +55,17 @@ func DeletedAtSource(t *testing.T, s SourceDeletedStore) {
 	if !maps.Equal(r.Meta, want) || !maps.Equal(r.Origin, forgedOrigin) {
 		t.Errorf("meta = %v, origin = %v; want %v and %v", r.Meta, r.Origin, want, forgedOrigin)
 	}
+	if n, err := s.MarkDeletedAtSource(ctx, ids[2:], first, "deleted from fs:inbox"); err != nil || n != 1 {
+		t.Fatalf("mark a document without metadata: %d, %v", n, err)
+	}
+	if r, err := s.Get(ctx, ids[2]); err != nil || r.Meta[index.MetaDeletedAtSource] == "" {
+		t.Fatalf("a document without metadata has meta %v after its mark (%v)", r.Meta, err)
+	}
 	var listed []index.DocID
 	if err := s.DeletedAtSource(ctx, func(r *index.Record) error { listed = append(listed, r.ID); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(listed) != 1 || listed[0] != ids[0] {
-		t.Fatalf("DeletedAtSource listed %v, want [%d]", listed, ids[0])
+	if len(listed) != 2 || listed[0] != ids[0] || listed[1] != ids[2] {
+		t.Fatalf("DeletedAtSource listed %v, want [%d %d]", listed, ids[0], ids[2])
 	}
 }
