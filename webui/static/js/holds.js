@@ -129,7 +129,7 @@ export async function holdView(ctx) {
     h('h2', {}, `Held documents (${held.length})`),
     held.length ? table(['Document', 'Why it is held', 'Held since'], rows, { class: 'held' }) : h('p', { class: 'muted' }, 'No documents held yet.'),
     h('p', {}, link(`#/flags${qs({ matter, status: 'open' })}`, 'Open flags of this matter')));
-  if (hd.status === 'active' && ctx.session.can('holds.manage')) box.appendChild(releaseForm(matter));
+  if ((hd.status === 'active' || hd.status === 'placing') && ctx.session.can('holds.manage')) box.appendChild(releaseForm(matter));
 }
 
 function releaseForm(matter) {
