@@ -39,8 +39,16 @@ type globals struct {
 	stopProfile func()
 }
 
-func (g *globals) load() (daemon.Config, error) {
-	cfg, err := daemon.LoadFromEnvironment(g.configPath)
+// load reads the configuration of a command that does not serve: the
+// credentials of connectors, NATS and notifier channels, which only serve
+// uses, need not be set (daemon.LoadWithoutSecrets).
+func (g *globals) load() (daemon.Config, error) { return g.loadWith(daemon.LoadWithoutSecrets) }
+
+// loadServing reads the configuration serve runs, every secret checked.
+func (g *globals) loadServing() (daemon.Config, error) { return g.loadWith(daemon.Load) }
+
+func (g *globals) loadWith(load func(path string, environ []string) (daemon.Config, error)) (daemon.Config, error) {
+	cfg, err := load(g.configPath, os.Environ())
 	if err != nil {
 		return cfg, &exitError{code: 2, err: err}
 	}
@@ -123,7 +131,7 @@ acknowledged (within pipeline.shutdown_timeout), and the index is closed;
 anything not acknowledged is delivered again after restart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
+			cfg, err := g.loadServing()
 			if err != nil {
 				return err
 			}
