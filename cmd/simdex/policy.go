@@ -218,6 +218,9 @@ func newFlagsCmd(g *globals) *cobra.Command {
 		Short: "List flags",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := api.CheckFlagFilter(policy.FlagKind(kind), policy.FlagStatus(status)); err != nil {
+				return &usageError{cmd: cmd, err: fmt.Errorf("--%w; leave the flag out to list them all", err)}
+			}
 			c, err := rf.client(g)
 			if err != nil {
 				return err
@@ -256,8 +259,8 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced")
-	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed or executed")
+	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced (default: all)")
+	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed, executing or executed (default: all)")
 	list.Flags().StringVar(&matter, "matter", "", "only flags of this matter")
 	list.Flags().StringVar(&rule, "rule", "", "only flags of this retention rule")
 	list.Flags().Int64Var(&document, "document", 0, "only flags of this document id")
