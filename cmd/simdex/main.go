@@ -129,7 +129,7 @@ JetStream storing under data_dir, the embedded index, a watched inbox folder
 On a stop signal, connectors stop first, events under way are finished and
 acknowledged (within pipeline.shutdown_timeout), and the index is closed;
 anything not acknowledged is delivered again after restart.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadServing()
 			if err != nil {
@@ -153,7 +153,7 @@ func newVersionCmd() *cobra.Command {
 built it, and the versions of what it writes (normal form, fingerprint
 scheme, index schema). The daemon's /api/v1/about and the review UI's
 footer show the same.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := buildinfo.Read()
 			if asJSON {

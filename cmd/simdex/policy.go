@@ -83,7 +83,7 @@ daemon and indexed as a seed). Every stored near-copy of a seed (within
 --resemblance / --containment) is held and flagged "found for matter", and
 so is every near-copy ingested later. In mode hold the S3 Object Lock legal
 hold is turned on for every version of every near-copy.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			matter, _ := cmd.Flags().GetString("matter")
 			c, err := rf.client(g)
@@ -144,7 +144,7 @@ hold is turned on for every version of every near-copy.`,
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List holds",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client(g)
 			if err != nil {
@@ -174,7 +174,7 @@ hold is turned on for every version of every near-copy.`,
 	release := &cobra.Command{
 		Use:   "release --matter NAME --reason TEXT",
 		Short: "Release a hold (nothing it covered is deleted before the grace period and a fresh evaluation)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			matter, _ := cmd.Flags().GetString("matter")
 			if strings.TrimSpace(releaseReason) == "" {
@@ -216,7 +216,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List flags",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := api.CheckFlagFilter(policy.FlagKind(kind), policy.FlagStatus(status)); err != nil {
 				return &usageError{cmd: cmd, err: fmt.Errorf("--%w; leave the flag out to list them all", err)}
@@ -278,7 +278,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 		c := &cobra.Command{
 			Use:   action.name + " ID",
 			Short: action.short,
-			Args:  cobra.ExactArgs(1),
+			Args:  oneArg("ID"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				id, err := strconv.ParseInt(args[0], 10, 64)
 				if err != nil || id < 1 {
@@ -323,7 +323,7 @@ func newPolicyCmd(g *globals) *cobra.Command {
 	eval := &cobra.Command{
 		Use:   "eval [--dry-run]",
 		Short: "Evaluate retention now: what is (or would be) flagged, held or kept, and why",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client(g)
 			if err != nil {
@@ -387,7 +387,7 @@ before it. Against a checkpoint saved by an earlier run (--checkpoint FILE,
 kept outside the daemon's data), it also detects deletion of entries and
 truncation. When the log is intact the checkpoint file is advanced to the
 new head. The exit status is 0 only when the log is intact.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client(g)
 			if err != nil {

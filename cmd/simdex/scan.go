@@ -61,7 +61,7 @@ binary, too large, invalid text, encrypted…) is recorded in the index with
 its error and listed in the report; a path that is not a regular file
 (a pipe, a dangling link) is listed as not indexed. The scan goes on, and
 the exit status is 1.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: someArgs("DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScan(cmd.Context(), g, f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
