@@ -27,6 +27,9 @@ Run it on a copy or while nothing writes, for exact figures.`,
 			if path == "" {
 				return &usageError{cmd: cmd, err: fmt.Errorf("--index is required")}
 			}
+			if err := indexExists(path); err != nil {
+				return err
+			}
 			fp, err := sqlite.ReadFootprint(cmd.Context(), path)
 			if err != nil {
 				return &exitError{code: 2, err: err}
