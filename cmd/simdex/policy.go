@@ -119,8 +119,9 @@ hold is turned on for every version of every near-copy.`,
 				return printJSON(cmd.OutOrStdout(), out)
 			}
 			p := out.Placement
-			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %d seeds, %d documents held, %d new flags, %d S3 versions locked\n",
-				out.Hold.Matter, out.Hold.Mode, len(out.Hold.Seeds), out.Hold.Held, p.Flagged, p.Enforced)
+			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %s, %s held, %s, %s locked\n",
+				out.Hold.Matter, out.Hold.Mode, plural(len(out.Hold.Seeds), "seed"), plural(out.Hold.Held, "document"),
+				plural(p.Flagged, "new flag"), plural(p.Enforced, "S3 version"))
 			for _, e := range p.EnforceErrors {
 				fmt.Fprintf(cmd.ErrOrStderr(), "not locked yet (retried by the next sweep): %s\n", e)
 			}
@@ -354,8 +355,8 @@ func printRun(w io.Writer, run policy.Run) error {
 	if run.DryRun {
 		verb = "would flag"
 	}
-	fmt.Fprintf(w, "%d documents evaluated: %d due for disposition (%s %d new, %d flagged before), %d held or kept\n",
-		run.Documents, run.Due, verb, run.Flagged, run.Due-run.Flagged, run.Held)
+	fmt.Fprintf(w, "%s evaluated: %d due for disposition (%s %d new, %d flagged before), %d held or kept\n",
+		plural(run.Documents, "document"), run.Due, verb, run.Flagged, run.Due-run.Flagged, run.Held)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTCOME\tFLAG\tDOCUMENT\tNAME\tRULE\tREASON")
 	for _, d := range run.Decisions {
