@@ -84,6 +84,12 @@ func TestScanSummarySaysWhatChanged(t *testing.T) {
 	if strings.Contains(out, "fs:") || strings.Contains(out, "1 links") || strings.Contains(out, "1 files") {
 		t.Errorf("scan of d2 names files two ways or says 1 links:\n%s", out)
 	}
+	// One file scanned alone is named in its folder, not "." (the JSON's
+	// name for it, relative to itself).
+	out = scan("1 file: 0 new, 0 changed, 1 unchanged", "--pairs", filepath.Join("d2", "one-edited.txt"))
+	if !strings.Contains(out, "one-edited.txt ~ ../d1/one.txt") {
+		t.Errorf("scan of one file names it or its copy otherwise:\n%s", out)
+	}
 	jsonOut := scan("{", "--json", "d2")
 	if abs, _ := filepath.Abs(filepath.Join("d1", "one.txt")); !strings.Contains(jsonOut, `"fs:`+filepath.ToSlash(abs)+`"`) {
 		t.Errorf("the JSON report no longer names an earlier scan's file by its key:\n%s", jsonOut)

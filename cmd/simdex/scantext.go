@@ -21,6 +21,9 @@ type textNamer struct {
 func newTextNamer(dirs []string) textNamer {
 	if len(dirs) == 1 {
 		if abs, err := filepath.Abs(dirs[0]); err == nil {
+			if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+				abs = filepath.Dir(abs) // one file: named in its folder
+			}
 			return textNamer{base: abs}
 		}
 	}
@@ -57,11 +60,14 @@ func (r *report) nameForText(an *index.Analysis, scanned map[index.DocID]string,
 	n := newTextNamer(dirs)
 	r.textNames = map[string]string{}
 	for id, rec := range an.Documents {
-		if _, ok := scanned[id]; ok {
-			continue
-		}
-		if p, ok := ingest.ScanPath(rec.Doc); ok {
+		name, thisScan := scanned[id]
+		p, ok := ingest.ScanPath(rec.Doc)
+		switch {
+		case !ok:
+		case !thisScan:
 			r.textNames[rec.Key] = n.name(p)
+		case name == ".": // the one file scanned, named by the JSON relative to itself
+			r.textNames[name] = n.name(p)
 		}
 	}
 	recorded := make(map[string]bool, len(scanned))
