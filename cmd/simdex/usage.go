@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // usageError is a mistake in a command's arguments or flags: it is printed
@@ -35,10 +36,27 @@ func markUsageErrors(cmd *cobra.Command) {
 			return nil
 		}
 	}
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{cmd: c, err: err} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{cmd: c, err: flagError(err)} })
 	for _, sub := range cmd.Commands() {
 		markUsageErrors(sub)
 	}
+}
+
+// flagError says what a flag's value should have been, in place of the
+// parser's Go words ("strconv.ParseInt: parsing \"many\": invalid syntax").
+func flagError(err error) error {
+	var ie *pflag.InvalidValueError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	want, ok := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "float64": "a number",
+		"bool": "true or false", "duration": "a duration such as 90s or 2h",
+	}[ie.GetFlag().Value.Type()]
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("--%s %q: want %s", ie.GetFlag().Name, ie.GetValue(), want)
 }
 
 // groupCommand makes cmd, which only groups subcommands, refuse an unknown
