@@ -71,6 +71,7 @@ func newHoldCmd(g *globals) *cobra.Command {
 	var (
 		name, reason, owner, mode string
 		seeds, seedKeys           []string
+		seedIDs                   []int64
 		resemblance, containment  float64
 		asJSON                    bool
 	)
@@ -79,17 +80,15 @@ func newHoldCmd(g *globals) *cobra.Command {
 		Short: "Place a legal hold on seed documents and every near-copy of them",
 		Long: `hold create places a legal hold for a matter. Seeds are stored document
 ids, index keys (--seed-key) or files (--seed PATH: the file is sent to the
-daemon and indexed as a seed). Every stored near-copy of a seed (within
+daemon and indexed as a seed). A --seed that is a number and also names a
+file is refused as ambiguous: --seed ./35 for the file, --seed-id 35 for
+the document. Every stored near-copy of a seed (within
 --resemblance / --containment) is held and flagged "found for matter", and
 so is every near-copy ingested later. In mode hold the S3 Object Lock legal
 hold is turned on for every version of every near-copy.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			matter, _ := cmd.Flags().GetString("matter")
-			c, err := rf.client(g)
-			if err != nil {
-				return err
-			}
 			req := api.HoldRequest{Matter: matter, Name: name, Reason: reason, Owner: owner, SeedKeys: seedKeys, Mode: mode}
 			if cmd.Flags().Changed("resemblance") {
 				req.Resemblance = &resemblance
@@ -97,19 +96,12 @@ hold is turned on for every version of every near-copy.`,
 			if cmd.Flags().Changed("containment") {
 				req.Containment = &containment
 			}
-			for _, s := range seeds {
-				// A number is a document id unless a file has that name.
-				if _, statErr := os.Stat(s); statErr != nil {
-					if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 {
-						req.Seeds = append(req.Seeds, index.DocID(id))
-						continue
-					}
-				}
-				data, err := os.ReadFile(s)
-				if err != nil {
-					return &exitError{code: 2, err: fmt.Errorf("seed %s: not a document id and not a readable file: %w", s, err)}
-				}
-				req.SeedFiles = append(req.SeedFiles, api.SeedFile{Name: filepath.Base(s), Data: data})
+			if err := addSeeds(&req, seeds, seedIDs); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
+			c, err := rf.client(g)
+			if err != nil {
+				return err
 			}
 			var out api.HoldResponse
 			if err := c.call(cmd.Context(), "POST", "/api/v1/holds", req, &out); err != nil {
@@ -133,7 +125,8 @@ hold is turned on for every version of every near-copy.`,
 	create.Flags().StringVar(&name, "name", "", "matter name")
 	create.Flags().StringVar(&reason, "reason", "", "why the hold is placed")
 	create.Flags().StringVar(&owner, "owner", "", "who owns the matter")
-	create.Flags().StringArrayVar(&seeds, "seed", nil, "seed: a stored document id or a file (repeatable)")
+	create.Flags().StringArrayVar(&seeds, "seed", nil, "seed: a file, or a stored document id (repeatable)")
+	create.Flags().Int64SliceVar(&seedIDs, "seed-id", nil, "seed: a stored document id, where --seed ID would also name a file (repeatable)")
 	create.Flags().StringArrayVar(&seedKeys, "seed-key", nil, "seed: an index key, every current version (repeatable)")
 	create.Flags().Float64Var(&resemblance, "resemblance", policy.DefaultScope().Resemblance, "near-copy scope: resemblance")
 	create.Flags().Float64Var(&containment, "containment", policy.DefaultScope().Containment, "near-copy scope: containment in either direction")
@@ -199,6 +192,35 @@ hold is turned on for every version of every near-copy.`,
 
 	cmd.AddCommand(create, list, release)
 	return cmd
+}
+
+// addSeeds adds a hold's seeds to req: each --seed a file, or a document
+// id when it is a number that names no file (a number that names one is
+// refused as ambiguous, as similar refuses it), and each --seed-id.
+func addSeeds(req *api.HoldRequest, seeds []string, ids []int64) error {
+	for _, id := range ids {
+		if id < 1 {
+			return fmt.Errorf("--seed-id %d: document ids are positive", id)
+		}
+		req.Seeds = append(req.Seeds, index.DocID(id))
+	}
+	for _, s := range seeds {
+		id, convErr := strconv.ParseInt(s, 10, 64)
+		_, statErr := os.Stat(s)
+		switch {
+		case convErr == nil && statErr == nil:
+			return fmt.Errorf("--seed %s is both a file here and a document id: say --seed ./%s for the file, or --seed-id %s for the document", s, s, s)
+		case convErr == nil && id > 0:
+			req.Seeds = append(req.Seeds, index.DocID(id))
+			continue
+		}
+		data, err := os.ReadFile(s)
+		if err != nil {
+			return fmt.Errorf("--seed %s: not a document id and not a readable file: %w", s, err)
+		}
+		req.SeedFiles = append(req.SeedFiles, api.SeedFile{Name: filepath.Base(s), Data: data})
+	}
+	return nil
 }
 
 func newFlagsCmd(g *globals) *cobra.Command {
