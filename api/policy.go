@@ -308,6 +308,25 @@ func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
 	a.answer(w, "release hold", h, err)
 }
 
+// CheckFlagFilter refuses a kind or a status of flags that no flag has
+// (empty: any), naming the ones there are: a flag list filtered by a
+// misspelt status was answered with no flags, as if there were none.
+func CheckFlagFilter(kind policy.FlagKind, status policy.FlagStatus) error {
+	switch kind {
+	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced:
+	default:
+		return fmt.Errorf("kind %q: want %s, %s, %s or %s", kind,
+			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced)
+	}
+	switch status {
+	case "", policy.StatusOpen, policy.StatusApproved, policy.StatusDismissed, policy.StatusExecuting, policy.StatusExecuted:
+	default:
+		return fmt.Errorf("status %q: want %s, %s, %s, %s or %s", status,
+			policy.StatusOpen, policy.StatusApproved, policy.StatusDismissed, policy.StatusExecuting, policy.StatusExecuted)
+	}
+	return nil
+}
+
 // listFlags answers GET /api/v1/flags with filters kind, status, matter,
 // rule, document, and pagination by after (the last id seen) and limit.
 func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
@@ -335,11 +354,8 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 	if f.Limit, ok = intParam(w, r, "limit", 0, 1, 10000); !ok {
 		return
 	}
-	switch f.Kind {
-	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced:
-	default:
-		writeError(w, http.StatusBadRequest, fmt.Errorf("kind %q: want %s, %s, %s or %s", f.Kind,
-			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced))
+	if err := CheckFlagFilter(f.Kind, f.Status); err != nil {
+		writeError(w, http.StatusBadRequest, err)
 		return
 	}
 	flags, err := a.Policy.Flags(r.Context(), f)

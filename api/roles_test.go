@@ -422,6 +422,17 @@ func TestReviewEndpoints(t *testing.T) {
 		t.Errorf("family limited to 1: %+v", fam)
 	}
 
+	// A filter no flag can match is refused, not answered with no flags.
+	for _, c := range []struct {
+		q, want string
+		code    int
+	}{{"status=bogus", `status \"bogus\"`, 400}, {"status=any", `status \"any\"`, 400}, {"kind=bogus", `kind \"bogus\"`, 400},
+		{"status=executed&kind=hold-match", `"flags": []`, 200}} {
+		if code, out := r.call(t, "reviewer-A", "GET", "/api/v1/flags?"+c.q, nil, nil); code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("flags?%s: %d %s, want %d with %s", c.q, code, out, c.code, c.want)
+		}
+	}
+
 	// Bulk: the reviewer dismisses every open flag of its matter at once;
 	// a flag already settled fails alone.
 	var fs struct {

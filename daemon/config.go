@@ -229,11 +229,13 @@ func (p *problems) badIf(cond bool, key, format string, args ...any) {
 }
 
 // Validate reports every problem, each naming its key.
-func (c *Config) Validate() error { return c.validate(os.Getenv) }
+func (c *Config) Validate() error { return c.validate(os.Getenv, true) }
 
 // validate is Validate with the environment's variables read by getenv:
 // Load checks a configuration against the environment it was given.
-func (c *Config) validate(getenv func(string) string) error {
+// Without serving, the sections only serve runs, whose secrets it reads
+// (connectors, nats, notifier), are left unchecked: see LoadWithoutSecrets.
+func (c *Config) validate(getenv func(string) string, serving bool) error {
 	var errs problems
 	errs.badIf(c.DataDir == "", "data_dir", "must not be empty")
 	switch c.Log.Level {
@@ -249,9 +251,14 @@ func (c *Config) validate(getenv func(string) string) error {
 	errs.badIf(c.Pipeline.ShutdownTimeout <= 0, "pipeline.shutdown_timeout", "must be positive")
 	errs.badIf(c.Extract.MaxSpoolSize < 0, "extract.max_spool_size", "must not be negative")
 	errs.badIf(c.Pipeline.PurgeInterval <= 0, "pipeline.purge_interval", "must be positive")
-	errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
-	errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
-	errs = append(errs, c.validateSubjects()...)
+	if serving {
+		errs = append(errs, c.Connectors.validate(getenv, os.ReadFile)...)
+		errs = append(errs, c.NATS.validate(getenv, os.ReadFile)...)
+		errs = append(errs, c.validateSubjects()...)
+		if err := c.Notifier.Validate(os.Getenv, os.ReadFile); err != nil {
+			errs = append(errs, unjoin(err)...)
+		}
+	}
 	errs = append(errs, c.validateStore(getenv)...)
 	dur := c.Index.Durability
 	errs.badIf(dur != sqlite.Full && dur != sqlite.Normal, "index.durability", "%q is not full or normal", dur)
@@ -264,9 +271,6 @@ func (c *Config) validate(getenv func(string) string) error {
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("extract: %w", e))
 		}
-	}
-	if err := c.Notifier.Validate(os.Getenv, os.ReadFile); err != nil {
-		errs = append(errs, unjoin(err)...)
 	}
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, unjoin(err)...)
@@ -331,7 +335,18 @@ func isJoin(err error, errs []error) bool {
 // key is bound to its variable explicitly, because viper's AutomaticEnv
 // alone does not reach Unmarshal (spf13/viper#761). Unknown keys are
 // errors. The result is validated.
-func Load(path string, environ []string) (Config, error) {
+func Load(path string, environ []string) (Config, error) { return load(path, environ, true) }
+
+// LoadWithoutSecrets is Load for the commands that only open simdex's own
+// stores or call the daemon (token, scan, similar, the API clients): the
+// sections only serve runs — connectors, nats, notifier — are not
+// validated, so the credentials they name need not be set where such a
+// command runs (token create refused to run without the S3 keys).
+func LoadWithoutSecrets(path string, environ []string) (Config, error) {
+	return load(path, environ, false)
+}
+
+func load(path string, environ []string, serving bool) (Config, error) {
 	v := viper.New()
 	def := DefaultConfig()
 	keys := leafKeys(reflect.TypeOf(def), "")
@@ -374,7 +389,7 @@ func Load(path string, environ []string) (Config, error) {
 	))); err != nil {
 		return Config{}, fmt.Errorf("%w: %s:\n%s", ErrConfig, cmp.Or(path, "environment"), explainDecodeError(err, fromEnv))
 	}
-	if err := c.validate(func(k string) string { return env[k] }); err != nil {
+	if err := c.validate(func(k string) string { return env[k] }, serving); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", cmp.Or(path, "configuration"), err)
 	}
 	return c, nil

@@ -48,10 +48,18 @@ type ScanResult struct {
 	Files    int                    // regular files found
 	Scanned  map[index.DocID]string // this scan's documents, by the path reported
 	Problems []FileError            // files that could not be fully indexed, in no order
+	Counts   ScanCounts             // the files by what the index held of them
 	Analysis *index.Analysis
 
 	closed   chan struct{}
 	closeErr error
+}
+
+// ScanCounts count a scan's files by what the index held of them before.
+type ScanCounts struct {
+	New       int // not indexed
+	Changed   int // indexed in another version, which this one replaced
+	Unchanged int // indexed in this version: nothing written
 }
 
 // Close waits for the index to be settled and closed, and returns what
@@ -108,7 +116,7 @@ func Scan(ctx context.Context, o ScanOptions) (*ScanResult, error) {
 	start := time.Now()
 	files := walkAll(o.Dirs, &res.Problems)
 	res.Files = len(files)
-	if res.Scanned, err = indexFiles(ctx, sc.Ingester, &o, files, &res.Problems); err != nil {
+	if res.Scanned, err = indexFiles(ctx, sc.Ingester, &o, files, &res.Problems, &res.Counts); err != nil {
 		return nil, err
 	}
 	o.Logger.Debug("scan: files indexed", "files", len(files), "seconds", time.Since(start).Seconds())

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -54,18 +55,19 @@ type indexing struct {
 	done      int
 	scanned   map[index.DocID]string // this scan's documents → report path
 	problems  *[]FileError
+	counts    *ScanCounts
 	fatal     error
 }
 
 // indexFiles indexes files, o.Workers at a time, and returns this scan's
 // documents by the path reported; the files' errors are added to
-// problems.
-func indexFiles(ctx context.Context, ing *Ingester, o *ScanOptions, files []scanFile, problems *[]FileError) (map[index.DocID]string, error) {
+// problems, the files counted in counts.
+func indexFiles(ctx context.Context, ing *Ingester, o *ScanOptions, files []scanFile, problems *[]FileError, counts *ScanCounts) (map[index.DocID]string, error) {
 	// Files are read and prepared on all cores but one, which is left to
 	// the index's single writer: each waits for it, and with every core
 	// preparing it waited for one behind them (see index.Index.Commit).
 	x := &indexing{ing: ing, o: o, files: files, inFlight: semaphore.NewWeighted(o.InFlightBytes),
-		preparing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), scanned: map[index.DocID]string{}, problems: problems}
+		preparing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), scanned: map[index.DocID]string{}, problems: problems, counts: counts}
 	var wg sync.WaitGroup
 	for w := 0; w < o.Workers; w++ {
 		wg.Go(func() { x.work(ctx) })
@@ -112,6 +114,14 @@ func (x *indexing) record(sf scanFile, out *Outcome, err error) bool {
 			x.fatal = err
 		}
 		return false
+	}
+	switch top := out.Results[0]; {
+	case top.Duplicate:
+		x.counts.Unchanged++
+	case len(top.Replaced) > 0:
+		x.counts.Changed++
+	default:
+		x.counts.New++
 	}
 	for j, r := range out.Results {
 		// A child is named by its parent's report path followed by its
@@ -175,6 +185,20 @@ func walk(dir string, prefix bool) ([]scanFile, []FileError) {
 	return files, errs
 }
 
+// ScanSource is the source of every document a scan indexes; its key is
+// scanKeyPrefix followed by the file's absolute path, slash-separated.
+const ScanSource = "scan"
+
+const scanKeyPrefix = "fs:"
+
+// ScanPath returns the path of the file a scan indexed as d (a child's,
+// the file's path followed by its location inside it), and false when d
+// was not indexed by a scan.
+func ScanPath(d index.Doc) (string, bool) {
+	p, ok := strings.CutPrefix(d.Key, scanKeyPrefix)
+	return filepath.FromSlash(p), ok && d.Source == ScanSource
+}
+
 // ingestFile indexes one file. A file that cannot be opened is recorded in
 // the index with its error, so that it is reported and never lost. It
 // reads, extracts and fingerprints the file holding one of preparing's
@@ -184,7 +208,7 @@ func (ing *Ingester) ingestFile(ctx context.Context, preparing chan struct{}, sf
 	if err != nil {
 		abs = sf.path
 	}
-	obj := Object{Key: "fs:" + filepath.ToSlash(abs), Name: sf.rel, Source: "scan", ModTime: sf.info.ModTime(),
+	obj := Object{Key: scanKeyPrefix + filepath.ToSlash(abs), Name: sf.rel, Source: ScanSource, ModTime: sf.info.ModTime(),
 		VersionID: strconv.FormatInt(sf.info.ModTime().UnixNano(), 10) + "-" + strconv.FormatInt(sf.info.Size(), 10)}
 	select {
 	case preparing <- struct{}{}:

@@ -21,7 +21,7 @@ func newBackfillCmd(g *globals) *cobra.Command {
 named S3 connector (connectors.s3[].name) and queue it. Versions already
 indexed are recognised by their idempotency key and skipped, so running it
 again is safe.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("CONNECTOR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.daemonClient(addr)
 			if err != nil {
@@ -51,7 +51,7 @@ func newDeadLettersCmd(g *globals) *cobra.Command {
 on after max_deliver attempts (malformed event JSON, objects over the size
 cap, references to missing objects...), with the reason. They stay in the
 DEADLETTER stream for review; nothing is dropped silently.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var out struct {
 				DeadLetters []api.DeadLetter `json:"deadletters"`

@@ -23,7 +23,7 @@ family id, pivot, similarity to the pivot, is-pivot, exact-duplicate group,
 parent and attachment path, hashes and e-mail headers. Formats: csv, jsonl,
 and dat (a Concordance load file: þ-quoted fields separated by U+0014).
 The exit status is 1 when the export was cut short.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := export.ParseFormat(format); err != nil {
 				return &exitError{code: 2, err: err}

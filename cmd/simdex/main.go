@@ -39,8 +39,16 @@ type globals struct {
 	stopProfile func()
 }
 
-func (g *globals) load() (daemon.Config, error) {
-	cfg, err := daemon.LoadFromEnvironment(g.configPath)
+// load reads the configuration of a command that does not serve: the
+// credentials of connectors, NATS and notifier channels, which only serve
+// uses, need not be set (daemon.LoadWithoutSecrets).
+func (g *globals) load() (daemon.Config, error) { return g.loadWith(daemon.LoadWithoutSecrets) }
+
+// loadServing reads the configuration serve runs, every secret checked.
+func (g *globals) loadServing() (daemon.Config, error) { return g.loadWith(daemon.Load) }
+
+func (g *globals) loadWith(load func(path string, environ []string) (daemon.Config, error)) (daemon.Config, error) {
+	cfg, err := load(g.configPath, os.Environ())
 	if err != nil {
 		return cfg, &exitError{code: 2, err: err}
 	}
@@ -121,9 +129,9 @@ JetStream storing under data_dir, the embedded index, a watched inbox folder
 On a stop signal, connectors stop first, events under way are finished and
 acknowledged (within pipeline.shutdown_timeout), and the index is closed;
 anything not acknowledged is delivered again after restart.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
+			cfg, err := g.loadServing()
 			if err != nil {
 				return err
 			}
@@ -145,7 +153,7 @@ func newVersionCmd() *cobra.Command {
 built it, and the versions of what it writes (normal form, fingerprint
 scheme, index schema). The daemon's /api/v1/about and the review UI's
 footer show the same.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := buildinfo.Read()
 			if asJSON {

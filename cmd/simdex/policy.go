@@ -71,6 +71,7 @@ func newHoldCmd(g *globals) *cobra.Command {
 	var (
 		name, reason, owner, mode string
 		seeds, seedKeys           []string
+		seedIDs                   []int64
 		resemblance, containment  float64
 		asJSON                    bool
 	)
@@ -79,17 +80,15 @@ func newHoldCmd(g *globals) *cobra.Command {
 		Short: "Place a legal hold on seed documents and every near-copy of them",
 		Long: `hold create places a legal hold for a matter. Seeds are stored document
 ids, index keys (--seed-key) or files (--seed PATH: the file is sent to the
-daemon and indexed as a seed). Every stored near-copy of a seed (within
+daemon and indexed as a seed). A --seed that is a number and also names a
+file is refused as ambiguous: --seed ./35 for the file, --seed-id 35 for
+the document. Every stored near-copy of a seed (within
 --resemblance / --containment) is held and flagged "found for matter", and
 so is every near-copy ingested later. In mode hold the S3 Object Lock legal
 hold is turned on for every version of every near-copy.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			matter, _ := cmd.Flags().GetString("matter")
-			c, err := rf.client(g)
-			if err != nil {
-				return err
-			}
 			req := api.HoldRequest{Matter: matter, Name: name, Reason: reason, Owner: owner, SeedKeys: seedKeys, Mode: mode}
 			if cmd.Flags().Changed("resemblance") {
 				req.Resemblance = &resemblance
@@ -97,19 +96,12 @@ hold is turned on for every version of every near-copy.`,
 			if cmd.Flags().Changed("containment") {
 				req.Containment = &containment
 			}
-			for _, s := range seeds {
-				// A number is a document id unless a file has that name.
-				if _, statErr := os.Stat(s); statErr != nil {
-					if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 {
-						req.Seeds = append(req.Seeds, index.DocID(id))
-						continue
-					}
-				}
-				data, err := os.ReadFile(s)
-				if err != nil {
-					return &exitError{code: 2, err: fmt.Errorf("seed %s: not a document id and not a readable file: %w", s, err)}
-				}
-				req.SeedFiles = append(req.SeedFiles, api.SeedFile{Name: filepath.Base(s), Data: data})
+			if err := addSeeds(&req, seeds, seedIDs); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
+			c, err := rf.client(g)
+			if err != nil {
+				return err
 			}
 			var out api.HoldResponse
 			if err := c.call(cmd.Context(), "POST", "/api/v1/holds", req, &out); err != nil {
@@ -120,12 +112,13 @@ hold is turned on for every version of every near-copy.`,
 			}
 			p := out.Placement
 			if out.Hold.Status == policy.HoldPlacing {
-				fmt.Fprintf(cmd.OutOrStdout(), "hold %s stored and in force (%s), still placing in the background (%d documents held so far): %s\n",
-					out.Hold.Matter, out.Hold.Mode, out.Hold.Held, out.Error)
+				fmt.Fprintf(cmd.OutOrStdout(), "hold %s stored and in force (%s), still placing in the background (%s held so far): %s\n",
+					out.Hold.Matter, out.Hold.Mode, plural(out.Hold.Held, "document"), out.Error)
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %d seeds, %d documents held, %d new flags, %d S3 versions locked\n",
-				out.Hold.Matter, out.Hold.Mode, len(out.Hold.Seeds), out.Hold.Held, p.Flagged, p.Enforced)
+			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %s, %s held, %s, %s locked\n",
+				out.Hold.Matter, out.Hold.Mode, plural(len(out.Hold.Seeds), "seed"), plural(out.Hold.Held, "document"),
+				plural(p.Flagged, "new flag"), plural(p.Enforced, "S3 version"))
 			for _, e := range p.EnforceErrors {
 				fmt.Fprintf(cmd.ErrOrStderr(), "not locked yet (retried by the next sweep): %s\n", e)
 			}
@@ -137,7 +130,8 @@ hold is turned on for every version of every near-copy.`,
 	create.Flags().StringVar(&name, "name", "", "matter name")
 	create.Flags().StringVar(&reason, "reason", "", "why the hold is placed")
 	create.Flags().StringVar(&owner, "owner", "", "who owns the matter")
-	create.Flags().StringArrayVar(&seeds, "seed", nil, "seed: a stored document id or a file (repeatable)")
+	create.Flags().StringArrayVar(&seeds, "seed", nil, "seed: a file, or a stored document id (repeatable)")
+	create.Flags().Int64SliceVar(&seedIDs, "seed-id", nil, "seed: a stored document id, where --seed ID would also name a file (repeatable)")
 	create.Flags().StringArrayVar(&seedKeys, "seed-key", nil, "seed: an index key, every current version (repeatable)")
 	create.Flags().Float64Var(&resemblance, "resemblance", policy.DefaultScope().Resemblance, "near-copy scope: resemblance")
 	create.Flags().Float64Var(&containment, "containment", policy.DefaultScope().Containment, "near-copy scope: containment in either direction")
@@ -149,7 +143,7 @@ hold is turned on for every version of every near-copy.`,
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List holds",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client(g)
 			if err != nil {
@@ -179,7 +173,7 @@ hold is turned on for every version of every near-copy.`,
 	release := &cobra.Command{
 		Use:   "release --matter NAME --reason TEXT",
 		Short: "Release a hold (nothing it covered is deleted before the grace period and a fresh evaluation)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			matter, _ := cmd.Flags().GetString("matter")
 			if strings.TrimSpace(releaseReason) == "" {
@@ -205,6 +199,35 @@ hold is turned on for every version of every near-copy.`,
 	return cmd
 }
 
+// addSeeds adds a hold's seeds to req: each --seed a file, or a document
+// id when it is a number that names no file (a number that names one is
+// refused as ambiguous, as similar refuses it), and each --seed-id.
+func addSeeds(req *api.HoldRequest, seeds []string, ids []int64) error {
+	for _, id := range ids {
+		if id < 1 {
+			return fmt.Errorf("--seed-id %d: document ids are positive", id)
+		}
+		req.Seeds = append(req.Seeds, index.DocID(id))
+	}
+	for _, s := range seeds {
+		id, convErr := strconv.ParseInt(s, 10, 64)
+		_, statErr := os.Stat(s)
+		switch {
+		case convErr == nil && statErr == nil:
+			return fmt.Errorf("--seed %s is both a file here and a document id: say --seed ./%s for the file, or --seed-id %s for the document", s, s, s)
+		case convErr == nil && id > 0:
+			req.Seeds = append(req.Seeds, index.DocID(id))
+			continue
+		}
+		data, err := os.ReadFile(s)
+		if err != nil {
+			return fmt.Errorf("--seed %s: not a document id and not a readable file: %w", s, err)
+		}
+		req.SeedFiles = append(req.SeedFiles, api.SeedFile{Name: filepath.Base(s), Data: data})
+	}
+	return nil
+}
+
 func newFlagsCmd(g *globals) *cobra.Command {
 	rf := &remoteFlags{}
 	cmd := &cobra.Command{
@@ -221,8 +244,11 @@ func newFlagsCmd(g *globals) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List flags",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := api.CheckFlagFilter(policy.FlagKind(kind), policy.FlagStatus(status)); err != nil {
+				return &usageError{cmd: cmd, err: fmt.Errorf("--%w; leave the flag out to list them all", err)}
+			}
 			c, err := rf.client(g)
 			if err != nil {
 				return err
@@ -261,8 +287,8 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced")
-	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed or executed")
+	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced (default: all)")
+	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed, executing or executed (default: all)")
 	list.Flags().StringVar(&matter, "matter", "", "only flags of this matter")
 	list.Flags().StringVar(&rule, "rule", "", "only flags of this retention rule")
 	list.Flags().Int64Var(&document, "document", 0, "only flags of this document id")
@@ -280,7 +306,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 		c := &cobra.Command{
 			Use:   action.name + " ID",
 			Short: action.short,
-			Args:  cobra.ExactArgs(1),
+			Args:  oneArg("ID"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				id, err := strconv.ParseInt(args[0], 10, 64)
 				if err != nil || id < 1 {
@@ -325,7 +351,7 @@ func newPolicyCmd(g *globals) *cobra.Command {
 	eval := &cobra.Command{
 		Use:   "eval [--dry-run]",
 		Short: "Evaluate retention now: what is (or would be) flagged, held or kept, and why",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client(g)
 			if err != nil {
@@ -356,8 +382,8 @@ func printRun(w io.Writer, run policy.Run) error {
 	if run.DryRun {
 		verb = "would flag"
 	}
-	fmt.Fprintf(w, "%d documents evaluated: %d due for disposition (%s %d new, %d flagged before), %d held or kept\n",
-		run.Documents, run.Due, verb, run.Flagged, run.Due-run.Flagged, run.Held)
+	fmt.Fprintf(w, "%s evaluated: %d due for disposition (%s %d new, %d flagged before), %d held or kept\n",
+		plural(run.Documents, "document"), run.Due, verb, run.Flagged, run.Due-run.Flagged, run.Held)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTCOME\tFLAG\tDOCUMENT\tNAME\tRULE\tREASON")
 	for _, d := range run.Decisions {
@@ -389,7 +415,7 @@ before it. Against a checkpoint saved by an earlier run (--checkpoint FILE,
 kept outside the daemon's data), it also detects deletion of entries and
 truncation. When the log is intact the checkpoint file is advanced to the
 new head. The exit status is 0 only when the log is intact.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client(g)
 			if err != nil {

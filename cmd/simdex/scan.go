@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -41,15 +44,24 @@ func newScanCmd(g *globals) *cobra.Command {
 index (incrementally: unchanged files are skipped), then prints the sets of
 identical documents and the families of near-copies that involve them.
 
-By default it prints a summary: files, errors, identical sets and the
-largest families, at most --limit of each. --pairs adds every near-copy
-pair (at most --limit, those scoring at least --min-score), and --json
-prints everything as one JSON object.
+By default it prints a summary: files (new, changed, or unchanged since
+the index last saw them), errors, identical sets and the largest families,
+at most --limit of each. --pairs adds every near-copy pair (at most
+--limit, those scoring at least --min-score), and --json prints everything
+as one JSON object.
 
-A file that cannot be read or extracted (empty, binary, too large, invalid
-text, encrypted…) is recorded in the index with its error and listed in the
-report; the scan goes on, and the exit status is 1.`,
-		Args: cobra.MinimumNArgs(1),
+Files are named relative to DIR, or with several DIRs under each DIR as
+given; files indexed earlier and not scanned now are named the same way
+(../other/a.txt), except in --json, which names them by their index key
+(fs:/abs/path, s3:bucket/key).
+
+A DIR that does not exist or cannot be read is refused before anything is
+opened (exit status 2). A file that cannot be read or extracted (empty,
+binary, too large, invalid text, encrypted…) is recorded in the index with
+its error and listed in the report; a path that is not a regular file
+(a pipe, a dangling link) is listed as not indexed. The scan goes on, and
+the exit status is 1.`,
+		Args: someArgs("DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScan(cmd.Context(), g, f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -73,6 +85,9 @@ type fileError = ingest.FileError
 func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdout, stderr io.Writer) error {
 	if f.workers < 1 || f.inFlight < 1 {
 		return &exitError{code: 2, err: fmt.Errorf("--workers %d, --in-flight-bytes %d: both must be at least 1", f.workers, f.inFlight)}
+	}
+	if err := checkScanArgs(dirs); err != nil {
+		return err
 	}
 	cfg, err := g.load()
 	if err != nil {
@@ -103,6 +118,8 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 	problems := res.Problems
 	sort.Slice(problems, func(i, j int) bool { return problems[i].Path < problems[j].Path })
 	rep.Errors = append([]fileError{}, problems...) // [] rather than null in JSON
+	rep.counts = res.Counts
+	rep.nameForText(res.Analysis, res.Scanned, dirs)
 	if f.json {
 		if err := rep.writeJSON(stdout); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
@@ -115,9 +132,54 @@ func runScan(ctx context.Context, g *globals, f *scanFlags, dirs []string, stdou
 		return &exitError{code: 2, err: fmt.Errorf("close index: %w", err)}
 	}
 	if len(problems) > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d files could not be fully indexed (listed in the report)", len(problems), res.Files)}
+		return &exitError{code: 1, err: rep.incomplete()}
 	}
 	return nil
+}
+
+// checkScanArgs refuses, before the index is opened, an argument that
+// does not exist, cannot be read or is not a directory or a file: the
+// scan reported it as if recorded in the index, which it was not.
+func checkScanArgs(args []string) error {
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("not a directory or a regular file (%s)", fi.Mode().Type())
+		}
+		if err == nil { // a special file could block: opened only when regular or a directory
+			var f *os.File
+			if f, err = os.Open(a); err == nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return &exitError{code: 2, err: fmt.Errorf("scan %s: %w (nothing was scanned)", a, err)}
+		}
+	}
+	return nil
+}
+
+// incomplete is the error of a scan that could not index every file
+// fully.
+func (r *report) incomplete() error {
+	var notIndexed int
+	for _, b := range r.notIndexed {
+		if b {
+			notIndexed++
+		}
+	}
+	var parts []string
+	if n := len(r.Errors) - notIndexed; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %s could not be fully indexed", n, plural(r.Files, "file")))
+	}
+	if notIndexed > 0 {
+		parts = append(parts, plural(notIndexed, "path")+" not indexed")
+	}
+	return fmt.Errorf("%s (listed in the report)", strings.Join(parts, ", "))
 }
 
 // progress returns the callback drawing *bar on stderr, if stderr is a

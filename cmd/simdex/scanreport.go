@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/idmap"
 )
 
@@ -28,6 +29,13 @@ type report struct {
 	// in names.
 	pairs []reportPair
 	names []string
+
+	// What the text report says beside the JSON's fields: the files by
+	// what the index held of them, and one naming of files (nameForText).
+	counts     ingest.ScanCounts
+	textNames  map[string]string // JSON name → text name, where they differ
+	errorNames []string          // each error's text name, when set
+	notIndexed []bool            // each error's file was not recorded in the index
 }
 
 type familyJSON struct {
@@ -290,15 +298,14 @@ func more(w io.Writer, shown, n int, hint string) {
 }
 
 func (r *report) writeText(w io.Writer, o textOptions) {
-	fmt.Fprintf(w, "%d files, %d documents indexed (attachments and archive members included), %d with errors\n", r.Files, r.Documents, len(r.Errors))
+	c := r.counts
+	errs := "no errors"
 	if len(r.Errors) > 0 {
-		fmt.Fprintln(w, "\nErrors (recorded in the index for manual review):")
-		k := o.shown(len(r.Errors))
-		for _, e := range r.Errors[:k] {
-			fmt.Fprintf(w, "  %s: %s\n", e.Path, e.Error)
-		}
-		more(w, k, len(r.Errors), "--limit 0 lists them all")
+		errs = plural(len(r.Errors), "error")
 	}
+	fmt.Fprintf(w, "%s: %d new, %d changed, %d unchanged (already indexed); %s, attachments and archive members included; %s\n",
+		plural(r.Files, "file"), c.New, c.Changed, c.Unchanged, plural(r.Documents, "document"), errs)
+	r.writeErrors(w, o)
 	r.writeSets(w, o)
 	r.writeFamilies(w, o)
 	if o.pairs {
@@ -306,6 +313,37 @@ func (r *report) writeText(w io.Writer, o textOptions) {
 	} else if len(r.pairs) > 0 {
 		fmt.Fprintln(w, "\n--pairs lists every near-copy pair with its scores; --json prints the whole report.")
 	}
+}
+
+// writeErrors prints the files that could not be fully indexed: most are
+// recorded in the index with their error, for review; those marked were
+// not indexed at all (unreadable, not a regular file).
+func (r *report) writeErrors(w io.Writer, o textOptions) {
+	if len(r.Errors) == 0 {
+		return
+	}
+	header := "Errors (recorded in the index for review):"
+	if slices.Contains(r.notIndexed, true) {
+		header = "Errors (recorded in the index for review, unless marked not indexed):"
+	}
+	fmt.Fprintln(w, "\n"+header)
+	lines := make([]string, len(r.Errors))
+	for i, e := range r.Errors {
+		name, mark := e.Path, ""
+		if i < len(r.errorNames) {
+			name = r.errorNames[i]
+		}
+		if i < len(r.notIndexed) && r.notIndexed[i] {
+			mark = " (not indexed)"
+		}
+		lines[i] = fmt.Sprintf("  %s: %s%s\n", name, e.Error, mark)
+	}
+	slices.Sort(lines) // by the names printed
+	k := o.shown(len(lines))
+	for _, l := range lines[:k] {
+		fmt.Fprint(w, l)
+	}
+	more(w, k, len(lines), "--limit 0 lists them all")
 }
 
 // writeSets prints the identical sets, largest first.
@@ -318,11 +356,11 @@ func (r *report) writeSets(w io.Writer, o textOptions) {
 		if o.pairs {
 			fmt.Fprintf(w, "  [%d] %d copies\n", i+1, len(set))
 			for _, n := range set {
-				fmt.Fprintf(w, "      %s\n", n)
+				fmt.Fprintf(w, "      %s\n", r.text(n))
 			}
 			continue
 		}
-		fmt.Fprintf(w, "  [%d] %d copies of %s\n", i+1, len(set), set[0])
+		fmt.Fprintf(w, "  [%d] %d copies of %s\n", i+1, len(set), r.text(set[0]))
 	}
 	more(w, k, len(sets), "--limit 0 lists them all")
 }
@@ -334,10 +372,11 @@ func (r *report) writeFamilies(w io.Writer, o textOptions) {
 	slices.SortStableFunc(fams, func(a, b familyJSON) int { return len(b.Members) - len(a.Members) })
 	k := o.shown(len(fams))
 	for i, f := range fams[:k] {
-		fmt.Fprintf(w, "  [%d] %d documents, %d links, average resemblance %.0f%%, pivot %s\n", i+1, len(f.Members), f.Links, 100*f.AvgResemblance, f.Pivot)
+		fmt.Fprintf(w, "  [%d] %s, %s, average resemblance %.0f%%, pivot %s\n",
+			i+1, plural(len(f.Members), "document"), plural(f.Links, "link"), 100*f.AvgResemblance, r.text(f.Pivot))
 		if o.pairs {
 			for _, m := range f.Members {
-				fmt.Fprintf(w, "      %s\n", m)
+				fmt.Fprintf(w, "      %s\n", r.text(m))
 			}
 		}
 	}
@@ -363,7 +402,7 @@ func (r *report) writePairs(w io.Writer, o textOptions) {
 	fmt.Fprintf(w, "  %-6s %-6s %-6s %-9s %-4s %s\n", "resem", "a in b", "b in a", "bytes", "ham", "a ~ b")
 	k := o.shown(len(rows))
 	for _, p := range rows[:k] {
-		fmt.Fprintf(w, "  %5.0f%% %5.0f%% %5.0f%% %9d %4d  %s ~ %s\n", 100*p.Resemblance, 100*p.ContainmentAB, 100*p.ContainmentBA, p.BytesInCommon, p.Hamming, p.A, p.B)
+		fmt.Fprintf(w, "  %5.0f%% %5.0f%% %5.0f%% %9d %4d  %s ~ %s\n", 100*p.Resemblance, 100*p.ContainmentAB, 100*p.ContainmentBA, p.BytesInCommon, p.Hamming, r.text(p.A), r.text(p.B))
 	}
 	more(w, k, len(rows), "--limit 0 lists them all, --min-score keeps the closest")
 	fmt.Fprintln(w, bytesLegend)

@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +22,7 @@ import (
 
 type similarFlags struct {
 	index       string
+	id          int64
 	json        bool
 	resemblance float64
 	containment float64
@@ -34,20 +38,72 @@ of FILE (extracted and fingerprinted, not stored) or of the stored document
 with id ID, with resemblance, containment in both directions, bytes in
 common, SimHash distance and whether it is an exact duplicate. A FILE that
 is a container (archive, e-mail) is compared by its own text and by every
-attachment or member in it.`,
-		Args: cobra.ExactArgs(1),
+attachment or member in it.
+
+An argument that is a number and also names a file is refused as
+ambiguous: say ./35 for the file, or --id 35 for the document.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return fmt.Errorf("one FILE or ID expected, got %d: %q", len(args), strings.Join(args, " "))
+			}
+			return nil // none: parseSimilarArg wants --id
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSimilar(cmd.Context(), g, f, args[0], cmd.OutOrStdout())
+			q, err := parseSimilarArg(f, args)
+			if err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
+			return runSimilar(cmd.Context(), g, f, q, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&f.index, "index", "", "index file (default: index.path, or data_dir/index.db)")
+	cmd.Flags().Int64Var(&f.id, "id", 0, "the stored document with this id, instead of FILE")
 	cmd.Flags().BoolVar(&f.json, "json", false, `print {"matches": [...]}`)
 	cmd.Flags().Float64Var(&f.resemblance, "threshold", 0, "resemblance threshold (default: index.thresholds.resemblance)")
 	cmd.Flags().Float64Var(&f.containment, "containment-threshold", 0, "containment threshold (default: index.thresholds.containment)")
 	return cmd
 }
 
-func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, stdout io.Writer) error {
+// similarQuery is what similar compares: a file, or a stored document.
+type similarQuery struct {
+	path string
+	id   index.DocID
+}
+
+// parseSimilarArg reads similar's argument: FILE, ID or --id ID. A number
+// that also names a file is refused, rather than taken as one of them.
+func parseSimilarArg(f *similarFlags, args []string) (similarQuery, error) {
+	switch {
+	case f.id != 0 && len(args) > 0:
+		return similarQuery{}, fmt.Errorf("give FILE or --id, not both")
+	case f.id < 0:
+		return similarQuery{}, fmt.Errorf("--id %d: document ids are positive", f.id)
+	case f.id > 0:
+		return similarQuery{id: index.DocID(f.id)}, nil
+	case len(args) == 0:
+		return similarQuery{}, fmt.Errorf("give a FILE, or a document ID (--id ID)")
+	}
+	arg := args[0]
+	id, convErr := strconv.ParseInt(arg, 10, 64)
+	fi, statErr := os.Stat(arg)
+	switch {
+	case statErr == nil && convErr == nil:
+		return similarQuery{}, fmt.Errorf("%s is both a file here and a document id: say ./%s for the file, or --id %s for the document", arg, arg, arg)
+	case statErr == nil && fi.IsDir():
+		return similarQuery{}, fmt.Errorf("%s is a directory: similar compares one file (scan %s reports the copies in a folder)", arg, arg)
+	case statErr == nil && !fi.Mode().IsRegular():
+		return similarQuery{}, fmt.Errorf("%s is not a regular file (%s)", arg, fi.Mode().Type())
+	case statErr == nil:
+		return similarQuery{path: arg}, nil
+	case convErr == nil && id > 0:
+		return similarQuery{id: index.DocID(id)}, nil
+	case errors.Is(statErr, fs.ErrNotExist):
+		return similarQuery{}, fmt.Errorf("%s: no such file, and not a document id", arg)
+	}
+	return similarQuery{}, fmt.Errorf("%s: %w", arg, errors.Unwrap(statErr))
+}
+
+func runSimilar(ctx context.Context, g *globals, f *similarFlags, q similarQuery, stdout io.Writer) error {
 	cfg, err := g.load()
 	if err != nil {
 		return err
@@ -57,6 +113,11 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 		return err
 	}
 	cfg.Index.Path = cmp.Or(f.index, cfg.Index.Path)
+	if cfg.Store.Driver != daemon.DriverPostgres {
+		if err := indexExists(cfg.IndexPath()); err != nil {
+			return err
+		}
+	}
 	// One query: loading every anchor list would cost more than it saves.
 	cfg.Index.AnchorsInMemory = false
 	eng, err := daemon.OpenEngine(ctx, &cfg, g.logger(cfg))
@@ -66,14 +127,12 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 	defer eng.Close()
 
 	var matches []api.Match
-	if _, statErr := os.Stat(arg); statErr == nil {
-		matches, err = similarToFile(ctx, eng, arg, th)
-	} else if id, convErr := strconv.ParseInt(arg, 10, 64); convErr == nil {
-		var ms []index.Match
-		ms, err = eng.Index.Similar(ctx, index.DocID(id), th)
-		matches = api.Matches(ms, "")
+	if q.path != "" {
+		matches, err = similarToFile(ctx, eng, q.path, th)
 	} else {
-		err = fmt.Errorf("%s: %w", arg, statErr)
+		var ms []index.Match
+		ms, err = eng.Index.Similar(ctx, q.id, th)
+		matches = api.Matches(ms, "")
 	}
 	if err != nil {
 		return &exitError{code: 2, err: err}
@@ -94,6 +153,20 @@ func runSimilar(ctx context.Context, g *globals, f *similarFlags, arg string, st
 		fmt.Fprintf(stdout, "%-8d %5.0f%% %12.0f%% %12.0f%% %9d %4d %-5v %s\n", m.ID, 100*m.Resemblance, 100*m.ContainmentAB, 100*m.ContainmentBA, m.BytesInCommon, m.Hamming, m.Exact, name)
 	}
 	fmt.Fprintln(stdout, bytesLegend)
+	return nil
+}
+
+// indexExists refuses an index file that does not exist: opened by
+// similar, it would be created empty, and every query answered "no
+// copies"; measured by stats, SQLite said only "unable to open".
+func indexExists(path string) error {
+	if _, err := os.Stat(path); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &exitError{code: 2, err: fmt.Errorf("index %s: %w (scan a folder into it first, or name another with --index)", path, err)}
+	}
 	return nil
 }
 

@@ -22,10 +22,13 @@ func newStatsCmd(g *globals) *cobra.Command {
 input it describes (the raw size of the objects indexed), and each table
 with its indexes, in bytes, as a share of the index and per document.
 Run it on a copy or while nothing writes, for exact figures.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
 				return &usageError{cmd: cmd, err: fmt.Errorf("--index is required")}
+			}
+			if err := indexExists(path); err != nil {
+				return err
 			}
 			fp, err := sqlite.ReadFootprint(cmd.Context(), path)
 			if err != nil {

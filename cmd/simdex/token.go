@@ -49,7 +49,7 @@ holds, dry runs, audit, exports, executing approved deletions) and admin
 (also tokens, backfills, deliveries). A viewer or reviewer token must
 name the matters it may see; a legal-admin or admin token with no
 --matter sees every matter.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := auth.ParseRole(role)
 			if err != nil {
@@ -88,7 +88,7 @@ name the matters it may see; a legal-admin or admin token with no
 	list := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List tokens (never their secrets)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()
 			if err != nil {
@@ -128,7 +128,7 @@ name the matters it may see; a legal-admin or admin token with no
 	revoke := &cobra.Command{
 		Use:   "revoke ID --reason TEXT",
 		Short: "Revoke a token at once",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(reason) == "" {
 				return &exitError{code: 2, err: fmt.Errorf("--reason is required: the audit log records why")}

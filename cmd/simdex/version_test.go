@@ -29,7 +29,7 @@ func TestVersion(t *testing.T) {
 }
 
 // TestArgumentErrorsPrintUsage: "accepts 1 arg(s), received 0" alone left
-// the user to guess; the usage line follows.
+// the user to guess; the usage line follows, on the error's own line.
 func TestArgumentErrorsPrintUsage(t *testing.T) {
 	for _, args := range [][]string{{"similar"}, {"scan", "--bogus", "x"}, {"version", "extra"}} {
 		root := newRootCmd()
@@ -41,8 +41,9 @@ func TestArgumentErrorsPrintUsage(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		printError(&buf, err)
-		if !strings.Contains(buf.String(), "Usage: simdex "+args[0]) || !strings.Contains(buf.String(), "--help") {
-			t.Errorf("%v printed %q, want the usage line", args, buf.String())
+		if !strings.Contains(buf.String(), "usage: simdex "+args[0]) || !strings.Contains(buf.String(), "--help") ||
+			strings.Count(buf.String(), "\n") != 1 {
+			t.Errorf("%v printed %q, want one line with the usage line", args, buf.String())
 		}
 	}
 }

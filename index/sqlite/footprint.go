@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"sort"
 
@@ -44,8 +43,7 @@ func ReadFootprint(ctx context.Context, path string) (Footprint, error) {
 	if err := sqlitedb.Claim(ctx, path, indexKind); err != nil {
 		return fp, fmt.Errorf("measure index %s: %w", path, err)
 	}
-	uri := (&url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro"}).String()
-	db, err := sql.Open("sqlite", uri)
+	db, err := sql.Open("sqlite", sqlitedb.URI(path, "mode=ro"))
 	if err != nil {
 		return fp, fmt.Errorf("measure index %s: %w", path, err)
 	}

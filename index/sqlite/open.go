@@ -70,9 +70,9 @@ func openStore(ctx context.Context, path string, opts Options, l *Loader) (*Stor
 	if opts.Durability == Normal {
 		sync = "NORMAL"
 	}
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
-		"&_pragma=synchronous(" + sync + ")&_pragma=cache_size(-" + strconv.Itoa(opts.WriteCacheMiB*1024) + ")&_txlock=immediate" +
-		"&_pragma=wal_autocheckpoint(0)" // checkpoints run beside the writer: see checkpoints
+	dsn := sqlitedb.URI(path, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"+
+		"&_pragma=synchronous("+sync+")&_pragma=cache_size(-"+strconv.Itoa(opts.WriteCacheMiB*1024)+")&_txlock=immediate"+
+		"&_pragma=wal_autocheckpoint(0)") // checkpoints run beside the writer: see checkpoints
 	s, err := openConns(ctx, path, dsn, sync, opts, l)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
@@ -154,13 +154,13 @@ func (s *Store) openReaders(path, sync string, readers int) (err error) {
 	// read-only query's CPU at 10,000 documents, but while the daemon
 	// writes, readers remap the growing file at every transaction and the
 	// daemon's CPU per document grew by a tenth.
-	if s.r, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)"); err != nil {
+	if s.r, err = sql.Open("sqlite", sqlitedb.URI(path, "_pragma=busy_timeout(10000)&_pragma=query_only(1)&_pragma=cache_size(-32768)")); err != nil {
 		return err
 	}
 	s.r.SetMaxOpenConns(readers)
 	s.r.SetMaxIdleConns(readers)
 	s.rs = newStatements(s.r)
-	if s.ckpt, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")"); err != nil {
+	if s.ckpt, err = sql.Open("sqlite", sqlitedb.URI(path, "_pragma=busy_timeout(10000)&_pragma=synchronous("+sync+")")); err != nil {
 		return err
 	}
 	s.ckpt.SetMaxOpenConns(1)
@@ -287,7 +287,7 @@ func setPageSize(ctx context.Context, path string) error {
 	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
 		return err
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", sqlitedb.URI(path, "_pragma=busy_timeout(10000)"))
 	if err != nil {
 		return fmt.Errorf("set page size: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/sqlitedb"
 )
 
 // A store whose fingerprints are of another scheme than Options.Scheme
@@ -29,7 +30,7 @@ func RecordedScheme(ctx context.Context, path string) (uint32, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", sqlitedb.URI(path, "mode=ro&_pragma=busy_timeout(10000)"))
 	if err != nil {
 		return 0, fmt.Errorf("read fingerprint scheme of %s: %w", path, err)
 	}

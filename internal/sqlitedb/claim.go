@@ -72,7 +72,7 @@ func Claim(ctx context.Context, path string, kind Kind) error {
 	}
 	// No pragmas that write: reading the header changes nothing, whatever
 	// journal mode the file uses.
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", URI(path, "_pragma=busy_timeout(10000)&_pragma=query_only(1)"))
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func Open(ctx context.Context, path string, kind Kind, migrations []string) (*sq
 	if err := MakePrivate(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous("+synchronous+")&_txlock=immediate")
+	db, err := sql.Open("sqlite", URI(path, "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous("+synchronous+")&_txlock=immediate"))
 	if err != nil {
 		return nil, err
 	}
