@@ -1,5 +1,8 @@
 # simdex build, test and benchmark entry points. `make test` is what CI runs
-# on a fresh machine: it installs everything it needs (tools, MinIO).
+# on a fresh machine: it installs everything it needs (tools, MinIO) and
+# reads only the repository (testdata/corpora holds the real documents its
+# tests read). `make test-corpora`, `make eval` and `make bench` read the
+# full corpora at SIMDEX_CORPORA.
 SHELL := /bin/bash
 CACHE ?= $(HOME)/.cache/simdex
 export SIMDEX_CACHE := $(CACHE)
@@ -9,8 +12,11 @@ GOLANGCI_LINT_VERSION := v2.15.0
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 export SIMDEX_MINIO_BIN ?= $(TOOLS)/minio
 FUZZTIME ?= 10s
+# The full corpora (README "Tests"): by default the shared/corpora folder
+# beside the checkout.
+SIMDEX_CORPORA ?= $(CURDIR)/../shared/corpora
 
-.PHONY: all build test lint golangci-lint unit fuzz chart peers browser bench eval tools minio postgres serve clean
+.PHONY: all build test test-corpora corpora lint golangci-lint unit fuzz chart peers browser bench eval tools minio postgres serve clean
 
 all: build
 
@@ -48,6 +54,8 @@ lint: tools
 	go mod tidy -diff
 	cd charts/simdex/tests && go mod tidy -diff
 	go vet ./...
+	# The corpus suite's build (tag corpora) differs only in corpustest.
+	go vet -tags corpora ./internal/corpustest/
 	# 32-bit platforms build too: an int constant that overflows there is a bug.
 	GOARCH=386 go vet ./...
 	$(TOOLS)/staticcheck ./...
@@ -67,9 +75,11 @@ postgres:
 browser:
 	scripts/install-chromium.sh
 
+# The unit tests read nothing outside the repository: SIMDEX_CORPORA is
+# unset for them, so a test that reaches for the full corpora fails here.
 unit: minio postgres peers browser
-	go test -race -count=1 -timeout 60m ./...
-	cd tools && go test -race -count=1 -timeout 30m ./...
+	env -u SIMDEX_CORPORA go test -race -count=1 -timeout 60m ./...
+	cd tools && env -u SIMDEX_CORPORA go test -race -count=1 -timeout 30m ./...
 
 chart:
 	scripts/chart-test.sh
@@ -79,11 +89,20 @@ fuzz:
 
 test: lint unit fuzz chart
 
-bench: build
-	scripts/bench.sh
+# Fails, naming SIMDEX_CORPORA, when the full corpora are not there.
+corpora:
+	@if [ ! -d "$(SIMDEX_CORPORA)" ]; then echo "SIMDEX_CORPORA=$(SIMDEX_CORPORA): the full corpora are not there (set SIMDEX_CORPORA; default ../shared/corpora beside the checkout)" >&2; exit 1; fi
 
-eval: build
-	scripts/eval.sh
+# The corpus suite: the tests that read the full corpora (they call
+# corpustest.Suite; scripts/test-corpora.sh finds and runs them).
+test-corpora: corpora minio postgres peers
+	SIMDEX_CORPORA="$(SIMDEX_CORPORA)" scripts/test-corpora.sh -race
+
+bench: corpora build
+	SIMDEX_CORPORA="$(SIMDEX_CORPORA)" scripts/bench.sh
+
+eval: corpora build
+	SIMDEX_CORPORA="$(SIMDEX_CORPORA)" scripts/eval.sh
 
 clean:
 	rm -rf bin

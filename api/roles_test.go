@@ -17,6 +17,7 @@ import (
 	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/internal/daemontest"
 	"github.com/simdex/simdex/policy"
 )
@@ -49,10 +50,7 @@ func newRoleRigWith(t *testing.T, edit func(*daemon.Config)) *roleRig {
 	d := daemontest.Start(t, cfg, nil)
 	r := &roleRig{addr: d.Addr().String(), hc: &http.Client{Timeout: time.Minute}, tokens: map[string]string{}}
 	inbox := filepath.Join(cfg.DataDir, "inbox")
-	gpl, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "GPL-3.0-only.txt"))
-	if err != nil {
-		t.Fatalf("read corpus (shared/ must sit beside the checkout): %v", err)
-	}
+	gpl := corpustest.Read(t, "spdx/text/GPL-3.0-only.txt")
 	files := map[string]string{
 		"contract.txt":       string(gpl),
 		"contract-v2.txt":    strings.Replace(string(gpl), "software", "programs", 5),

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/internal/benchcorpus"
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/internal/miniotest"
 	"github.com/simdex/simdex/internal/natstest"
 	"github.com/simdex/simdex/internal/pgtest"
@@ -332,10 +332,12 @@ func (w *indexWatcher) seenAt(key string) (time.Time, bool) {
 }
 
 // benchWords is the vocabulary of the generated documents: the words of
-// the Debian Policy manual, so that documents look like English prose.
+// the Debian Policy manual, so that documents look like English prose. It
+// reads the committed fixture (testdata/corpora), the same bytes as the
+// full corpus's, because the unit tests generate documents with it too.
 func benchWords(b testing.TB) []string {
 	b.Helper()
-	path := filepath.Join("..", "..", "shared", "corpora", "debian-docs", "raw", "debian-policy", "usr", "share", "doc", "debian-policy", "policy.txt")
+	path := corpustest.Path("debian-docs/raw/debian-policy/usr/share/doc/debian-policy/policy.txt")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatalf("the benchmark builds its documents from the debian-docs corpus: %v", err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/index"
 	idxsqlite "github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/internal/miniotest"
 	"github.com/simdex/simdex/policy"
 	"github.com/simdex/simdex/policy/sqlite"
@@ -148,16 +148,11 @@ func retentionConfig() policy.Config {
 	return c
 }
 
-// licences reads SPDX licence texts from the shared corpora beside the
-// checkout.
+// licences reads SPDX licence texts from the committed fixtures.
 func licences(t testing.TB) map[string]string {
 	out := map[string]string{}
 	for _, n := range []string{"Apache-2.0", "GPL-3.0-only", "MPL-2.0", "EPL-2.0"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", n+".txt"))
-		if err != nil {
-			t.Fatalf("read corpus file (the shared/ folder must sit beside the checkout): %v", err)
-		}
-		out[n] = string(b)
+		out[n] = string(corpustest.Read(t, "spdx/text/"+n+".txt"))
 	}
 	return out
 }

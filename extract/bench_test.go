@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdex/simdex/internal/corpustest"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 )
@@ -67,15 +66,11 @@ func (c *benchCase) input(b *testing.B) []byte {
 
 func fixed(data []byte) func(*testing.B) []byte { return func(*testing.B) []byte { return data } }
 
-// benchCorpus reads a file of the debian-docs corpus; the benchmarks need
-// it and fail without it.
+// benchCorpus reads a file of the full debian-docs corpus (SIMDEX_CORPORA);
+// the benchmarks need it and fail without it.
 func benchCorpus(b *testing.B, rel string) []byte {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join(corpusDir, "raw", rel))
-	if err != nil {
-		b.Fatalf("the debian-docs corpus is required for the benchmarks: %v", err)
-	}
-	return data
+	return corpustest.ReadFrom(b, corpustest.Dir(b), "debian-docs/raw/"+rel)
 }
 
 // paragraphs splits text into its blank-line separated paragraphs.

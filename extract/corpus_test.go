@@ -10,11 +10,14 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/simdex/simdex/internal/corpustest"
 	"golang.org/x/text/unicode/norm"
 )
 
-// corpusDir is the shared corpus of real documents (see its README).
-const corpusDir = "../../shared/corpora/debian-docs"
+// corpusDir is the debian-docs part of the committed fixtures
+// (testdata/corpora, see its README); the corpus suite's tests read the
+// full corpus instead (corpustest.Suite).
+var corpusDir = corpustest.Path("debian-docs")
 
 // Thresholds for word 5-gram containment of one edition in another, set
 // a little under what was measured on the debian-docs corpus (run with -v
@@ -33,7 +36,7 @@ type corpusEntry struct {
 	file, work, lang, format, granularity string
 }
 
-func readCorpusIndex(t *testing.T) []corpusEntry {
+func readCorpusIndex(t *testing.T, corpusDir string) []corpusEntry {
 	t.Helper()
 	f, err := os.Open(filepath.Join(corpusDir, "index.tsv"))
 	if err != nil {
@@ -117,8 +120,9 @@ func extractFile(t *testing.T, x *Extractor, path string) *Document {
 // out as near-copies of each other: the PDF (and EPUB) against the TXT
 // edition, and each HTML chapter against the whole book.
 func TestCrossFormat(t *testing.T) {
+	corpusDir := filepath.Join(corpustest.Suite(t), "debian-docs")
 	x := newTestExtractor(t, DefaultLimits())
-	entries := readCorpusIndex(t)
+	entries := readCorpusIndex(t, corpusDir)
 	type key struct{ work, lang string }
 	books := make(map[key]map[string][]string) // format -> files
 	for _, e := range entries {

@@ -7,6 +7,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 // BenchmarkLegacy measures the throughput of the DOC, XLS, PPT and MSG
@@ -25,7 +27,7 @@ func BenchmarkLegacy(b *testing.B) {
 	}
 	for _, name := range []string{"strangeDate.msg", "unicode.msg"} {
 		files = append(files, name)
-		inputs[name] = readFileB(b, path.Join(outlookDir, name))
+		inputs[name] = readFileB(b, path.Join(corpustest.Dir(b), "outlook", name))
 	}
 	for _, f := range files {
 		data := inputs[f]

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/mailthread"
 )
 
-const mailCorpus = "../../shared/corpora/mail-usrp/eml"
+// mailCorpus holds the committed mail-usrp messages (testdata/corpora).
+var mailCorpus = corpustest.Path("mail-usrp/eml")
 
 func extractMail(t *testing.T, x *Extractor, path string) *Document {
 	t.Helper()
@@ -75,6 +77,7 @@ func TestMailDraftAndSignature(t *testing.T) {
 // TestMailCorpusFooters extracts every message of mail-usrp: none keeps
 // the list footer, which would make unrelated messages alike.
 func TestMailCorpusFooters(t *testing.T) {
+	mailCorpus := filepath.Join(corpustest.Suite(t), "mail-usrp", "eml")
 	x := newTestExtractor(t, DefaultLimits())
 	files, err := filepath.Glob(filepath.Join(mailCorpus, "*.eml"))
 	if err != nil || len(files) < 3000 {

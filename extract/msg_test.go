@@ -15,10 +15,13 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
-// outlookDir holds the Outlook test files of the shared corpus.
-const outlookDir = "../../shared/corpora/outlook"
+// outlookDir holds the Outlook test files of the committed fixtures
+// (testdata/corpora).
+var outlookDir = corpustest.Path("outlook")
 
 // TestMSGMatchesEML checks that each MSG of the corpus gives the text and
 // metadata of the same message as an EML (testdata/legacy/NAME.msg.eml,

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 // pagesOf joins pages as parsePDF leaves them, with their start offsets.
@@ -79,8 +81,9 @@ func TestDropRunningJoinsHyphenAcrossPages(t *testing.T) {
 // checks that its running header, footers and page numbers are gone, and
 // that its words are found in the TXT edition.
 func TestPDFRunningLinesPolicy(t *testing.T) {
+	full := corpustest.Suite(t)
 	x := newTestExtractor(t, DefaultLimits())
-	dir := filepath.Join(corpusDir, "raw/debian-policy/usr/share/doc/debian-policy")
+	dir := filepath.Join(full, "debian-docs", "raw/debian-policy/usr/share/doc/debian-policy")
 	pdf := extractFile(t, x, filepath.Join(dir, "policy.pdf")).Text
 	txt := extractFile(t, x, filepath.Join(dir, "policy.txt")).Text
 	if n := strings.Count(pdf, "Debian Policy Manual, Release"); n > 1 {

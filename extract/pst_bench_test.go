@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 // cpuTime returns the user and system CPU time of the process.
@@ -32,7 +34,7 @@ func BenchmarkPST(b *testing.B) {
 		{"support-spooled", "support.pst", true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			data := pstFixture(b, bc.file)
+			data := corpustest.ReadFrom(b, corpustest.Dir(b), "outlook/"+bc.file)
 			x := newPSTExtractor(b, DefaultLimits(), b.TempDir())
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()

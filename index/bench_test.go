@@ -16,6 +16,7 @@ import (
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/internal/benchcorpus"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 const buildEnv = "SIMDEX_TEST_BUILD_INDEX"
@@ -24,7 +25,7 @@ const buildEnv = "SIMDEX_TEST_BUILD_INDEX"
 func benchText(tb testing.TB) string {
 	var b strings.Builder
 	for _, f := range []string{"GPL-3.0-only", "Apache-2.0", "MPL-2.0", "LGPL-2.1-only", "AGPL-3.0-only", "CC-BY-SA-4.0", "EUPL-1.2", "OSL-3.0", "GFDL-1.3-only", "Artistic-2.0"} {
-		b.WriteString(corpus(tb, "spdx/text/"+f+".txt"))
+		b.Write(corpustest.ReadFrom(tb, corpustest.Dir(tb), "spdx/text/"+f+".txt"))
 		b.WriteString("\n\n")
 	}
 	return b.String()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 // TestQuotedAtAnyDepth checks that a text quoted in a reply at depths 1,
@@ -39,6 +40,7 @@ func TestQuotedAtAnyDepth(t *testing.T) {
 // checks that the chapter is found inside both books (containment at
 // least 0.9) and that the two books are near-copies.
 func TestPolicyAcrossFormats(t *testing.T) {
+	full := corpustest.Suite(t)
 	ctx := context.Background()
 	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "index.db"))
 	x, err := extract.New(extract.Options{Limits: extract.DefaultLimits()})
@@ -49,7 +51,7 @@ func TestPolicyAcrossFormats(t *testing.T) {
 	files := []string{"policy.txt", "policy.pdf", "policy.html/ch-controlfields.html"}
 	ids := map[string]index.DocID{}
 	for _, f := range files {
-		raw := []byte(corpus(t, dir+f))
+		raw := corpustest.ReadFrom(t, full, dir+f)
 		d, err := x.Extract(ctx, extract.Object{Name: filepath.Base(f), Reader: bytes.NewReader(raw)})
 		if err != nil || d.Err != nil {
 			t.Fatalf("extract %s: %v %v", f, err, d.Err)

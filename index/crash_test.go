@@ -18,6 +18,7 @@ import (
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 const crashEnv = "SIMDEX_TEST_CRASH_WRITER"
@@ -67,7 +68,7 @@ func crashWriter(path string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	text, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "Apache-2.0.txt"))
+	text, err := os.ReadFile(corpustest.Path("spdx/text/Apache-2.0.txt"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
@@ -216,10 +217,7 @@ func TestKilledBulkLoadCarriedOn(t *testing.T) {
 	ctx := context.Background()
 	opts := index.DefaultOptions()
 	opts.KeepText = true
-	text, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", "spdx", "text", "Apache-2.0.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := corpustest.Read(t, "spdx/text/Apache-2.0.txt")
 	bulk, err := sqlite.OpenLoader(ctx, path, sqlite.Options{Scheme: opts.Scheme()})
 	if err != nil {
 		t.Fatal(err)

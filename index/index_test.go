@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -17,16 +16,13 @@ import (
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
-// corpus reads a document from the shared corpora beside the checkout.
+// corpus reads a document of the committed fixtures (testdata/corpora).
 func corpus(t testing.TB, rel string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", rel))
-	if err != nil {
-		t.Fatalf("read corpus file (the shared/ folder must sit beside the checkout): %v", err)
-	}
-	return string(b)
+	return string(corpustest.Read(t, rel))
 }
 
 func openIndex(t testing.TB, path string) (*index.Index, *sqlite.Store) {

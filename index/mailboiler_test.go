@@ -13,6 +13,7 @@ import (
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/mailthread"
 )
 
@@ -23,6 +24,7 @@ import (
 // evaluation's truth (word 5-gram resemblance and both containments
 // under 0.3).
 func TestMailBoilerplate(t *testing.T) {
+	mailUSRP := filepath.Join(corpustest.Suite(t), "mail-usrp", "eml")
 	n := 1000
 	if v, err := strconv.Atoi(os.Getenv("SIMDEX_MAIL_N")); err == nil {
 		n = v
@@ -36,7 +38,7 @@ func TestMailBoilerplate(t *testing.T) {
 		names = append(names, filepath.Base(f))
 	}
 	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "idx.db"))
-	ids, inputs := ingestMailTexts(t, ix, names...)
+	ids, inputs := ingestMailTexts(t, ix, mailUSRP, names...)
 	byID := make(map[index.DocID]string, len(ids))
 	for name, id := range ids {
 		byID[id] = name

@@ -14,21 +14,25 @@ import (
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/normalise"
 	"github.com/simdex/simdex/ingest"
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/mailthread"
 )
 
-const mailUSRP = "../../shared/corpora/mail-usrp/eml"
+// mailUSRP holds the committed mail-usrp messages (testdata/corpora); the
+// corpus suite's tests read the full list (corpustest.Suite).
+var mailUSRP = corpustest.Path("mail-usrp/eml")
 
 // ingestMail extracts and indexes the named mail-usrp messages as ingest
 // does, and returns their document ids by file name.
 func ingestMail(t *testing.T, ix *index.Index, names ...string) map[string]index.DocID {
-	ids, _ := ingestMailTexts(t, ix, names...)
+	ids, _ := ingestMailTexts(t, ix, mailUSRP, names...)
 	return ids
 }
 
-// ingestMailTexts is ingestMail that also returns the inputs of the
-// messages (their extracted texts and metadata) by file name.
-func ingestMailTexts(t *testing.T, ix *index.Index, names ...string) (map[string]index.DocID, map[string]index.Input) {
+// ingestMailTexts is ingestMail, of the messages in dir, that also returns
+// the inputs of the messages (their extracted texts and metadata) by file
+// name.
+func ingestMailTexts(t *testing.T, ix *index.Index, dir string, names ...string) (map[string]index.DocID, map[string]index.Input) {
 	t.Helper()
 	x, err := extract.New(extract.Options{Limits: extract.DefaultLimits()})
 	if err != nil {
@@ -38,9 +42,9 @@ func ingestMailTexts(t *testing.T, ix *index.Index, names ...string) (map[string
 	ids := make(map[string]index.DocID)
 	inputs := make(map[string]index.Input)
 	for _, name := range names {
-		f, err := os.Open(filepath.Join(mailUSRP, name))
+		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
-			t.Fatalf("open mail-usrp (shared/ must sit beside the checkout): %v", err)
+			t.Fatalf("open mail-usrp: %v", err)
 		}
 		out, err := in.Ingest(context.Background(), ingest.Object{Key: "fs:" + name, Name: name, Source: "test", Body: f})
 		f.Close()
@@ -184,6 +188,7 @@ func TestMinWords(t *testing.T) {
 // whatever the quote depth and style (inline "> ", top-posted under "On …
 // wrote:", Outlook blocks).
 func TestReplyContainsParent(t *testing.T) {
+	mailUSRP := filepath.Join(corpustest.Suite(t), "mail-usrp", "eml")
 	ix, _ := openIndex(t, filepath.Join(t.TempDir(), "idx.db"))
 	ctx := context.Background()
 	files, err := filepath.Glob(filepath.Join(mailUSRP, "*.eml"))
@@ -194,7 +199,7 @@ func TestReplyContainsParent(t *testing.T) {
 	for _, f := range files[:400] {
 		names = append(names, filepath.Base(f))
 	}
-	ids, inputs := ingestMailTexts(t, ix, names...)
+	ids, inputs := ingestMailTexts(t, ix, mailUSRP, names...)
 	byMessageID := make(map[string]string)
 	for name, in := range inputs {
 		for _, id := range mailthread.IDs(in.Doc.Meta[index.MetaMessageID]) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/internal/benchcorpus"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 // TestWatchlistAgreesWithSimilar compares every document of a synthetic
@@ -15,7 +16,7 @@ import (
 // and every planted near-copy must match its seed.
 func TestWatchlistAgreesWithSimilar(t *testing.T) {
 	ctx := context.Background()
-	c, err := benchcorpus.New(benchcorpus.Spec{Docs: 600})
+	c, err := benchcorpus.New(benchcorpus.Spec{Docs: 600, Sources: corpustest.Fixtures()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,8 @@ import (
 	"github.com/simdex/simdex/connectors/fs"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
+	"github.com/simdex/simdex/internal/corpustest"
 )
-
-// corpora is the shared corpora's folder, beside the repository.
-const corpora = "../../shared/corpora"
 
 // BenchmarkDocumentText reads a document's text the two ways a review
 // does: kept in the index, or read again from its origin (a real folder)
@@ -44,6 +42,7 @@ func (f folder) Reopen(ctx context.Context, loc ingest.Location) (io.ReadCloser,
 
 func benchDocumentText(b *testing.B, file string, keep bool) {
 	ctx := context.Background()
+	corpora := corpustest.Dir(b)
 	eng := newEngine(b, keep)
 	src, err := fs.New(fs.Config{Dir: corpora, Name: "fs:corpora"})
 	if err != nil {
@@ -51,7 +50,7 @@ func benchDocumentText(b *testing.B, file string, keep bool) {
 	}
 	st, err := os.Stat(filepath.Join(corpora, file))
 	if err != nil {
-		b.Fatalf("the benchmark reads the shared corpora: %v", err)
+		b.Fatalf("the benchmark reads the full corpora: %v", err)
 	}
 	body, err := os.Open(filepath.Join(corpora, file))
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/simdex/simdex/index"
 	idxsqlite "github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/internal/pgdb"
 	"github.com/simdex/simdex/internal/pgtest"
 	"github.com/simdex/simdex/notifier"
@@ -37,14 +37,10 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// corpus reads a document from the shared corpora beside the checkout.
+// corpus reads a document of the committed fixtures (testdata/corpora).
 func corpus(t testing.TB, rel string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpora", rel))
-	if err != nil {
-		t.Fatalf("read corpus file (the shared/ folder must sit beside the checkout): %v", err)
-	}
-	return string(b)
+	return string(corpustest.Read(t, rel))
 }
 
 // edit inserts a word at n random places.

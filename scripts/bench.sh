@@ -3,6 +3,15 @@
 # script (each prints Markdown) and records the machine it ran on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The benchmarks read the full corpora (make bench sets SIMDEX_CORPORA);
+# the Go benchmarks run in their package's directory, so it is made
+# absolute.
+if [ -z "${SIMDEX_CORPORA:-}" ] || [ ! -d "$SIMDEX_CORPORA" ]; then
+  echo "bench: SIMDEX_CORPORA=${SIMDEX_CORPORA:-} names no corpora directory (set it to the full corpora, default ../shared/corpora)" >&2
+  exit 1
+fi
+SIMDEX_CORPORA=$(cd "$SIMDEX_CORPORA" && pwd)
+export SIMDEX_CORPORA
 out=docs/BENCHMARKS.md
 tmp=$(mktemp)
 # The history of measurements (from "## History" to the end) is kept as it

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/EVALUATION.md and docs/eval/*.png: simdex's recall and
-# false alarms on the corpora in ../shared/corpora (the labelled ones, the
+# false alarms on the corpora at $SIMDEX_CORPORA (make eval: default
+# ../shared/corpora beside the checkout; the labelled ones, the
 # real mailing list mail-usrp split by quoting, the Debian manuals'
 # cross-format and chapter-in-book pairs) and on a generated e-mail corpus,
 # side by side with ssdeep and tlsh, the parameter sweep behind the

@@ -12,10 +12,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/spf13/cobra"
 )
-
-const corpus = "../../../shared/corpora/spdx/text"
 
 // run executes the simdex command line in-process and returns its
 // standard output and exit status (0, or exitError's code).
@@ -39,11 +38,7 @@ func run(t *testing.T, args ...string) (string, int, error) {
 
 func readCorpus(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(corpus, name))
-	if err != nil {
-		t.Fatalf("corpus file: %v", err)
-	}
-	return b
+	return corpustest.Read(t, "spdx/text/"+name)
 }
 
 func write(t *testing.T, path string, data []byte) {

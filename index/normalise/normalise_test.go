@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/simdex/simdex/internal/corpustest"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -261,9 +262,9 @@ func TestAppendAllocs(t *testing.T) {
 }
 
 func TestAppendCorpus(t *testing.T) {
-	files, _ := filepath.Glob("../../../shared/corpora/debian-docs/raw/maint-guide*/usr/share/doc/*/maint-guide.*.txt")
+	files, _ := filepath.Glob(filepath.Join(corpustest.Suite(t), "debian-docs/raw/maint-guide*/usr/share/doc/*/maint-guide.*.txt"))
 	if len(files) == 0 {
-		t.Skip("corpus not found")
+		t.Fatal("no maint-guide TXT editions in the corpora")
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

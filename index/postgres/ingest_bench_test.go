@@ -19,6 +19,7 @@ import (
 	"github.com/simdex/simdex/index"
 	indexpg "github.com/simdex/simdex/index/postgres"
 	"github.com/simdex/simdex/internal/benchcorpus"
+	"github.com/simdex/simdex/internal/corpustest"
 	"github.com/simdex/simdex/internal/pgtest"
 )
 
@@ -184,7 +185,7 @@ func logStatements(b *testing.B, pool *pgxpool.Pool) {
 // ingestWords returns the words the daemon benchmark builds its
 // documents from.
 func ingestWords(b *testing.B) []string {
-	path := filepath.Join("..", "..", "..", "shared", "corpora", "debian-docs", "raw", "debian-policy",
+	path := filepath.Join(corpustest.Dir(b), "debian-docs", "raw", "debian-policy",
 		"usr", "share", "doc", "debian-policy", "policy.txt")
 	data, err := os.ReadFile(path)
 	if err != nil {

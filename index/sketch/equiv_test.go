@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
-// corpusTexts returns real texts from the shared corpora (beside the
-// checkout) and some edge cases. The corpora are not normalised, which only
+// corpusTexts returns real texts from the committed fixtures
+// (testdata/corpora) and some edge cases. The corpora are not normalised, which only
 // makes the inputs more varied.
 func corpusTexts(t testing.TB) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for _, pat := range []string{"spdx/text/*.txt", "gomod-licenses/*/*", "licenseclassifier/*/*"} {
-		fs, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpora", pat))
+		fs, _ := filepath.Glob(filepath.Join(corpustest.Fixtures(), pat))
 		if len(fs) > 40 {
 			fs = fs[:40]
 		}

@@ -13,18 +13,19 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 func TestTextIsDeterministic(t *testing.T) {
-	a, err := New(Spec{Docs: 2000})
+	a, err := New(Spec{Docs: 2000, Sources: corpustest.Fixtures()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(Spec{Docs: 2000})
+	b, err := New(Spec{Docs: 2000, Sources: corpustest.Fixtures()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := New(Spec{Docs: 2000, Seed: 2})
+	other, err := New(Spec{Docs: 2000, Seed: 2, Sources: corpustest.Fixtures()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestTextIsDeterministic(t *testing.T) {
 }
 
 func TestLayout(t *testing.T) {
-	c, err := New(Spec{Docs: 10_000})
+	c, err := New(Spec{Docs: 10_000, Sources: corpustest.Fixtures()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestLayout(t *testing.T) {
 // relation its kind promises, and almost nothing else.
 func TestFixtureRecall(t *testing.T) {
 	ctx := context.Background()
-	spec := Spec{Docs: 1500}
+	spec := Spec{Docs: 1500, Sources: corpustest.Fixtures()}
 	f := ensureTemp(t, spec)
 	ix, st, err := f.Open(ctx)
 	if err != nil {
@@ -151,7 +152,7 @@ func TestFixtureRecall(t *testing.T) {
 // a stale one.
 func TestFixtureCache(t *testing.T) {
 	ctx := context.Background()
-	spec := Spec{Docs: 200}
+	spec := Spec{Docs: 200, Sources: corpustest.Fixtures()}
 	f := ensureTemp(t, spec)
 	again, err := Ensure(ctx, spec, nil)
 	if err != nil {
@@ -202,7 +203,7 @@ func BenchmarkBuild(b *testing.B) {
 // store schema is migrated, not rebuilt.
 func TestFixtureMigratedInPlace(t *testing.T) {
 	ctx := context.Background()
-	spec := Spec{Docs: 200}
+	spec := Spec{Docs: 200, Sources: corpustest.Fixtures()}
 	f := ensureTemp(t, spec)
 	// Back to schema 3 in form (its anchor postings are not carried back:
 	// this test is about the cache, the store's own tests about the data).

@@ -35,6 +35,11 @@ type Spec struct {
 	// the daemon runs it (reviewers' diffs). It does not change the
 	// documents.
 	KeepText bool `json:"keep_text"`
+	// Sources is the corpora directory the text model is trained on;
+	// empty is SourcesDir. The unit tests train it on the committed
+	// fixtures (internal/corpustest), the benchmarks on the full corpora.
+	// Fixtures record the trained text's hash, not the directory.
+	Sources string `json:"-"`
 }
 
 // WithDefaults returns s with its defaults filled in.
@@ -132,25 +137,41 @@ type Corpus struct {
 }
 
 var (
-	modelOnce sync.Once
-	modelVal  *model
-	modelErr  error
+	modelMu sync.Mutex
+	models  = map[string]*model{}
 )
 
-// sharedModel trains the model once per process.
-func sharedModel() (*model, error) {
-	modelOnce.Do(func() { modelVal, modelErr = loadModel(SourcesDir()) })
-	return modelVal, modelErr
+// sharedModel trains the model of the corpora at dir (SourcesDir when
+// empty) once per process.
+func sharedModel(dir string) (*model, error) {
+	if dir == "" {
+		d, err := SourcesDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	modelMu.Lock()
+	defer modelMu.Unlock()
+	if m, ok := models[dir]; ok {
+		return m, nil
+	}
+	m, err := loadModel(dir)
+	if err != nil {
+		return nil, err
+	}
+	models[dir] = m
+	return m, nil
 }
 
 // New returns the collection of spec, training the text model on the
-// shared corpora (SourcesDir) the first time.
+// corpora at spec.Sources (SourcesDir when empty) the first time.
 func New(spec Spec) (*Corpus, error) {
 	spec = spec.WithDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := sharedModel()
+	m, err := sharedModel(spec.Sources)
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,10 @@
 // # Text
 //
 // Documents are English-like text drawn from a word-bigram model trained on
-// the shared corpora (the SPDX licence texts and the English Debian
-// manuals, see Sources): every document is a fresh random walk, so
+// the corpora (the SPDX licence texts and the English Debian manuals): the
+// full corpora at $SIMDEX_CORPORA (SourcesDir) for benchmarks, or the
+// directory Spec.Sources names, as the committed fixtures of the unit
+// tests: every document is a fresh random walk, so
 // unrelated documents share only what real unrelated documents share —
 // frequent words and short stock phrases — while chunks, Mod-n samples and
 // MinHash behave as on real text. Sizes follow a log-normal law (median

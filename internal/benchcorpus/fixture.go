@@ -327,8 +327,11 @@ func expectedMarker(ctx context.Context, c *Corpus) (Marker, error) {
 	if err != nil {
 		return Marker{}, err
 	}
+	// The trained text is named by its hash (Sources), not its directory.
+	spec := c.Spec()
+	spec.Sources = ""
 	return Marker{Generator: Generator, Sources: c.SourcesHash(), Normalise: normalise.Version,
-		Scheme: IndexOptions().Scheme(), StoreSchema: schema, Spec: c.Spec()}, nil
+		Scheme: IndexOptions().Scheme(), StoreSchema: schema, Spec: spec}, nil
 }
 
 // currentStoreSchema creates an empty store and reads its schema version:

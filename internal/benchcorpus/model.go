@@ -10,28 +10,27 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
-// ErrNoSources reports that the shared corpora the text model is trained on
-// were not found.
+// ErrNoSources reports that the corpora the text model is trained on were
+// not found.
 var ErrNoSources = errors.New("benchcorpus: source corpora not found")
 
-// SourcesDir returns the shared corpora directory: $SIMDEX_CORPORA, or the
-// shared/corpora folder beside the checkout this package was built from.
-func SourcesDir() string {
-	if d := os.Getenv("SIMDEX_CORPORA"); d != "" {
-		return d
+// SourcesDir returns the full corpora directory named by SIMDEX_CORPORA
+// (the Makefile's default is ../shared/corpora beside the checkout), or
+// an error wrapping ErrNoSources that names the variable when it is unset
+// or names no directory.
+func SourcesDir() (string, error) {
+	d, err := corpustest.FullDir()
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNoSources, err)
 	}
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return filepath.Join("..", "..", "shared", "corpora")
-	}
-	// file is <checkout>/internal/benchcorpus/model.go.
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "corpora")
+	return d, nil
 }
 
 // sourceFiles lists the English texts the model is trained on, relative to

@@ -26,7 +26,7 @@ if [ ! -f "$corpus.done" ]; then
   rm -rf "$corpus"
   # gencorpus is in the tools module: built there, run from here.
   go build -C tools -o ../bin/gencorpus ./corpusgen/cmd/gencorpus
-  bin/gencorpus -sources ../shared/corpora -files 50000 -size 7000 "$corpus" >&2
+  bin/gencorpus -sources "$SIMDEX_CORPORA" -files 50000 -size 7000 "$corpus" >&2
   touch "$corpus.done"
 fi
 bytes=$(find "$corpus" -type f -name '*.txt' -printf '%s\n' | awk '{s+=$1} END {print s}')

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
@@ -189,10 +191,7 @@ func FuzzReadTSV(f *testing.F) {
 // corpus: truth, the index, both peers, the synthetic experiments, the
 // figures and the report.
 func TestRunQuick(t *testing.T) {
-	corpora := filepath.Join("..", "..", "..", "shared", "corpora")
-	if _, err := os.Stat(corpora); err != nil {
-		t.Fatalf("the shared/ folder must sit beside the checkout: %v", err)
-	}
+	corpora := corpustest.Suite(t)
 	out := t.TempDir()
 	var log strings.Builder
 	cfg := Config{Corpora: corpora, Names: []string{"gomod-licenses"}, Out: out, Work: t.TempDir(),

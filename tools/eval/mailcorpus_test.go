@@ -21,15 +21,17 @@ import (
 
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/index/normalise"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
-// mailSourceDir is the source corpus of the e-mail corpus tests.
+// mailSourceDir is the source corpus of the e-mail corpus tests, in the
+// full corpora: the tests that reach it are of the corpus suite.
 func mailSourceDir(t *testing.T) fs.FS {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "corpora", "debian-copyright")
+	dir := filepath.Join(corpustest.Dir(t), "debian-copyright")
 	fsys, err := openDir(dir)
 	if err != nil {
-		t.Fatalf("the shared/ folder must sit beside the checkout: %v", err)
+		t.Fatalf("open debian-copyright: %v", err)
 	}
 	return fsys
 }
@@ -64,6 +66,7 @@ func tree(t *testing.T, dir string) map[string][]byte {
 }
 
 func TestGenerateMailCorpusDeterministic(t *testing.T) {
+	corpustest.Suite(t)
 	a, _ := genMail(t, 3, 7)
 	b, _ := genMail(t, 3, 7)
 	c, _ := genMail(t, 3, 8)
@@ -133,6 +136,7 @@ func walkMIME(t *testing.T, where string, h mail.Header, body io.Reader, leaf fu
 }
 
 func TestGenerateMailCorpusParses(t *testing.T) {
+	corpustest.Suite(t)
 	if testing.Short() {
 		checkMailCorpus(t, 1, 3)
 		return
@@ -298,6 +302,7 @@ func base(file string) string {
 }
 
 func TestOwnText(t *testing.T) {
+	corpustest.Suite(t)
 	dir, _ := genMail(t, 1, 3)
 	rows, err := readTSV(os.DirFS(dir), MailLabels, nil)
 	if err != nil {
@@ -368,6 +373,7 @@ func TestMailRelation(t *testing.T) {
 }
 
 func TestGenerateMailCorpusErrors(t *testing.T) {
+	corpustest.Suite(t)
 	for _, o := range []MailOptions{
 		{Source: mailSourceDir(t), SourceName: "debian-copyright"},
 		{SourceName: "debian-copyright", Threads: 2},
@@ -383,8 +389,9 @@ func TestGenerateMailCorpusErrors(t *testing.T) {
 // TestEvaluateMailCorpus runs a small e-mail corpus end to end: truth,
 // the index, both peers on raw and extracted files, labelled relations.
 func TestEvaluateMailCorpus(t *testing.T) {
+	corpora := corpustest.Suite(t)
 	work := t.TempDir()
-	cfg := Config{Corpora: filepath.Join("..", "..", "..", "shared", "corpora"), Names: []string{MailCorpus}, MailThreads: 4, Seed: 1}
+	cfg := Config{Corpora: corpora, Names: []string{MailCorpus}, MailThreads: 4, Seed: 1}
 	if err := cfg.defaults(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,11 @@ package eval
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 func TestParseSsdeep(t *testing.T) {
@@ -50,14 +51,8 @@ func TestPeers(t *testing.T) {
 	if _, err := PeerVersions(ctx); err != nil {
 		t.Fatalf("peers: %v (install the Debian packages ssdeep and tlsh-tools)", err)
 	}
-	mit, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "corpora", "spdx", "text", "MIT.txt"))
-	if err != nil {
-		t.Fatalf("read corpus file (the shared/ folder must sit beside the checkout): %v", err)
-	}
-	apache, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "corpora", "spdx", "text", "Apache-2.0.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mit := corpustest.Read(t, "spdx/text/MIT.txt")
+	apache := corpustest.Read(t, "spdx/text/Apache-2.0.txt")
 	edited := []byte(strings.Replace(string(mit), "Permission", "Permission is hereby", 1))
 	dir := filepath.Join(t.TempDir(), "text")
 	files := [][]byte{mit, mit, edited, apache, []byte("tiny")}

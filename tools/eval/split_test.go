@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/index"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 // docsTruth returns documents with the given metadata and truth texts,
@@ -92,9 +93,9 @@ func TestQuotingRows(t *testing.T) {
 }
 
 func TestLoadMailUSRP(t *testing.T) {
-	fsys, err := openDir(filepath.Join("..", "..", "..", "shared", "corpora", MailUSRP))
+	fsys, err := openDir(filepath.Join(corpustest.Suite(t), MailUSRP))
 	if err != nil {
-		t.Fatalf("the shared/ folder must sit beside the checkout: %v", err)
+		t.Fatalf("open %s: %v", MailUSRP, err)
 	}
 	x, err := DefaultMailExtractor()
 	if err != nil {

@@ -11,16 +11,8 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/index/normalise"
+	"github.com/simdex/simdex/internal/corpustest"
 )
-
-// corporaDir is where the shared corpora sit: beside the checkout, as for
-// the index benchmarks, unless SIMDEX_CORPORA names another folder.
-func corporaDir() string {
-	if d := os.Getenv("SIMDEX_CORPORA"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "corpora")
-}
 
 var (
 	corpusOnce sync.Once
@@ -36,9 +28,10 @@ var (
 // byte-identical documents are kept once.
 func docs(tb testing.TB) ([][]byte, int64) {
 	tb.Helper()
-	corpusOnce.Do(func() { corpusDocs, corpusSize, corpusErr = loadCorpus(corporaDir()) })
+	dir := corpustest.Dir(tb)
+	corpusOnce.Do(func() { corpusDocs, corpusSize, corpusErr = loadCorpus(dir) })
 	if corpusErr != nil {
-		tb.Fatalf("load corpus (the shared/ folder must sit beside the checkout, or set SIMDEX_CORPORA): %v", corpusErr)
+		tb.Fatalf("load corpus (%s=%s): %v", corpustest.Env, dir, corpusErr)
 	}
 	return corpusDocs, corpusSize
 }
@@ -113,6 +106,7 @@ func englishManuals(dir string) ([]string, error) {
 // TestCorpus checks that the input is the size the benchmarks claim. Normal
 // form 2 (words only, no punctuation) made it 7.5 MB.
 func TestCorpus(t *testing.T) {
+	corpustest.Suite(t)
 	d, size := docs(t)
 	if size < 7e6 || size > 16e6 {
 		t.Errorf("corpus is %d bytes in %d documents, want 7-16 MB", size, len(d))

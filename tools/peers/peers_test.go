@@ -24,6 +24,7 @@ import (
 	"github.com/simdex/simdex/index/chunk"
 	"github.com/simdex/simdex/index/sketch"
 	"github.com/simdex/simdex/index/sqlite"
+	"github.com/simdex/simdex/internal/corpustest"
 )
 
 // Every contender chunks or sketches each document of docs() in turn, as
@@ -358,6 +359,7 @@ func BenchmarkHamming(b *testing.B) {
 // TestChunkersCoverInput checks that every chunker contender consumes each
 // document whole and cuts about as many chunks as simdex.
 func TestChunkersCoverInput(t *testing.T) {
+	corpustest.Suite(t)
 	ds, size := docs(t)
 	counts := map[string]int{}
 	for _, c := range chunkers(t) {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Makes the legacy Office fixtures of this folder, and their OOXML twins,
-# from the Debian manuals of ../shared/corpora/debian-docs with LibreOffice,
+# from the Debian manuals of testdata/corpora/debian-docs with LibreOffice,
 # and the EML twins of the Outlook MSG files with msgconvert. Not run by CI;
 # run it by hand after
 #   apt-get install -y libreoffice-writer-nogui libreoffice-calc-nogui \
@@ -8,7 +8,7 @@
 # (LibreOffice 7.4 of Debian 12 made the committed files).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-shared=$here/../../../../shared/corpora
+shared=$here/../../../testdata/corpora
 raw=$shared/debian-docs/raw
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
