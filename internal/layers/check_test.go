@@ -28,16 +28,19 @@ func (rs *rules) partOf(pkg string) string {
 // below it, directly or through others).
 func (rs *rules) under(lo, hi string) bool {
 	seen := map[string]bool{}
-	var walk func(p string) bool
-	walk = func(p string) bool {
-		for _, q := range rs.below[p] {
-			if q == lo || !seen[q] && func() bool { seen[q] = true; return walk(q) }() {
-				return true
-			}
+	stack := slices.Clone(rs.below[hi])
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if p == lo {
+			return true
 		}
-		return false
+		if !seen[p] {
+			seen[p] = true
+			stack = append(stack, rs.below[p]...)
+		}
 	}
-	return walk(hi)
+	return false
 }
 
 // sorted returns g's packages in order.
