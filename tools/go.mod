@@ -10,6 +10,7 @@ require (
 	github.com/ekzhu/minhash-lsh v0.0.0-20171225071031-5c06ee8586a1
 	github.com/glaslos/tlsh v0.3.0
 	github.com/jotfs/fastcdc-go v0.2.0
+	github.com/ledongthuc/pdf v0.0.0-20250511090121-5959a4027728
 	github.com/mfonda/simhash v0.0.0-20151007195837-79f94a1100d6
 	github.com/restic/chunker v0.4.0
 	github.com/simdex/simdex v0.0.0-00010101000000-000000000000

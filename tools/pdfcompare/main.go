@@ -4,7 +4,7 @@
 // text library, with the time each took. It is the evidence behind the
 // choice recorded in docs/extract.md:
 //
-//	go run ./internal/pdfcompare [-corpus ../shared/corpora/debian-docs]
+//	cd tools && go run ./pdfcompare [-corpus ../../shared/corpora/debian-docs]
 package main
 
 import (
@@ -64,7 +64,7 @@ func ledong(path string) (s string, err error) {
 }
 
 func main() {
-	corpus := flag.String("corpus", "../shared/corpora/debian-docs", "the debian-docs corpus")
+	corpus := flag.String("corpus", "../../shared/corpora/debian-docs", "the debian-docs corpus")
 	flag.Parse()
 	pairs, err := editions(*corpus)
 	if err != nil {
