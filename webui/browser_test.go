@@ -274,7 +274,8 @@ func waitFor(t testing.TB, limit time.Duration, what string, ok func() bool) {
 // token makes an API token as `simdex token create` does.
 func (s *stack) token(t *testing.T, role auth.Role, matters ...string) string {
 	t.Helper()
-	secret, _, err := daemon.CreateToken(context.Background(), s.cfg, "browser-test", auth.CreateRequest{Role: role, Matters: matters, Description: "browser test " + string(role)})
+	secret, _, err := daemon.CreateToken(context.Background(), s.cfg, "browser-test", auth.CreateRequest{Role: role, Matters: matters,
+		Name: "Browser " + string(role), Description: "browser test " + string(role)})
 	if err != nil {
 		t.Fatalf("create %s token: %v", role, err)
 	}
@@ -442,8 +443,8 @@ func TestBrowserReview(t *testing.T) {
 		b.wait("the format error", `!!document.querySelector('#signin-form .error')`)
 		b.signIn(reviewer)
 		who := eval[string](b, `document.querySelector('#who-name').textContent`)
-		if !strings.HasSuffix(who, "(reviewer)") {
-			t.Errorf("signed in as %q, want a reviewer", who)
+		if who != "Browser reviewer (reviewer)" {
+			t.Errorf("signed in as %q, want the reviewer's person, Browser reviewer", who)
 		}
 		// A reviewer reviews flags and reads matters but places no holds.
 		nav := eval[map[string]bool](b, `Object.fromEntries([...document.querySelectorAll('#nav a')].map(a => [a.dataset.nav, !a.hidden]))`)
