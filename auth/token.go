@@ -300,7 +300,11 @@ func (m *Manager) Authenticate(ctx context.Context, token string) (Principal, er
 	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || err != nil || !t.Active(m.now()) {
 		return Principal{}, ErrInvalidToken
 	}
-	return Principal{TokenID: t.ID, Name: t.DisplayName(), Role: t.Role, Matters: slices.Clone(t.Matters)}, nil
+	name := t.Name
+	if name == "" {
+		name = t.Description // a token created before people were recorded
+	}
+	return Principal{TokenID: t.ID, Name: name, Role: t.Role, Matters: slices.Clone(t.Matters)}, nil
 }
 
 // ParseToken splits a token into its id and secret, or returns
@@ -338,8 +342,9 @@ func HashSecret(id string, secret []byte) [32]byte {
 type Principal struct {
 	// TokenID is the token used, or "" for a client certificate.
 	TokenID string
-	// Name is the person a token acts for (Token.DisplayName), or "" for
-	// a client certificate.
+	// Name is the person a token acts for, or the description of a token
+	// created before people were recorded; "" for a client certificate
+	// or a token with neither.
 	Name string
 	// Subject is the client certificate's mapped name, or "" for a token.
 	Subject string

@@ -410,13 +410,16 @@ func testTokenWithoutPerson(t *testing.T, open Opener) {
 	m := newManager(t, s)
 	secret, described := oldToken(t, s, "0000000000000011", "initial admin token")
 	bare, _ := oldToken(t, s, "0000000000000012", "")
-	for secret, want := range map[string]string{secret: "initial admin token", bare: "token 0000000000000012"} {
+	for secret, want := range map[string][2]string{
+		secret: {"initial admin token", "initial admin token (token:0000000000000011)"},
+		bare:   {"token 0000000000000012", "token:0000000000000012"},
+	} {
 		p, err := m.Authenticate(ctx, secret)
 		if err != nil {
-			t.Fatalf("old token %s: %v", want, err)
+			t.Fatalf("old token %s: %v", want[0], err)
 		}
-		if p.Name != want || p.Role != auth.RoleAdmin {
-			t.Errorf("old token authenticates as %+v, want name %q", p, want)
+		if p.DisplayName() != want[0] || p.Actor() != want[1] || p.Role != auth.RoleAdmin {
+			t.Errorf("old token authenticates as %+v (%q, %q), want %q", p, p.DisplayName(), p.Actor(), want)
 		}
 	}
 	if got, err := s.Token(ctx, described.ID); err != nil || got.Name != "" || got.DisplayName() != "initial admin token" {
