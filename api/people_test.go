@@ -47,7 +47,7 @@ func TestActionsNamePeople(t *testing.T) {
 		return e.Action == policy.AuditHoldCreate && e.Object == "hold:A"
 	})
 	if i < 0 || audit.Entries[i].Actor != want {
-		t.Errorf("audit of hold A's creation: %+v, want actor %q", audit.Entries, want)
+		t.Errorf("audit of hold A's creation: entry %d of %d, actors %q, want actor %q", i, len(audit.Entries), actors(audit.Entries), want)
 	}
 }
 
@@ -90,6 +90,15 @@ func TestRevokedTokenRefusedAtOnce(t *testing.T) {
 	r.call(t, "admin", "GET", "/api/v1/audit?limit=10000", nil, &audit)
 	if i := slices.IndexFunc(audit.Entries, func(e policy.AuditEntry) bool { return e.Action == auth.AuditTokenRevoke }); i < 0 ||
 		!strings.HasPrefix(audit.Entries[i].Actor, "Person admin (token:") {
-		t.Errorf("revocation audited as %+v", audit.Entries)
+		t.Errorf("revocation audited (entry %d) among actors %q", i, actors(audit.Entries))
 	}
+}
+
+// actors lists the actors of entries, for messages.
+func actors(entries []policy.AuditEntry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Action + " by " + e.Actor
+	}
+	return out
 }

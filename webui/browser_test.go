@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -677,6 +678,10 @@ func TestBrowserReview(t *testing.T) {
 			t.Errorf("why each document is held: %v", why)
 		}
 		b.snapshot("hold")
+		// Placed by the signed-in token's person, its token id beside.
+		if placed := eval[string](b, `document.querySelector('#hold').textContent`); !regexp.MustCompile(`Placed.*Browser [a-z-]+ \(token:[0-9a-f]{16}\)`).MatchString(placed) {
+			t.Errorf("the hold page does not name who placed it: %q", placed)
+		}
 		var h policy.Hold
 		if code, body := s.call(t, admin, "GET", "/api/v1/holds/M-2", nil, &h); code != http.StatusOK || h.Status != policy.HoldActive || len(h.Seeds) != 1 || int64(h.Seeds[0]) != v3 || h.Reason != "regulator's request" {
 			t.Fatalf("hold placed in the UI, the API says %d %+v %s", code, h, body)
