@@ -262,7 +262,7 @@ func (m *Manager) Revoke(ctx context.Context, actor, id, reason string) error {
 	if !revoked {
 		return nil // another caller revoked it first, and audits it
 	}
-	if err := m.auditor.Record(ctx, actor, AuditTokenRevoke, "token:"+id, reason, map[string]any{"role": string(t.Role)}); err != nil {
+	if err := m.auditor.Record(ctx, actor, AuditTokenRevoke, "token:"+id, reason, map[string]any{"role": string(t.Role), "name": t.DisplayName()}); err != nil {
 		return fmt.Errorf("revoke token %s: revoked, but not audited: %w", id, err)
 	}
 	return nil

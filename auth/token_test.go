@@ -143,7 +143,8 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 	if _, err := e.mgr.Authenticate(ctx, s); !errors.Is(err, auth.ErrInvalidToken) || !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Errorf("revoked token: %v", err)
 	}
-	if len(e.audit.entries) != 2 || e.audit.entries[1].action != auth.AuditTokenRevoke || e.audit.entries[1].reason != "left the team" {
+	if len(e.audit.entries) != 2 || e.audit.entries[1].action != auth.AuditTokenRevoke || e.audit.entries[1].reason != "left the team" ||
+		e.audit.entries[1].details["name"] != "Bob Reviewer" {
 		t.Errorf("revoke audit %+v", e.audit.entries)
 	}
 	// Revoking again changes and audits nothing.
