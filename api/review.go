@@ -73,7 +73,12 @@ func flagVisible(p auth.Principal, f policy.Flag) bool {
 
 // Whoami is the answer of GET /api/v1/whoami.
 type Whoami struct {
+	// Actor is how the caller's actions are recorded
+	// ("Jane Doe (token:<id>)"), Name who the caller is and TokenID the
+	// token used ("" for a client certificate).
 	Actor       string   `json:"actor"`
+	Name        string   `json:"name"`
+	TokenID     string   `json:"token_id,omitempty"`
 	Role        string   `json:"role"`
 	Matters     []string `json:"matters"`
 	AllMatters  bool     `json:"all_matters"`
@@ -82,7 +87,7 @@ type Whoami struct {
 
 func (a *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
-	out := Whoami{Actor: p.Actor(), Role: string(p.Role), Matters: nonNilStrings(p.Matters), AllMatters: p.AllMatters(), Permissions: []string{}}
+	out := Whoami{Actor: p.Actor(), Name: p.DisplayName(), TokenID: p.TokenID, Role: string(p.Role), Matters: nonNilStrings(p.Matters), AllMatters: p.AllMatters(), Permissions: []string{}}
 	for _, perm := range auth.Permissions {
 		if p.Can(perm) && (p.AllMatters() || !allMattersOnly[perm]) {
 			out.Permissions = append(out.Permissions, string(perm))
@@ -527,9 +532,13 @@ func (a *Server) listAudit(w http.ResponseWriter, r *http.Request) {
 
 // TokenView is a token as the API shows it: never its secret or hash.
 type TokenView struct {
-	ID           string    `json:"id"`
-	Role         auth.Role `json:"role"`
-	Matters      []string  `json:"matters"`
+	ID      string    `json:"id"`
+	Role    auth.Role `json:"role"`
+	Matters []string  `json:"matters"`
+	// Name is the person the token is for (auth.Token.DisplayName: a
+	// token created before people were recorded shows its description).
+	Name         string    `json:"name"`
+	Email        string    `json:"email,omitempty"`
 	Description  string    `json:"description,omitempty"`
 	Created      time.Time `json:"created"`
 	CreatedBy    string    `json:"created_by"`
@@ -541,7 +550,8 @@ type TokenView struct {
 
 // NewTokenView converts a stored token.
 func NewTokenView(t auth.Token) TokenView {
-	return TokenView{ID: t.ID, Role: t.Role, Matters: nonNilStrings(t.Matters), Description: t.Description, Created: t.Created,
+	return TokenView{ID: t.ID, Role: t.Role, Matters: nonNilStrings(t.Matters), Name: t.DisplayName(), Email: t.Email,
+		Description: t.Description, Created: t.Created,
 		CreatedBy: t.CreatedBy, Expires: t.Expires, Revoked: t.Revoked, RevokedBy: t.RevokedBy, RevokeReason: t.RevokeReason}
 }
 
@@ -581,9 +591,13 @@ func (a *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 
 // TokenRequest is the body of POST /api/v1/tokens.
 type TokenRequest struct {
-	Role        string   `json:"role"`
-	Matters     []string `json:"matters"`
-	Description string   `json:"description"`
+	Role    string   `json:"role"`
+	Matters []string `json:"matters"`
+	// Name is the person the token is for (required), Email their
+	// address (optional).
+	Name        string `json:"name"`
+	Email       string `json:"email"`
+	Description string `json:"description"`
 	// TTL is a Go duration ("720h"); empty never expires.
 	TTL string `json:"ttl"`
 }
@@ -600,7 +614,7 @@ func (a *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	cr := auth.CreateRequest{Role: role, Matters: req.Matters, Description: req.Description}
+	cr := auth.CreateRequest{Role: role, Matters: req.Matters, Name: req.Name, Email: req.Email, Description: req.Description}
 	if req.TTL != "" {
 		if cr.TTL, err = time.ParseDuration(req.TTL); err != nil || cr.TTL <= 0 {
 			writeError(w, http.StatusBadRequest, fmt.Errorf("ttl %q: want a positive duration such as 720h", req.TTL))
@@ -622,7 +636,8 @@ func (a *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	secret, t, err := a.Tokens.Create(r.Context(), actor(r), cr)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, auth.ErrUnknownRole) || errors.Is(err, auth.ErrInvalidMatter) || errors.Is(err, auth.ErrInvalidText) {
+		if errors.Is(err, auth.ErrUnknownRole) || errors.Is(err, auth.ErrInvalidMatter) || errors.Is(err, auth.ErrInvalidText) ||
+			errors.Is(err, auth.ErrInvalidPerson) || errors.Is(err, auth.ErrMatterRequired) {
 			code = http.StatusBadRequest
 		}
 		writeError(w, code, err)

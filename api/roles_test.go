@@ -62,12 +62,15 @@ func newRoleRigWith(t *testing.T, edit func(*daemon.Config)) *roleRig {
 		}
 	}
 	for role, matters := range map[string][]string{
-		"viewer": {"A"}, "reviewer-A": {"A"}, "reviewer-B": {"B"}, "legal-admin-A": {"A"}, "reviewer": nil,
+		// "reviewer" is on matter Z, which has no hold: a reviewer token
+		// cannot be made without a matter.
+		"viewer": {"A"}, "reviewer-A": {"A"}, "reviewer-B": {"B"}, "legal-admin-A": {"A"}, "reviewer": {"Z"},
 		"legal-admin": nil, "admin": nil,
 	} {
 		roleName, _, _ := strings.Cut(role, "-A")
 		roleName, _, _ = strings.Cut(roleName, "-B")
-		secret, _, err := daemon.CreateToken(context.Background(), cfg, "test", auth.CreateRequest{Role: auth.Role(roleName), Matters: matters, Description: role})
+		secret, _, err := daemon.CreateToken(context.Background(), cfg, "test", auth.CreateRequest{Role: auth.Role(roleName), Matters: matters,
+			Name: "Person " + role, Description: role})
 		if err != nil {
 			t.Fatalf("create %s token: %v", role, err)
 		}
@@ -465,12 +468,13 @@ func TestReviewEndpoints(t *testing.T) {
 	if code, _ := r.call(t, "reviewer-A", "POST", "/api/v1/flags/bulk", api.BulkRequest{IDs: ids, Action: "delete"}, nil); code != 400 {
 		t.Errorf("bulk with a bad action: %d, want 400", code)
 	}
-	// Every dismissal is audited under the reviewer's token.
+	// Every dismissal is audited under the reviewer's name and token.
 	var audit struct{ Entries []policy.AuditEntry }
 	r.call(t, "admin", "GET", "/api/v1/audit?limit=10000", nil, &audit)
+	id, _, _ := auth.ParseToken(r.tokens["reviewer-A"])
 	n := 0
 	for _, e := range audit.Entries {
-		if e.Action == policy.AuditFlagDismiss && strings.HasPrefix(e.Actor, "token:") {
+		if e.Action == policy.AuditFlagDismiss && e.Actor == "Person reviewer-A (token:"+id+")" {
 			n++
 		}
 	}
@@ -512,11 +516,11 @@ func TestMatterLimitsCoverTokensAndSeedFiles(t *testing.T) {
 		Token string        `json:"token"`
 		Info  api.TokenView `json:"info"`
 	}
-	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", api.TokenRequest{Role: "admin", Matters: []string{"A"}}, &created); code != http.StatusCreated {
+	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", api.TokenRequest{Role: "admin", Matters: []string{"A"}, Name: "Ada Admin"}, &created); code != http.StatusCreated {
 		t.Fatalf("create admin-A: %d %s", code, out)
 	}
 	r.tokens["admin-A"] = created.Token
-	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", api.TokenRequest{Role: "viewer", Matters: []string{" "}}, nil); code != http.StatusBadRequest {
+	if code, out := r.call(t, "admin", "POST", "/api/v1/tokens", api.TokenRequest{Role: "viewer", Matters: []string{" "}, Name: "Vic Viewer"}, nil); code != http.StatusBadRequest {
 		t.Errorf("token for a blank matter: %d %s, want 400", code, out)
 	}
 	var all, mine struct{ Tokens []api.TokenView }

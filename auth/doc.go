@@ -12,9 +12,13 @@
 // in unpadded base64url. The store keeps the SHA-256 of the secret (with
 // the id, domain-separated), never the secret: a 256-bit random secret
 // needs no slow password hash, and the comparison is constant-time. Tokens
-// carry a role, the matters they are limited to, who created them and
+// carry the person they are for (a name, required, and an optional e-mail
+// address), a role, the matters they are limited to, who created them and
 // when, an optional expiry and a revocation. Creating and revoking a token
-// are recorded through the Auditor.
+// are recorded through the Auditor. A principal acts under its person's
+// name with the token id beside it (Principal.Actor). Every request reads
+// its token from the Store: nothing caches a token, so a revocation is
+// refused on the next request.
 //
 // # Roles and permissions
 //
@@ -40,8 +44,10 @@
 //
 // A principal limited to named matters sees only those
 // (Principal.CanSeeMatter). A legal-admin or admin with no matter named
-// sees every matter; a viewer or reviewer with none named sees none, so a
-// reviewer token must name the matters the reviewer is on.
+// sees every matter; a viewer or reviewer with none named would see none,
+// so Manager.Create refuses such a token (ErrMatterRequired; certificates
+// mapped without matters, and tokens stored before, are still read). A
+// matter name follows CheckMatter, the rule policy checks holds with.
 //
 // # HTTP
 //

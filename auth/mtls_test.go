@@ -119,7 +119,7 @@ func TestMTLS(t *testing.T) {
 	}
 
 	e := newEnv(t)
-	token, _ := e.create(t, auth.CreateRequest{Role: auth.RoleViewer})
+	token, _ := e.create(t, auth.CreateRequest{Role: auth.RoleViewer, Matters: []string{"acme"}})
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/flags", auth.Require(auth.PermFlagsRead, echo))
 	mux.Handle("/api/v1/tokens", auth.Require(auth.PermTokensManage, echo))

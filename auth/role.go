@@ -21,9 +21,10 @@ const (
 // Roles lists every role from least to most privileged.
 var Roles = []Role{RoleViewer, RoleReviewer, RoleLegalAdmin, RoleAdmin}
 
-// ParseRole returns the role named s, or an error wrapping ErrUnknownRole.
+// ParseRole returns the role named s, spelled exactly as in Roles
+// ("Reviewer" is not a role), or an error wrapping ErrUnknownRole.
 func ParseRole(s string) (Role, error) {
-	r := Role(strings.ToLower(strings.TrimSpace(s)))
+	r := Role(strings.TrimSpace(s))
 	if !r.Valid() {
 		return "", fmt.Errorf("%w %q (want viewer, reviewer, legal-admin or admin)", ErrUnknownRole, s)
 	}

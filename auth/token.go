@@ -54,7 +54,11 @@ type Token struct {
 	Role Role
 	// Matters limit the token to named legal matters (see
 	// Principal.CanSeeMatter).
-	Matters     []string
+	Matters []string
+	// Name and Email are the person the token is for; tokens created
+	// before people were recorded have neither (see DisplayName).
+	Name        string
+	Email       string
 	Description string
 	Created     time.Time
 	CreatedBy   string
@@ -64,6 +68,18 @@ type Token struct {
 	Revoked      time.Time
 	RevokedBy    string
 	RevokeReason string
+}
+
+// DisplayName is who the token acts for: its person's name, or for a
+// token created without one, its description or "token <id>".
+func (t *Token) DisplayName() string {
+	switch {
+	case t.Name != "":
+		return t.Name
+	case t.Description != "":
+		return t.Description
+	}
+	return "token " + t.ID
 }
 
 // Active reports whether the token authenticates at time now.
@@ -137,8 +153,13 @@ func NewManager(store Store, auditor Auditor, opts ManagerOptions) (*Manager, er
 // CreateRequest describes a token to create.
 type CreateRequest struct {
 	Role Role
-	// Matters limit the token to named matters.
-	Matters     []string
+	// Matters limit the token to named matters; a viewer or reviewer
+	// token must name at least one.
+	Matters []string
+	// Name is the person the token is for (required), Email their
+	// address (optional).
+	Name        string
+	Email       string
 	Description string
 	// TTL, when positive, makes the token expire TTL after creation.
 	TTL time.Duration
@@ -155,6 +176,13 @@ func (m *Manager) Create(ctx context.Context, actor string, req CreateRequest) (
 	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
+	if len(matters) == 0 && !req.Role.AtLeast(RoleLegalAdmin) {
+		return "", Token{}, fmt.Errorf("create token: role %s: %w", req.Role, ErrMatterRequired)
+	}
+	name, email := strings.TrimSpace(req.Name), strings.TrimSpace(req.Email)
+	if err := checkPerson(name, email); err != nil {
+		return "", Token{}, fmt.Errorf("create token: %w", err)
+	}
 	if !isText(req.Description) {
 		return "", Token{}, fmt.Errorf("create token: description: %w", ErrInvalidText)
 	}
@@ -169,7 +197,7 @@ func (m *Manager) Create(ctx context.Context, actor string, req CreateRequest) (
 	secret := raw[idBytes:]
 	now := m.now().UTC().Truncate(time.Millisecond)
 	t := Token{
-		ID: id, Hash: HashSecret(id, secret), Role: req.Role, Matters: matters,
+		ID: id, Hash: HashSecret(id, secret), Role: req.Role, Matters: matters, Name: name, Email: email,
 		Description: strings.TrimSpace(req.Description), Created: now, CreatedBy: actor,
 	}
 	if req.TTL > 0 {
@@ -178,7 +206,10 @@ func (m *Manager) Create(ctx context.Context, actor string, req CreateRequest) (
 	if err := m.store.PutToken(ctx, t); err != nil {
 		return "", Token{}, fmt.Errorf("create token: store: %w", err)
 	}
-	details := map[string]any{"role": string(t.Role), "matters": t.Matters}
+	details := map[string]any{"role": string(t.Role), "matters": t.Matters, "name": t.Name}
+	if t.Email != "" {
+		details["email"] = t.Email
+	}
 	if !t.Expires.IsZero() {
 		details["expires"] = t.Expires.Format(time.RFC3339)
 	}
@@ -197,11 +228,8 @@ func cleanMatters(in []string) ([]string, error) {
 	out := make([]string, 0, len(in))
 	for _, s := range in {
 		s = strings.TrimSpace(s)
-		if s == "" {
-			return nil, fmt.Errorf("%w: empty", ErrInvalidMatter)
-		}
-		if !isText(s) {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidMatter, ErrInvalidText)
+		if err := CheckMatter(s); err != nil {
+			return nil, fmt.Errorf("matter %q: %w", s, err)
 		}
 		out = append(out, s)
 	}
@@ -234,7 +262,7 @@ func (m *Manager) Revoke(ctx context.Context, actor, id, reason string) error {
 	if !revoked {
 		return nil // another caller revoked it first, and audits it
 	}
-	if err := m.auditor.Record(ctx, actor, AuditTokenRevoke, "token:"+id, reason, map[string]any{"role": string(t.Role)}); err != nil {
+	if err := m.auditor.Record(ctx, actor, AuditTokenRevoke, "token:"+id, reason, map[string]any{"role": string(t.Role), "name": t.DisplayName()}); err != nil {
 		return fmt.Errorf("revoke token %s: revoked, but not audited: %w", id, err)
 	}
 	return nil
@@ -272,7 +300,11 @@ func (m *Manager) Authenticate(ctx context.Context, token string) (Principal, er
 	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || err != nil || !t.Active(m.now()) {
 		return Principal{}, ErrInvalidToken
 	}
-	return Principal{TokenID: t.ID, Role: t.Role, Matters: slices.Clone(t.Matters)}, nil
+	name := t.Name
+	if name == "" {
+		name = t.Description // a token created before people were recorded
+	}
+	return Principal{TokenID: t.ID, Name: name, Role: t.Role, Matters: slices.Clone(t.Matters)}, nil
 }
 
 // ParseToken splits a token into its id and secret, or returns
@@ -310,6 +342,10 @@ func HashSecret(id string, secret []byte) [32]byte {
 type Principal struct {
 	// TokenID is the token used, or "" for a client certificate.
 	TokenID string
+	// Name is the person a token acts for, or the description of a token
+	// created before people were recorded; "" for a client certificate
+	// or a token with neither.
+	Name string
 	// Subject is the client certificate's mapped name, or "" for a token.
 	Subject string
 	Role    Role
@@ -317,13 +353,29 @@ type Principal struct {
 	Matters []string
 }
 
-// Actor names the principal in the audit log: "token:<id>" or
-// "cert:<name>".
+// Actor names the principal wherever an action is recorded (the audit
+// log, a hold's creator, a flag's history): the person with the token
+// beside it for forensics, "Jane Doe (token:<id>)", or "cert:<name>".
 func (p Principal) Actor() string {
-	if p.TokenID != "" {
+	switch {
+	case p.TokenID != "" && p.Name != "":
+		return p.Name + " (token:" + p.TokenID + ")"
+	case p.TokenID != "":
 		return "token:" + p.TokenID
 	}
 	return "cert:" + p.Subject
+}
+
+// DisplayName is who the principal is, for people to read: the token's
+// person or the certificate's mapped name.
+func (p Principal) DisplayName() string {
+	switch {
+	case p.TokenID == "":
+		return p.Subject
+	case p.Name != "":
+		return p.Name
+	}
+	return "token " + p.TokenID
 }
 
 // Can reports whether the principal holds permission perm.

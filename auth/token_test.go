@@ -85,8 +85,12 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
+// create makes a token; one without a person is for "Test Person".
 func (e *env) create(t *testing.T, req auth.CreateRequest) (string, auth.Token) {
 	t.Helper()
+	if req.Name == "" {
+		req.Name = "Test Person"
+	}
 	secret, tok, err := e.mgr.Create(context.Background(), "admin:alice", req)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +101,8 @@ func (e *env) create(t *testing.T, req auth.CreateRequest) (string, auth.Token) 
 func TestCreateAuthenticateRevoke(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	s, tok := e.create(t, auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{" globex ", "acme", "acme"}, Description: "Bob, review team"})
+	s, tok := e.create(t, auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{" globex ", "acme", "acme"},
+		Name: "Bob Reviewer", Email: "bob@example.com", Description: "Bob, review team"})
 	if !strings.HasPrefix(s, auth.TokenPrefix+tok.ID+"_") {
 		t.Fatalf("token %q does not carry its id %s", s, tok.ID)
 	}
@@ -109,14 +114,16 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.TokenID != tok.ID || p.Role != auth.RoleReviewer || strings.Join(p.Matters, ",") != "acme,globex" || p.Actor() != "token:"+tok.ID {
+	if p.TokenID != tok.ID || p.Role != auth.RoleReviewer || strings.Join(p.Matters, ",") != "acme,globex" ||
+		p.Actor() != "Bob Reviewer (token:"+tok.ID+")" || p.DisplayName() != "Bob Reviewer" {
 		t.Errorf("principal %+v", p)
 	}
 	if len(e.audit.entries) != 1 {
 		t.Fatalf("audit entries %+v", e.audit.entries)
 	}
 	a := e.audit.entries[0]
-	if a.actor != "admin:alice" || a.action != auth.AuditTokenCreate || a.object != "token:"+tok.ID || a.details["role"] != "reviewer" {
+	if a.actor != "admin:alice" || a.action != auth.AuditTokenCreate || a.object != "token:"+tok.ID || a.details["role"] != "reviewer" ||
+		a.details["name"] != "Bob Reviewer" || a.details["email"] != "bob@example.com" {
 		t.Errorf("create audit %+v", a)
 	}
 	for k, v := range a.details {
@@ -136,7 +143,8 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 	if _, err := e.mgr.Authenticate(ctx, s); !errors.Is(err, auth.ErrInvalidToken) || !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Errorf("revoked token: %v", err)
 	}
-	if len(e.audit.entries) != 2 || e.audit.entries[1].action != auth.AuditTokenRevoke || e.audit.entries[1].reason != "left the team" {
+	if len(e.audit.entries) != 2 || e.audit.entries[1].action != auth.AuditTokenRevoke || e.audit.entries[1].reason != "left the team" ||
+		e.audit.entries[1].details["name"] != "Bob Reviewer" {
 		t.Errorf("revoke audit %+v", e.audit.entries)
 	}
 	// Revoking again changes and audits nothing.
@@ -169,12 +177,36 @@ func TestCreateRefuses(t *testing.T) {
 	if _, _, err := e.mgr.Create(ctx, "a", auth.CreateRequest{Role: auth.RoleViewer, Matters: []string{" "}}); err == nil {
 		t.Error("empty matter accepted")
 	}
+	for name, tc := range map[string]struct {
+		req  auth.CreateRequest
+		want error
+	}{
+		"no person":           {auth.CreateRequest{Role: auth.RoleAdmin}, auth.ErrInvalidPerson},
+		"blank name":          {auth.CreateRequest{Role: auth.RoleAdmin, Name: "  "}, auth.ErrInvalidPerson},
+		"name of two lines":   {auth.CreateRequest{Role: auth.RoleAdmin, Name: "Jane\nDoe"}, auth.ErrInvalidPerson},
+		"name too long":       {auth.CreateRequest{Role: auth.RoleAdmin, Name: strings.Repeat("J", 201)}, auth.ErrInvalidPerson},
+		"not an e-mail":       {auth.CreateRequest{Role: auth.RoleAdmin, Name: "Jane", Email: "jane"}, auth.ErrInvalidPerson},
+		"e-mail with a name":  {auth.CreateRequest{Role: auth.RoleAdmin, Name: "Jane", Email: "Jane <jane@example.com>"}, auth.ErrInvalidPerson},
+		"e-mail without TLD":  {auth.CreateRequest{Role: auth.RoleAdmin, Name: "Jane", Email: "jane@localhost"}, auth.ErrInvalidPerson},
+		"role in capitals":    {auth.CreateRequest{Role: "Reviewer", Matters: []string{"M"}, Name: "Jane"}, auth.ErrUnknownRole},
+		"viewer, no matter":   {auth.CreateRequest{Role: auth.RoleViewer, Name: "Jane"}, auth.ErrMatterRequired},
+		"reviewer, no matter": {auth.CreateRequest{Role: auth.RoleReviewer, Name: "Jane"}, auth.ErrMatterRequired},
+		"blank matter":        {auth.CreateRequest{Role: auth.RoleAdmin, Matters: []string{"\t"}, Name: "Jane"}, auth.ErrInvalidMatter},
+		"matter with NUL":     {auth.CreateRequest{Role: auth.RoleAdmin, Matters: []string{"M\x00"}, Name: "Jane"}, auth.ErrInvalidMatter},
+	} {
+		if _, _, err := e.mgr.Create(ctx, "a", tc.req); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", name, err, tc.want)
+		}
+	}
+	if list, _ := e.mgr.Tokens(ctx); len(list) != 0 {
+		t.Fatalf("refused requests stored %+v", list)
+	}
 	if _, err := auth.NewManager(e.store, nil, auth.ManagerOptions{}); err == nil {
 		t.Error("manager without auditor")
 	}
 	// A creation that cannot be audited leaves no usable token.
 	e.audit.fail = errors.New("audit log down")
-	s, _, err := e.mgr.Create(ctx, "a", auth.CreateRequest{Role: auth.RoleAdmin})
+	s, _, err := e.mgr.Create(ctx, "a", auth.CreateRequest{Role: auth.RoleAdmin, Name: "Ada Admin"})
 	if err == nil || s != "" {
 		t.Fatalf("unaudited creation: %q, %v", s, err)
 	}
@@ -186,7 +218,7 @@ func TestCreateRefuses(t *testing.T) {
 
 func TestExpiry(t *testing.T) {
 	e := newEnv(t)
-	s, tok := e.create(t, auth.CreateRequest{Role: auth.RoleViewer, TTL: time.Hour})
+	s, tok := e.create(t, auth.CreateRequest{Role: auth.RoleViewer, Matters: []string{"acme"}, TTL: time.Hour})
 	if !tok.Expires.Equal(e.clock.Now().Add(time.Hour)) {
 		t.Errorf("expires %s", tok.Expires)
 	}
@@ -293,7 +325,7 @@ func call(t *testing.T, h http.Handler, path, authz string) (int, map[string]any
 func TestMiddleware(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	viewer, _ := e.create(t, auth.CreateRequest{Role: auth.RoleViewer})
+	viewer, _ := e.create(t, auth.CreateRequest{Role: auth.RoleViewer, Matters: []string{"acme"}})
 	reviewer, revTok := e.create(t, auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{"acme"}})
 	revoked, revokedTok := e.create(t, auth.CreateRequest{Role: auth.RoleAdmin})
 	if err := e.mgr.Revoke(ctx, "admin", revokedTok.ID, "test"); err != nil {

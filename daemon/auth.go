@@ -156,6 +156,10 @@ func ListTokens(ctx context.Context, cfg Config) ([]auth.Token, error) {
 	return m.Tokens(ctx)
 }
 
+// InitialAdminName is the person of the initial admin token: the operator
+// who started the daemon, whose actions are recorded under this name.
+const InitialAdminName = "initial admin"
+
 // bootstrapToken creates the first admin token when no token exists yet,
 // writing it to a file only its owner can read.
 func bootstrapToken(ctx context.Context, cfg *Config, m *auth.Manager, log *slog.Logger) error {
@@ -175,7 +179,7 @@ func bootstrapToken(ctx context.Context, cfg *Config, m *auth.Manager, log *slog
 	if err != nil {
 		return fmt.Errorf("create initial admin token: %w", err)
 	}
-	secret, tok, err := m.Create(ctx, "simdex", auth.CreateRequest{Role: auth.RoleAdmin, Description: "initial admin token"})
+	secret, tok, err := m.Create(ctx, "simdex", auth.CreateRequest{Role: auth.RoleAdmin, Name: InitialAdminName, Description: "initial admin token"})
 	if err == nil {
 		_, err = f.WriteString(secret + "\n")
 		err = errors.Join(err, f.Sync())

@@ -154,7 +154,8 @@ func TestTokenCommandsOnPostgres(t *testing.T) {
 	}
 	cfg.Store.Driver, cfg.Store.Postgres.DSNFile = DriverPostgres, path
 	ctx := context.Background()
-	secret, tok, err := CreateToken(ctx, cfg, "ops", auth.CreateRequest{Role: auth.RoleReviewer, Description: "fleet reviewer"})
+	secret, tok, err := CreateToken(ctx, cfg, "ops", auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{"M-1"},
+		Name: "Fleet Reviewer", Description: "fleet reviewer"})
 	if err != nil || secret == "" {
 		t.Fatalf("create: %q, %v", secret, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/policy"
 )
@@ -739,6 +740,11 @@ func TestTextFieldsRefused(t *testing.T) {
 		if !errors.Is(err, policy.ErrInvalidText) || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%s: %v, want ErrInvalidText naming %s", name, err, tc.field)
 		}
+	}
+	// A blank matter is refused by the rule tokens' matters follow too
+	// (auth.CheckMatter).
+	if _, _, err := en.e.CreateHold(ctx, spec(func(s *policy.HoldSpec) { s.Matter = " \t" }), "alice"); !errors.Is(err, policy.ErrInvalidHold) || !errors.Is(err, auth.ErrInvalidMatter) {
+		t.Errorf("blank matter: %v, want ErrInvalidHold and auth.ErrInvalidMatter", err)
 	}
 	if hs, err := en.e.Holds(ctx, ""); err != nil || len(hs) != 0 {
 		t.Fatalf("holds after refusals: %v, %v", hs, err)

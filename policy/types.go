@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/notifier"
 )
@@ -353,15 +354,26 @@ func texts(fields ...string) error {
 	return errors.Join(errs...)
 }
 
+// checkMatter checks a hold's matter name by the one rule for matter
+// names, auth.CheckMatter, which tokens are limited to matters by too:
+// text that is not text is ErrInvalidText, a blank name ErrInvalidHold.
+func checkMatter(m string) error {
+	err := auth.CheckMatter(m)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, auth.ErrInvalidText):
+		return fmt.Errorf(".matter: %w", ErrInvalidText)
+	}
+	return fmt.Errorf(".matter: %w: %w", ErrInvalidHold, err)
+}
+
 // validate names each bad field after a leading dot (".scope: ...").
 func (s HoldSpec) validate() error {
 	var errs []error
-	errs = append(errs, texts(".matter", s.Matter, ".name", s.Name, ".reason", s.Reason, ".owner", s.Owner, ".mode", s.Mode))
+	errs = append(errs, checkMatter(s.Matter), texts(".name", s.Name, ".reason", s.Reason, ".owner", s.Owner, ".mode", s.Mode))
 	for i, k := range s.SeedKeys {
 		errs = append(errs, checkText(fmt.Sprintf(".seed_keys[%d]", i), k))
-	}
-	if strings.TrimSpace(s.Matter) == "" {
-		errs = append(errs, fmt.Errorf(".matter: %w: empty", ErrInvalidHold))
 	}
 	if len(s.Seeds) == 0 && len(s.SeedKeys) == 0 && len(s.Selectors) == 0 {
 		errs = append(errs, fmt.Errorf(".seeds: %w: no seed documents, keys or selectors", ErrInvalidHold))

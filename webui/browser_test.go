@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -274,7 +275,8 @@ func waitFor(t testing.TB, limit time.Duration, what string, ok func() bool) {
 // token makes an API token as `simdex token create` does.
 func (s *stack) token(t *testing.T, role auth.Role, matters ...string) string {
 	t.Helper()
-	secret, _, err := daemon.CreateToken(context.Background(), s.cfg, "browser-test", auth.CreateRequest{Role: role, Matters: matters, Description: "browser test " + string(role)})
+	secret, _, err := daemon.CreateToken(context.Background(), s.cfg, "browser-test", auth.CreateRequest{Role: role, Matters: matters,
+		Name: "Browser " + string(role), Description: "browser test " + string(role)})
 	if err != nil {
 		t.Fatalf("create %s token: %v", role, err)
 	}
@@ -442,8 +444,8 @@ func TestBrowserReview(t *testing.T) {
 		b.wait("the format error", `!!document.querySelector('#signin-form .error')`)
 		b.signIn(reviewer)
 		who := eval[string](b, `document.querySelector('#who-name').textContent`)
-		if !strings.HasSuffix(who, "(reviewer)") {
-			t.Errorf("signed in as %q, want a reviewer", who)
+		if who != "Browser reviewer (reviewer)" {
+			t.Errorf("signed in as %q, want the reviewer's person, Browser reviewer", who)
 		}
 		// A reviewer reviews flags and reads matters but places no holds.
 		nav := eval[map[string]bool](b, `Object.fromEntries([...document.querySelectorAll('#nav a')].map(a => [a.dataset.nav, !a.hidden]))`)
@@ -676,6 +678,10 @@ func TestBrowserReview(t *testing.T) {
 			t.Errorf("why each document is held: %v", why)
 		}
 		b.snapshot("hold")
+		// Placed by the signed-in token's person, its token id beside.
+		if placed := eval[string](b, `document.querySelector('#hold').textContent`); !regexp.MustCompile(`Placed.*Browser [a-z-]+ \(token:[0-9a-f]{16}\)`).MatchString(placed) {
+			t.Errorf("the hold page does not name who placed it: %q", placed)
+		}
 		var h policy.Hold
 		if code, body := s.call(t, admin, "GET", "/api/v1/holds/M-2", nil, &h); code != http.StatusOK || h.Status != policy.HoldActive || len(h.Seeds) != 1 || int64(h.Seeds[0]) != v3 || h.Reason != "regulator's request" {
 			t.Fatalf("hold placed in the UI, the API says %d %+v %s", code, h, body)

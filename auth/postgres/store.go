@@ -69,10 +69,10 @@ func (s *Store) PutToken(ctx context.Context, t auth.Token) error {
 	uncertain := false
 	err := pgdb.Retry(ctx, true, func(ctx context.Context) error {
 		_, err := s.pool.Exec(ctx, `INSERT INTO auth_token
-			(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason, name, email)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			t.ID, t.Hash[:], string(t.Role), matters, t.Description, t.Created, t.CreatedBy,
-			nullTime(t.Expires), nullTime(t.Revoked), t.RevokedBy, t.RevokeReason)
+			nullTime(t.Expires), nullTime(t.Revoked), t.RevokedBy, t.RevokeReason, t.Name, t.Email)
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 			if uncertain && s.holds(ctx, t) {
@@ -100,11 +100,11 @@ func (s *Store) holds(ctx context.Context, t auth.Token) bool {
 func same(a, b auth.Token) bool {
 	eq := func(x, y time.Time) bool { return x.Truncate(time.Microsecond).Equal(y.Truncate(time.Microsecond)) }
 	return a.ID == b.ID && a.Hash == b.Hash && a.Role == b.Role && slices.Equal(a.Matters, b.Matters) &&
-		a.Description == b.Description && eq(a.Created, b.Created) && a.CreatedBy == b.CreatedBy &&
+		a.Name == b.Name && a.Email == b.Email && a.Description == b.Description && eq(a.Created, b.Created) && a.CreatedBy == b.CreatedBy &&
 		eq(a.Expires, b.Expires) && eq(a.Revoked, b.Revoked) && a.RevokedBy == b.RevokedBy && a.RevokeReason == b.RevokeReason
 }
 
-const columns = `id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason`
+const columns = `id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason, name, email`
 
 // nullTime is NULL for the zero time.
 func nullTime(t time.Time) *time.Time {
@@ -122,7 +122,7 @@ func scanToken(r pgx.Row) (auth.Token, error) {
 		expires, revoked *time.Time
 	)
 	if err := r.Scan(&t.ID, &hash, &role, &t.Matters, &t.Description, &t.Created, &t.CreatedBy,
-		&expires, &revoked, &t.RevokedBy, &t.RevokeReason); err != nil {
+		&expires, &revoked, &t.RevokedBy, &t.RevokeReason, &t.Name, &t.Email); err != nil {
 		return auth.Token{}, err
 	}
 	if len(hash) != len(t.Hash) {

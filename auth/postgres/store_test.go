@@ -102,3 +102,29 @@ func TestStoreSurvivesServerCrash(t *testing.T) {
 }
 
 func BenchmarkToken(b *testing.B) { storetest.BenchmarkToken(b, opener(pgtest.DSN(b))) }
+
+// TestPreviousReleaseInsertsWithoutPerson: during a rolling upgrade the
+// previous release, beside this one on the migrated schema, stores tokens
+// without the person's columns (its INSERT, verbatim); they read back
+// without name or e-mail, named by their description.
+func TestPreviousReleaseInsertsWithoutPerson(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s := opener(dsn)(t)
+	pool, err := pgdb.Open(ctx, dsn, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	old := storetest.Token("00000000000000aa", auth.RoleAdmin)
+	if _, err := pool.Exec(ctx, `INSERT INTO auth_token
+		(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		old.ID, old.Hash[:], string(old.Role), []string{}, "ops laptop", old.Created, old.CreatedBy, nil, nil, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Token(ctx, old.ID)
+	if err != nil || got.Name != "" || got.Email != "" || got.DisplayName() != "ops laptop" {
+		t.Errorf("token of the previous release: %+v, %v", got, err)
+	}
+}

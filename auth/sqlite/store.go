@@ -31,6 +31,10 @@ var migrations = []string{
 		revoked_by    TEXT NOT NULL DEFAULT '',
 		revoke_reason TEXT NOT NULL DEFAULT ''
 	);`,
+	// 1: the person a token is for. Tokens created before keep '' (see
+	// auth.Token.DisplayName).
+	`ALTER TABLE token ADD COLUMN name TEXT NOT NULL DEFAULT '';
+	ALTER TABLE token ADD COLUMN email TEXT NOT NULL DEFAULT '';`,
 }
 
 // ErrSchemaVersion reports a store written by a newer simdex.
@@ -83,17 +87,17 @@ func (s *Store) PutToken(ctx context.Context, t auth.Token) error {
 	if err != nil {
 		return fmt.Errorf("store token %s: encode matters: %w", t.ID, err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO token(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = s.db.ExecContext(ctx, `INSERT INTO token(id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason, name, email)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.Hash[:], string(t.Role), string(mj), t.Description, sqlitedb.Millis(t.Created), t.CreatedBy,
-		sqlitedb.Millis(t.Expires), sqlitedb.Millis(t.Revoked), t.RevokedBy, t.RevokeReason)
+		sqlitedb.Millis(t.Expires), sqlitedb.Millis(t.Revoked), t.RevokedBy, t.RevokeReason, t.Name, t.Email)
 	if err != nil {
 		return fmt.Errorf("store token %s: %w", t.ID, err)
 	}
 	return nil
 }
 
-const columns = `id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason`
+const columns = `id, hash, role, matters, description, created, created_by, expires, revoked, revoked_by, revoke_reason, name, email`
 
 type scanner interface{ Scan(...any) error }
 
@@ -104,7 +108,7 @@ func scanToken(r scanner) (auth.Token, error) {
 		role, matters             string
 		created, expires, revoked int64
 	)
-	if err := r.Scan(&t.ID, &hash, &role, &matters, &t.Description, &created, &t.CreatedBy, &expires, &revoked, &t.RevokedBy, &t.RevokeReason); err != nil {
+	if err := r.Scan(&t.ID, &hash, &role, &matters, &t.Description, &created, &t.CreatedBy, &expires, &revoked, &t.RevokedBy, &t.RevokeReason, &t.Name, &t.Email); err != nil {
 		return auth.Token{}, err
 	}
 	if len(hash) != len(t.Hash) {

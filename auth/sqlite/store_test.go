@@ -95,3 +95,46 @@ func BenchmarkToken(b *testing.B) {
 		return s
 	})
 }
+
+// TestUpgradeKeepsTokensWithoutPerson: a store of schema 1, written before
+// tokens named a person, is migrated in place; its token reads back
+// without name or e-mail and is named by its description.
+func TestUpgradeKeepsTokensWithoutPerson(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "auth.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema 1, with a token as the previous release wrote it.
+	for _, q := range []string{
+		`ALTER TABLE token DROP COLUMN name`, `ALTER TABLE token DROP COLUMN email`, `PRAGMA user_version = 1`,
+		`INSERT INTO token(id, hash, role, matters, description, created, created_by)
+			VALUES ('00000000000000aa', zeroblob(32), 'admin', '[]', 'initial admin token', 1, 'simdex')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	if s, err = sqlite.Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Token(ctx, "00000000000000aa")
+	if err != nil || got.Name != "" || got.Email != "" || got.DisplayName() != "initial admin token" || got.Role != auth.RoleAdmin {
+		t.Fatalf("old token after the upgrade: %+v, %v", got, err)
+	}
+	tok := token("00000000000000bb", auth.RoleViewer, "M-1")
+	if err := s.PutToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Token(ctx, tok.ID); err != nil || got.Name != tok.Name || got.Email != tok.Email {
+		t.Errorf("new token after the upgrade: %+v, %v", got, err)
+	}
+}

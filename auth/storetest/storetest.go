@@ -8,6 +8,7 @@ package storetest
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -44,6 +45,9 @@ func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
 		{"RaceRevoke", testRaceRevoke},
 		{"RaceRevokeAuditedOnce", testRaceRevokeAuditedOnce},
 		{"Text", testText},
+		{"Person", testPerson},
+		{"TokenWithoutPerson", testTokenWithoutPerson},
+		{"RevokeEndsSessions", testRevokeEndsSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
@@ -53,7 +57,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) Opener) {
 // Token returns a token record for the tests, created at a fixed time.
 func Token(id string, role auth.Role, matters ...string) auth.Token {
 	return auth.Token{
-		ID: id, Hash: sha256.Sum256([]byte(id)), Role: role, Matters: matters, Description: "test " + id,
+		ID: id, Hash: sha256.Sum256([]byte(id)), Role: role, Matters: matters, Name: "Person " + id,
+		Email: "p" + id + "@example.com", Description: "test " + id,
 		Created: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), CreatedBy: "admin:alice",
 	}
 }
@@ -114,7 +119,7 @@ func testPersists(t *testing.T, open Opener) {
 // sameToken compares every field of two tokens.
 func sameToken(got, want auth.Token) error {
 	if got.ID != want.ID || got.Hash != want.Hash || got.Role != want.Role || !slices.Equal(got.Matters, want.Matters) ||
-		got.Description != want.Description || !got.Created.Equal(want.Created) || got.CreatedBy != want.CreatedBy ||
+		got.Name != want.Name || got.Email != want.Email || got.Description != want.Description || !got.Created.Equal(want.Created) || got.CreatedBy != want.CreatedBy ||
 		!got.Expires.Equal(want.Expires) || !got.Revoked.Equal(want.Revoked) || got.RevokedBy != want.RevokedBy ||
 		got.RevokeReason != want.RevokeReason {
 		return fmt.Errorf("got %+v\nwant %+v", got, want)
@@ -281,7 +286,7 @@ func testRaceRevokeAuditedOnce(t *testing.T, open Opener) {
 		mgrs = append(mgrs, m)
 	}
 	for round := range 10 {
-		_, tok, err := mgrs[0].Create(ctx, "admin:alice", auth.CreateRequest{Role: auth.RoleViewer})
+		_, tok, err := mgrs[0].Create(ctx, "admin:alice", auth.CreateRequest{Role: auth.RoleViewer, Matters: []string{"M-1"}, Name: "Vic Viewer"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,20 +338,22 @@ func testText(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{"Müller ./. 株式会社", "M-17 'x'; --"}, Description: "Zoë, 外部弁護士 🙂"}
+	req := auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{"Müller ./. 株式会社", "M-17 'x'; --"}, Description: "Zoë, 外部弁護士 🙂",
+		Name: "Zoë 山田", Email: "zoe@example.co.jp"}
 	_, tok, err := m.Create(ctx, "admin:alice", req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Token(ctx, tok.ID)
-	if err != nil || got.Description != req.Description || !slices.Equal(got.Matters, tok.Matters) || len(got.Matters) != 2 {
+	if err != nil || got.Description != req.Description || got.Name != req.Name || got.Email != req.Email || !slices.Equal(got.Matters, tok.Matters) || len(got.Matters) != 2 {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
 	for _, bad := range []auth.CreateRequest{
-		{Role: auth.RoleViewer, Matters: []string{"a\x00b"}},
-		{Role: auth.RoleViewer, Matters: []string{"\xff"}},
-		{Role: auth.RoleViewer, Description: "nul\x00"},
-		{Role: auth.RoleViewer, Description: "bad \xc3\x28"},
+		{Role: auth.RoleViewer, Matters: []string{"a\x00b"}, Name: "Vic"},
+		{Role: auth.RoleViewer, Matters: []string{"\xff"}, Name: "Vic"},
+		{Role: auth.RoleViewer, Matters: []string{"M"}, Name: "Vic", Description: "nul\x00"},
+		{Role: auth.RoleViewer, Matters: []string{"M"}, Name: "Vic", Description: "bad \xc3\x28"},
+		{Role: auth.RoleViewer, Matters: []string{"M"}, Name: "Vi\x00c"},
 	} {
 		if _, _, err := m.Create(ctx, "admin:alice", bad); !errors.Is(err, auth.ErrInvalidText) {
 			t.Errorf("create %+q: %v, want ErrInvalidText", bad, err)
@@ -354,5 +361,110 @@ func testText(t *testing.T, open Opener) {
 	}
 	if list, err := s.Tokens(ctx); err != nil || len(list) != 1 {
 		t.Errorf("%d tokens stored (%v), want 1", len(list), err)
+	}
+}
+
+// newManager returns a Manager over s that audits to a counter.
+func newManager(t *testing.T, s Store) *auth.Manager {
+	t.Helper()
+	m, err := auth.NewManager(s, &auditCount{n: map[string]int{}}, auth.ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// testPerson: a token is a person's; their name and e-mail address are
+// stored with it, and its principal acts under that name, with the token
+// id beside it.
+func testPerson(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	m := newManager(t, s)
+	secret, tok, err := m.Create(ctx, "admin:alice", auth.CreateRequest{Role: auth.RoleReviewer, Matters: []string{"M-17"},
+		Name: " Jane Doe ", Email: "jane@example.com", Description: "paralegal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Token(ctx, tok.ID)
+	if err != nil || got.Name != "Jane Doe" || got.Email != "jane@example.com" {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	p, err := m.Authenticate(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Jane Doe (token:" + tok.ID + ")"; p.Name != "Jane Doe" || p.Actor() != want {
+		t.Errorf("principal %+v acts as %q, want %q", p, p.Actor(), want)
+	}
+}
+
+// testTokenWithoutPerson: a token stored before tokens named a person
+// (no name, no e-mail) still authenticates, named by its description or,
+// without one, by its id.
+func testTokenWithoutPerson(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	defer closeStore(t, s)
+	m := newManager(t, s)
+	secret, described := oldToken(t, s, "0000000000000011", "initial admin token")
+	bare, _ := oldToken(t, s, "0000000000000012", "")
+	for secret, want := range map[string][2]string{
+		secret: {"initial admin token", "initial admin token (token:0000000000000011)"},
+		bare:   {"token 0000000000000012", "token:0000000000000012"},
+	} {
+		p, err := m.Authenticate(ctx, secret)
+		if err != nil {
+			t.Fatalf("old token %s: %v", want[0], err)
+		}
+		if p.DisplayName() != want[0] || p.Actor() != want[1] || p.Role != auth.RoleAdmin {
+			t.Errorf("old token authenticates as %+v (%q, %q), want %q", p, p.DisplayName(), p.Actor(), want)
+		}
+	}
+	if got, err := s.Token(ctx, described.ID); err != nil || got.Name != "" || got.DisplayName() != "initial admin token" {
+		t.Errorf("old token reads back as %+v, %v", got, err)
+	}
+}
+
+// oldToken stores an admin token as a release before people were
+// recorded did: no name, no e-mail. It returns the token's secret.
+func oldToken(t *testing.T, s Store, id, description string) (string, auth.Token) {
+	t.Helper()
+	secret := make([]byte, 32)
+	copy(secret, id)
+	tok := Token(id, auth.RoleAdmin)
+	tok.Name, tok.Email, tok.Description = "", "", description
+	tok.Hash = auth.HashSecret(id, secret)
+	if err := s.PutToken(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	return auth.TokenPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(secret), tok
+}
+
+// testRevokeEndsSessions: a token revoked through one replica is refused
+// by another on its very next request: nothing caches a token.
+func testRevokeEndsSessions(t *testing.T, open Opener) {
+	ctx := context.Background()
+	a, b := open(t), open(t)
+	defer closeStore(t, a)
+	defer closeStore(t, b)
+	ma, mb := newManager(t, a), newManager(t, b)
+	secret, tok, err := ma.Create(ctx, "admin:alice", auth.CreateRequest{Role: auth.RoleViewer, Matters: []string{"M-1"}, Name: "Vic Viewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*auth.Manager{ma, mb} {
+		if _, err := m.Authenticate(ctx, secret); err != nil {
+			t.Fatalf("before revocation: %v", err)
+		}
+	}
+	if err := mb.Revoke(ctx, "admin:bob", tok.ID, "left the matter"); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []*auth.Manager{ma, mb} {
+		if _, err := m.Authenticate(ctx, secret); !errors.Is(err, auth.ErrInvalidToken) {
+			t.Errorf("replica %d, request after revocation: %v, want ErrInvalidToken", i, err)
+		}
 	}
 }

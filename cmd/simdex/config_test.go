@@ -35,7 +35,7 @@ notifier:
 		t.Setenv(v, "")
 		os.Unsetenv(v)
 	}
-	out, code, err := run(t, "token", "create", "--config", conf, "--role", "viewer", "--matter", "M-1")
+	out, code, err := run(t, "token", "create", "--config", conf, "--name", "Vic Viewer", "--role", "viewer", "--matter", "M-1")
 	if code != 0 || strings.TrimSpace(out) == "" {
 		t.Fatalf("token create without the S3 keys: exit %d: %v", code, err)
 	}

@@ -257,7 +257,7 @@ func TestHoldsFollowNearCopiesThroughTheCLI(t *testing.T) {
 	}
 	out, code, _ = run(t, "hold", "list", "--json", "--addr", addr)
 	var hs []policy.Hold
-	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil || len(hs) != 1 || hs[0].Status != policy.HoldReleased || !strings.HasSuffix(hs[0].ReleasedBy, " (bob@legal)") || !strings.HasPrefix(hs[0].ReleasedBy, "token:") {
+	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil || len(hs) != 1 || hs[0].Status != policy.HoldReleased || !strings.HasSuffix(hs[0].ReleasedBy, " (bob@legal)") || !strings.HasPrefix(hs[0].ReleasedBy, daemon.InitialAdminName+" (token:") {
 		t.Errorf("hold list after release: %s", out)
 	}
 

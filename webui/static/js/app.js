@@ -21,6 +21,10 @@ import { holdsView, holdView } from './holds.js';
 class Session {
   constructor(who) {
     this.actor = who.actor || '';
+    // name is the person the token is for; the token id is shown beside
+    // it on hover, for forensics.
+    this.name = who.name || this.actor;
+    this.tokenId = who.token_id || '';
     this.role = who.role || '';
     this.matters = who.matters || [];
     this.permissions = new Set(who.permissions || []);
@@ -68,7 +72,9 @@ function updateChrome() {
     document.getElementById('about').hidden = true;
     return;
   }
-  document.getElementById('who-name').textContent = `${s.actor} (${s.role})`;
+  const name = document.getElementById('who-name');
+  name.textContent = `${s.name} (${s.role})`;
+  name.title = s.tokenId ? `token ${s.tokenId}` : '';
   for (const a of nav.querySelectorAll('a[data-perm]')) {
     a.hidden = !s.can(a.dataset.perm);
   }
