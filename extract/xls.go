@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // BIFF8 record types (MS-XLS 2.3).
@@ -314,9 +315,7 @@ func xlsGlobals(b []byte, biff5 bool, maxText int64) (*xlsBook, error) {
 			}
 			bk.sheets = append(bk.sheets, ref)
 		case r.typ == biffCodePage && len(d) >= 2:
-			if e := xlsCodePage(int(le.Uint16(d))); e != nil {
-				bk.cp = e
-			}
+			bk.cp = xlsCodePage(int(le.Uint16(d)))
 		case r.typ == biffDateMode && len(d) >= 2:
 			bk.date1904 = le.Uint16(d) == 1
 		case r.typ == biffXF && len(d) >= 4:
@@ -329,7 +328,7 @@ func xlsGlobals(b []byte, biff5 bool, maxText int64) (*xlsBook, error) {
 		return true
 	})
 	for i, raw := range rawNames {
-		bk.sheets[i].name = convert(raw, bk.cp)
+		bk.sheets[i].name = bk.bytesString(raw)
 	}
 	return bk, err
 }
@@ -338,7 +337,7 @@ func xlsGlobals(b []byte, biff5 bool, maxText int64) (*xlsBook, error) {
 func (bk *xlsBook) formatString(r *biffRecord) string {
 	d := r.segs[0]
 	if bk.biff5 {
-		return convert(d[3:min(len(d), 3+int(d[2]))], bk.cp)
+		return bk.bytesString(d[3:min(len(d), 3+int(d[2]))])
 	}
 	br := &biffReader{segs: r.segs, pos: 2}
 	s, _ := br.str(false)
@@ -346,15 +345,20 @@ func (bk *xlsBook) formatString(r *biffRecord) string {
 }
 
 // xlsCodePage is the encoding of a CODEPAGE record's value (MS-XLS
-// 2.4.52); nil for UTF-16 (1200) and unknown pages.
+// 2.4.52): nil for UTF-16 (1200), Windows-1252 for unknown pages.
 func xlsCodePage(cv int) encoding.Encoding {
 	switch cv {
+	case 1200:
+		return nil
 	case 0x8000:
 		return charmap.Macintosh
 	case 0x8001:
 		return charmap.Windows1252
 	}
-	return codepage(cv)
+	if e := codepage(cv); e != nil {
+		return e
+	}
+	return charmap.Windows1252
 }
 
 // readSST appends the strings of the shared string table, up to max
@@ -424,7 +428,26 @@ func (sc *sheetCells) str(r *biffRecord, pos int) string {
 		return ""
 	}
 	n := int(binary.LittleEndian.Uint16(d[pos:]))
-	return convert(d[pos+2:min(len(d), pos+2+n)], sc.bk.cp)
+	return sc.bk.bytesString(d[pos+2 : min(len(d), pos+2+n)])
+}
+
+// bytesString decodes a BIFF5 byte string in the workbook's code page.
+// Under CODEPAGE 1200 (UTF-16), which Gnumeric writes in BIFF5, a string
+// is UTF-16LE where half its odd bytes are zero, else 8-bit.
+func (bk *xlsBook) bytesString(b []byte) string {
+	if bk.cp != nil {
+		return convert(b, bk.cp)
+	}
+	zeros := 0
+	for i := 1; i < len(b); i += 2 {
+		if b[i] == 0 {
+			zeros++
+		}
+	}
+	if len(b)%2 == 0 && len(b) > 0 && 4*zeros >= len(b) {
+		return convert(b, unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM))
+	}
+	return convert(b, charmap.Windows1252)
 }
 
 // number adds a number cell, formatted by its XF.
