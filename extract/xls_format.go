@@ -241,7 +241,7 @@ func (tk dateToken) render(t time.Time, x float64, ampm, minute bool) string {
 		n := min(tk.n, 3)
 		scale := math.Pow10(n)
 		v := min(int(math.Round(float64(t.Nanosecond())/1e9*scale)), int(scale)-1)
-		return "." + strconv.Itoa(v+int(scale))[1:]
+		return "." + strconv.Itoa(v + int(scale))[1:]
 	case 'a':
 		am := t.Hour() < 12
 		switch {
