@@ -2,12 +2,10 @@ package extract
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -66,33 +64,24 @@ func TestWriteWord6Fixtures(t *testing.T) {
 // oracle runs a Debian reader of legacy Office files on a fixture:
 // antiword for Word, xls2csv (catdoc) for Excel. They are installed by
 // scripts/install-oracles.sh (make unit); missing, the test fails.
-// antiword crashes now and then (a third of its runs) on the Word 6
-// fixtures, which have no style sheet, font table or formatting bins: a
-// run killed by a signal is tried again, up to 20 times.
 func oracle(t *testing.T, path string) string {
 	t.Helper()
-	for try := 1; ; try++ {
-		var cmd *exec.Cmd
-		switch {
-		case strings.HasSuffix(path, ".doc"):
-			cmd = exec.Command("antiword", "-m", "UTF-8.txt", path) // -w 0 crashes more often on Word 6 files
-		case strings.HasSuffix(path, ".xls"):
-			cmd = exec.Command("xls2csv", "-q", "0", "-d", "utf-8", "-c", "\t", path)
-		default:
-			t.Fatalf("no oracle for %s", path)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled() && try < 20 {
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v: %s (scripts/install-oracles.sh installs it)", cmd, err, stderr.String())
-		}
-		return string(out)
+	var cmd *exec.Cmd
+	switch {
+	case strings.HasSuffix(path, ".doc"):
+		cmd = exec.Command("antiword", "-w", "0", "-m", "UTF-8.txt", path)
+	case strings.HasSuffix(path, ".xls"):
+		cmd = exec.Command("xls2csv", "-q", "0", "-d", "utf-8", "-c", "\t", path)
+	default:
+		t.Fatalf("no oracle for %s", path)
 	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v: %s (scripts/install-oracles.sh installs it)", cmd, err, stderr.String())
+	}
+	return string(out)
 }
 
 // fiveGrams is the set of word 5-grams of a text: its normalised words

@@ -179,6 +179,7 @@ func doc6Streams(t testing.TB, text string, nFib, lid uint16, enc encoding.Encod
 	le.PutUint16(wd[2:], nFib)
 	le.PutUint16(wd[doc6Lid:], lid)
 	le.PutUint32(wd[doc6CcpText:], uint32(len(raw)))
+	doc6Tables(wd)
 	if pieces == 0 {
 		wd = append(wd, raw...)
 		le.PutUint32(wd[doc6FcMin:], textAt)
@@ -209,6 +210,18 @@ func doc6Streams(t testing.TB, text string, nFib, lid uint16, enc encoding.Encod
 	le.PutUint32(wd[doc6FcClx:], uint32(len(wd)))
 	le.PutUint32(wd[doc6FcClx+4:], uint32(len(clx)))
 	return append(wd, clx...)
+}
+
+// doc6Tables writes, in the space between the FIB and the text at 1024,
+// the structures other readers (antiword) expect of a Word 6 file: a
+// style sheet with one empty style.
+func doc6Tables(wd []byte) {
+	le := binary.LittleEndian
+	at := 0x200
+	stsh := []byte{14, 0, 1, 0, 10, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0}
+	copy(wd[at:], stsh)
+	le.PutUint32(wd[0x60:], uint32(at))
+	le.PutUint32(wd[0x64:], uint32(len(stsh)))
 }
 
 func TestDOC6(t *testing.T) {
