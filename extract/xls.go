@@ -34,6 +34,7 @@ const (
 	biffBoolErr    = 0x0205
 	biffString     = 0x0207
 	biffRK         = 0x027E
+	biffInteger    = 0x0202 // not BIFF5/8: xls2csv reads it, as BIFF2's INTEGER
 	biffFormat     = 0x041E
 	biffXF         = 0x00E0
 	biffBOF        = 0x0809
@@ -477,8 +478,10 @@ func (sc *sheetCells) record(r *biffRecord) {
 		}
 	case r.typ == biffLabel || r.typ == biffRString:
 		sc.add(row, col, sc.str(r, 6))
-	case r.typ == biffNumber && len(d) >= 14:
+	case isNumberRecord(r.typ) && len(d) >= 14:
 		sc.number(row, col, xf, math.Float64frombits(le.Uint64(d[6:])))
+	case r.typ == biffInteger && len(d) >= 9:
+		sc.add(row, col, strconv.Itoa(int(le.Uint16(d[7:]))))
 	case r.typ == biffRK && len(d) >= 10:
 		sc.number(row, col, xf, rk(le.Uint32(d[6:])))
 	case r.typ == biffMulRK:
@@ -491,6 +494,13 @@ func (sc *sheetCells) record(r *biffRecord) {
 	case r.typ == biffFormula && len(d) >= 14:
 		sc.formulaResult(row, col, xf, d)
 	}
+}
+
+// isNumberRecord reports whether a record type is NUMBER, or one of the
+// record types outside MS-XLS that xls2csv reads as a NUMBER (0x0003,
+// BIFF2's NUMBER, and 0x0103, 0x0303), as report generators write them.
+func isNumberRecord(typ uint16) bool {
+	return typ == biffNumber || typ == 0x0003 || typ == 0x0103 || typ == 0x0303
 }
 
 // formulaResult adds the cached result of a FORMULA record: a number, a
