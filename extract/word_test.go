@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
 )
 
 // makeDOC writes a Word 97 document whose text is one piece, 8-bit
@@ -242,6 +243,12 @@ func TestDOC6(t *testing.T) {
 	d := extractBytes(t, x, "ru.doc", "", buildCFB([]*cfbNode{{name: "WordDocument", data: wd}}, nil))
 	if d.Err != nil || d.Text != "Привет, мир\n" {
 		t.Errorf("Russian: %v %q", d.Err, d.Text)
+	}
+	// Japanese in Shift JIS, double-byte, split across pieces.
+	wd = doc6Streams(t, "日本語の文書\r", 104, 0x0411, japanese.ShiftJIS, 1)
+	d = extractBytes(t, x, "ja.doc", "", buildCFB([]*cfbNode{{name: "WordDocument", data: wd}}, nil))
+	if d.Err != nil || d.Text != "日本語の文書\n" {
+		t.Errorf("Japanese: %v %q", d.Err, d.Text)
 	}
 }
 
