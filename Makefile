@@ -16,7 +16,7 @@ FUZZTIME ?= 10s
 # beside the checkout.
 SIMDEX_CORPORA ?= $(CURDIR)/../shared/corpora
 
-.PHONY: all build test test-corpora corpora lint golangci-lint unit fuzz chart peers browser bench eval tools minio postgres serve clean
+.PHONY: all build test test-corpora corpora lint golangci-lint unit fuzz chart peers oracles browser bench eval tools minio postgres serve clean
 
 all: build
 
@@ -67,6 +67,10 @@ lint: tools
 peers:
 	scripts/install-peers.sh
 
+# antiword and xls2csv, the references of extract's TestLegacyOracles.
+oracles:
+	scripts/install-oracles.sh
+
 # Debian's PostgreSQL, for the PostgreSQL stores' tests (internal/pgtest).
 postgres:
 	scripts/install-postgres.sh
@@ -77,7 +81,7 @@ browser:
 
 # The unit tests read nothing outside the repository: SIMDEX_CORPORA is
 # unset for them, so a test that reaches for the full corpora fails here.
-unit: minio postgres peers browser
+unit: minio postgres peers oracles browser
 	env -u SIMDEX_CORPORA go test -race -count=1 -timeout 60m ./...
 	cd tools && env -u SIMDEX_CORPORA go test -race -count=1 -timeout 30m ./...
 

@@ -3,6 +3,8 @@ package extract
 import (
 	"errors"
 	"testing"
+
+	"golang.org/x/text/encoding/charmap"
 )
 
 // The seeds are small files built by the tests' writers: the fuzzer
@@ -61,6 +63,9 @@ func FuzzDOC(f *testing.F) {
 		wd, tbl := docStreams(f, "Text\r\x13 FIELD \x14result\x15\x07", compressed)
 		f.Add(wd, tbl)
 	}
+	for _, pieces := range []int{0, 3} { // Word 6/95: no table stream
+		f.Add(doc6Streams(f, "Text\r\x13 FIELD \x14result\x15\x07", 104, 0x0409, charmap.Windows1252, pieces), []byte(nil))
+	}
 	f.Fuzz(func(t *testing.T, wd, tbl []byte) {
 		data := buildCFB([]*cfbNode{{name: "WordDocument", data: wd}, {name: "1Table", data: tbl}, {name: "0Table", data: tbl}}, nil)
 		fuzzParser(t, "cfb", parseCompound, data)
@@ -70,6 +75,7 @@ func FuzzDOC(f *testing.F) {
 // FuzzXLS runs the Excel reader on a Workbook stream.
 func FuzzXLS(f *testing.F) {
 	f.Add(makeWorkbook(false))
+	f.Add(biff5Workbook(true, -1))
 	f.Fuzz(func(t *testing.T, wb []byte) {
 		fuzzParser(t, "cfb", parseCompound, buildCFB([]*cfbNode{{name: "Workbook", data: wb}}, nil))
 	})

@@ -23,7 +23,10 @@ var legacyFixtures = []legacyFixture{
 	{"faq-choosing.doc", "faq-choosing.docx", "debian-faq/usr/share/doc/debian/FAQ/choosing.en.html", mediaDOC},
 	{"maint-guide-start.fr.doc", "maint-guide-start.fr.docx", "maint-guide-fr/usr/share/doc/maint-guide-fr/html/start.fr.html", mediaDOC},
 	{"maint-guide-start.ja.doc", "maint-guide-start.ja.docx", "maint-guide-ja/usr/share/doc/maint-guide-ja/html/start.ja.html", mediaDOC},
+	{"faq-choosing.word6.doc", "faq-choosing.docx", "debian-faq/usr/share/doc/debian/FAQ/choosing.en.html", mediaDOC},
+	{"maint-guide-start.fr.word95.doc", "maint-guide-start.fr.docx", "maint-guide-fr/usr/share/doc/maint-guide-fr/html/start.fr.html", mediaDOC},
 	{"policy-scope.xls", "policy-scope.xlsx", "debian-policy/usr/share/doc/debian-policy/policy.html/ch-scope.html", mediaXLS},
+	{"policy-scope.biff5.xls", "policy-scope.xlsx", "debian-policy/usr/share/doc/debian-policy/policy.html/ch-scope.html", mediaXLS},
 	{"devref-l10n.ppt.gz", "devref-l10n.pptx", "developers-reference/usr/share/developers-reference/l10n.html", mediaPPT},
 }
 

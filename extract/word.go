@@ -28,12 +28,16 @@ func readDOC(p *parser, f *cfb) {
 		return
 	}
 	le := binary.LittleEndian
+	if len(wd) >= 4 && le.Uint16(wd) == doc6Ident || len(wd) >= 4 && le.Uint16(wd[2:]) >= 101 && le.Uint16(wd[2:]) <= 105 {
+		readDOC6(p, wd)
+		return
+	}
 	if len(wd) < 154 || le.Uint16(wd) != docIdent {
-		p.fail("read FIB", fmt.Errorf("%w: WordDocument stream without a Word 97 FIB", ErrMalformed))
+		p.fail("read FIB", fmt.Errorf("%w: WordDocument stream without a Word 6, 95 or 97 FIB", ErrMalformed))
 		return
 	}
 	if nFib := le.Uint16(wd[2:]); nFib < 106 {
-		p.fail("read FIB", fmt.Errorf("%w: Word 6/95 document (nFib %d)", ErrUnsupported, nFib))
+		p.fail("read FIB", fmt.Errorf("%w: Word FIB version %d", ErrUnsupported, nFib))
 		return
 	}
 	flags := le.Uint16(wd[0x0A:])
@@ -110,6 +114,16 @@ type docPiece struct {
 // table; each piece must lie inside the WordDocument stream of size n and
 // character positions must not go backwards.
 func parsePlcPcd(clx []byte, n int) ([]docPiece, error) {
+	plc, err := clxPlcPcd(clx)
+	if err != nil {
+		return nil, err
+	}
+	return pieces(plc, n)
+}
+
+// clxPlcPcd skips the CLX's property modifiers and returns its PlcPcd,
+// whose size it checks.
+func clxPlcPcd(clx []byte) ([]byte, error) {
 	le := binary.LittleEndian
 	for i := 0; i < len(clx); {
 		switch clx[i] {
@@ -129,7 +143,7 @@ func parsePlcPcd(clx []byte, n int) ([]docPiece, error) {
 			if lcb < 4 || (lcb-4)%12 != 0 || int64(i+5)+lcb > int64(len(clx)) {
 				return nil, fmt.Errorf("%w: piece table of %d bytes", ErrMalformed, lcb)
 			}
-			return pieces(clx[i+5:i+5+int(lcb)], n)
+			return clx[i+5 : i+5+int(lcb)], nil
 		default:
 			return nil, fmt.Errorf("%w: unknown CLX entry 0x%02x", ErrMalformed, clx[i])
 		}

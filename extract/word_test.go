@@ -7,7 +7,9 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
 )
 
 // makeDOC writes a Word 97 document whose text is one piece, 8-bit
@@ -94,7 +96,7 @@ func TestDOCBadInput(t *testing.T) {
 		{"FIB truncated", func(wd, _ []byte) { le.PutUint16(wd[32:], 60000) }, ErrMalformed},
 		{"not a FIB", func(wd, _ []byte) { wd[0] = 0 }, ErrMalformed},
 		{"encrypted", func(wd, _ []byte) { le.PutUint16(wd[0x0A:], docTable1|docEncrypted) }, ErrEncrypted},
-		{"Word 95", func(wd, _ []byte) { le.PutUint16(wd[2:], 104) }, ErrUnsupported},
+		{"Word 2", func(wd, _ []byte) { le.PutUint16(wd[2:], 45) }, ErrUnsupported},
 	}
 	x := newTestExtractor(t, DefaultLimits())
 	for _, tc := range tests {
@@ -158,5 +160,133 @@ func TestDOCProperties(t *testing.T) {
 	m := d.Meta
 	if d.Err != nil || m.Title != "Réglement" || m.Author != "Jane Doe" || !m.Created.Equal(created) || !m.Modified.Equal(saved) {
 		t.Errorf("%v %+v", d.Err, m)
+	}
+}
+
+// doc6Streams returns the WordDocument stream of a Word 6.0 (nFib 101) or
+// 95 (nFib 104) document of language lid whose text, 8-bit in enc, is one
+// text range or, when complex (fast saved), a piece table of pieces runs
+// stored in reverse order.
+func doc6Streams(t testing.TB, text string, nFib, lid uint16, enc encoding.Encoding, pieces int) []byte {
+	t.Helper()
+	le := binary.LittleEndian
+	raw, err := enc.NewEncoder().Bytes([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const textAt = 1024
+	wd := make([]byte, textAt, textAt+len(raw)+64)
+	le.PutUint16(wd, doc6Ident)
+	le.PutUint16(wd[2:], nFib)
+	le.PutUint16(wd[doc6Lid:], lid)
+	le.PutUint32(wd[doc6CcpText:], uint32(len(raw)))
+	doc6Tables(wd)
+	if pieces == 0 {
+		wd = append(wd, raw...)
+		le.PutUint32(wd[doc6FcMin:], textAt)
+		le.PutUint32(wd[doc6FcMac:], uint32(len(wd)))
+		return wd
+	}
+	le.PutUint16(wd[0x0A:], doc6Complex)
+	cps := make([]uint32, pieces+1)
+	for k := range cps {
+		cps[k] = uint32(len(raw) * k / pieces)
+	}
+	fcs := make([]uint32, pieces)
+	for k := pieces - 1; k >= 0; k-- { // stored backwards, as edits append
+		fcs[k] = uint32(len(wd))
+		wd = append(wd, raw[cps[k]:cps[k+1]]...)
+	}
+	le.PutUint32(wd[doc6FcMin:], textAt)
+	le.PutUint32(wd[doc6FcMac:], uint32(len(wd)))
+	clx := []byte{1, 2, 0, 0xAA, 0xBB, 2}
+	clx = le.AppendUint32(clx, uint32(4*(pieces+1)+8*pieces))
+	for _, cp := range cps {
+		clx = le.AppendUint32(clx, cp)
+	}
+	for _, fc := range fcs {
+		clx = le.AppendUint32(append(clx, 0, 0), fc)
+		clx = append(clx, 0, 0)
+	}
+	le.PutUint32(wd[doc6FcClx:], uint32(len(wd)))
+	le.PutUint32(wd[doc6FcClx+4:], uint32(len(clx)))
+	return append(wd, clx...)
+}
+
+// doc6Tables writes, in the space between the FIB and the text at 1024,
+// the structures other readers (antiword) expect of a Word 6 file: a
+// style sheet with one empty style.
+func doc6Tables(wd []byte) {
+	le := binary.LittleEndian
+	at := 0x200
+	stsh := []byte{14, 0, 1, 0, 10, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0}
+	copy(wd[at:], stsh)
+	le.PutUint32(wd[0x60:], uint32(at))
+	le.PutUint32(wd[0x64:], uint32(len(stsh)))
+}
+
+func TestDOC6(t *testing.T) {
+	const text = "Café crème\rsecond paragraph\x07cell\x13 HYPERLINK \"http://x\" \x14shown\x15 end\x0Cnext page\x01"
+	const want = "Café crème\nsecond paragraph\ncellshown end\nnext page"
+	x := newTestExtractor(t, DefaultLimits())
+	for _, pieces := range []int{0, 1, 3} {
+		for _, nFib := range []uint16{101, 104} {
+			wd := doc6Streams(t, text, nFib, 0x0409, charmap.Windows1252, pieces)
+			d := extractBytes(t, x, "a.doc", "", buildCFB([]*cfbNode{{name: "WordDocument", data: wd}}, nil))
+			if d.Err != nil || d.MediaType != mediaDOC || d.Text != want {
+				t.Errorf("nFib %d, %d pieces: %s %v %q", nFib, pieces, d.MediaType, d.Err, d.Text)
+			}
+		}
+	}
+	// Russian text in the code page of its language, Windows-1251.
+	wd := doc6Streams(t, "Привет, мир\r", 104, 0x0419, charmap.Windows1251, 2)
+	d := extractBytes(t, x, "ru.doc", "", buildCFB([]*cfbNode{{name: "WordDocument", data: wd}}, nil))
+	if d.Err != nil || d.Text != "Привет, мир\n" {
+		t.Errorf("Russian: %v %q", d.Err, d.Text)
+	}
+	// Japanese in Shift JIS, double-byte, split across pieces.
+	wd = doc6Streams(t, "日本語の文書\r", 104, 0x0411, japanese.ShiftJIS, 1)
+	d = extractBytes(t, x, "ja.doc", "", buildCFB([]*cfbNode{{name: "WordDocument", data: wd}}, nil))
+	if d.Err != nil || d.Text != "日本語の文書\n" {
+		t.Errorf("Japanese: %v %q", d.Err, d.Text)
+	}
+}
+
+// TestDOC6BadInput checks damaged Word 6 FIBs and piece tables: each is a
+// recorded error, never a panic, with the text read before the damage.
+func TestDOC6BadInput(t *testing.T) {
+	le := binary.LittleEndian
+	tests := []struct {
+		name   string
+		pieces int
+		patch  func(wd []byte) []byte
+		want   error
+		text   string
+	}{
+		{"FIB truncated", 0, func(wd []byte) []byte { return wd[:200] }, ErrMalformed, ""},
+		{"text range outside", 0, func(wd []byte) []byte { le.PutUint32(wd[doc6FcMin:], 1<<30); return wd }, ErrMalformed, ""},
+		{"CLX outside", 2, func(wd []byte) []byte { le.PutUint32(wd[doc6FcClx:], 1<<30); return wd }, ErrMalformed, ""},
+		{"piece outside", 2, func(wd []byte) []byte {
+			clx := int(le.Uint32(wd[doc6FcClx:]))
+			le.PutUint32(wd[clx+10+4*3+8+2:], 1<<30) // the second piece's fc
+			return wd
+		}, ErrMalformed, "one two t"},
+		{"positions go backwards", 2, func(wd []byte) []byte {
+			clx := int(le.Uint32(wd[doc6FcClx:]))
+			le.PutUint32(wd[clx+10+4*2:], 1) // the last CP
+			return wd
+		}, ErrMalformed, "one two t"},
+		{"unknown CLX entry", 2, func(wd []byte) []byte { wd[le.Uint32(wd[doc6FcClx:])] = 9; return wd }, ErrMalformed, ""},
+		{"encrypted", 0, func(wd []byte) []byte { le.PutUint16(wd[0x0A:], docEncrypted); return wd }, ErrEncrypted, ""},
+	}
+	x := newTestExtractor(t, DefaultLimits())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wd := tc.patch(doc6Streams(t, "one two three four\r", 104, 0x0409, charmap.Windows1252, tc.pieces))
+			d := extractBytes(t, x, "bad.doc", "", buildCFB([]*cfbNode{{name: "WordDocument", data: wd}}, nil))
+			if !errors.Is(d.Err, tc.want) || d.MediaType != mediaDOC || d.Text != tc.text {
+				t.Errorf("%s: %v %q, want %v %q", d.MediaType, d.Err, d.Text, tc.want, tc.text)
+			}
+		})
 	}
 }

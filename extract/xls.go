@@ -10,14 +10,20 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // BIFF8 record types (MS-XLS 2.3).
 const (
 	biffFormula    = 0x0006
 	biffEOF        = 0x000A
+	biffDateMode   = 0x0022
 	biffFilePass   = 0x002F
 	biffContinue   = 0x003C
+	biffCodePage   = 0x0042
 	biffBoundSheet = 0x0085
 	biffMulRK      = 0x00BD
 	biffRString    = 0x00D6
@@ -28,7 +34,17 @@ const (
 	biffBoolErr    = 0x0205
 	biffString     = 0x0207
 	biffRK         = 0x027E
+	biffInteger    = 0x0202 // not BIFF5/8: xls2csv reads it, as BIFF2's INTEGER
+	biffFormat     = 0x041E
+	biffXF         = 0x00E0
 	biffBOF        = 0x0809
+)
+
+// BOF versions of the workbook streams read: BIFF5 (Excel 5.0 and 95, the
+// "Book" stream) and BIFF8 (Excel 97–2003, "Workbook").
+const (
+	biff5Version = 0x0500
+	biff8Version = 0x0600
 )
 
 // biffRecord is a record with the data of the CONTINUE records after it.
@@ -213,26 +229,26 @@ type xlsCell struct {
 	v        string
 }
 
-// readXLS extracts an Excel 97–2003 workbook (BIFF8): each worksheet in
-// workbook order, cells by row and column, tab-separated, as parseXLSX
-// writes them.
+// readXLS extracts an Excel workbook, BIFF8 (Excel 97–2003, the
+// "Workbook" stream) or BIFF5 (Excel 5.0 and 95, the "Book" stream): each
+// worksheet in workbook order, cells by row and column, tab-separated, as
+// parseXLSX writes them.
 func readXLS(p *parser, f *cfb) {
 	b, ok, err := f.streamNamed(f.root, "Workbook")
 	if !ok && err == nil {
-		p.fail("parse", fmt.Errorf("%w: Excel 5/95 workbook (BIFF5)", ErrUnsupported))
-		return
+		b, _, err = f.streamNamed(f.root, "Book")
 	}
 	if err != nil {
 		p.fail("read Workbook", err)
 		return
 	}
 	le := binary.LittleEndian
-	if len(b) < 8 || le.Uint16(b) != biffBOF || le.Uint16(b[4:]) != 0x0600 {
-		p.fail("parse", fmt.Errorf("%w: Workbook stream is not BIFF8", ErrUnsupported))
+	if len(b) < 8 || le.Uint16(b) != biffBOF || le.Uint16(b[4:]) != biff8Version && le.Uint16(b[4:]) != biff5Version {
+		p.fail("parse", fmt.Errorf("%w: workbook stream is neither BIFF5 nor BIFF8", ErrUnsupported))
 		return
 	}
-	g, err := xlsGlobals(b, p.j.lim.MaxTextSize)
-	if g.encrypted {
+	bk, err := xlsGlobals(b, le.Uint16(b[4:]) == biff5Version, p.j.lim.MaxTextSize)
+	if bk.encrypted {
 		p.d.setExtra("encrypted", "true")
 		p.fail("decrypt", fmt.Errorf("%w: password-protected Excel workbook", ErrEncrypted))
 		return
@@ -240,14 +256,13 @@ func readXLS(p *parser, f *cfb) {
 	if err != nil {
 		p.fail("read workbook globals", err)
 	}
-	sheets, sst := g.sheets, g.sst
 	var names []string
-	for _, sh := range sheets {
+	for _, sh := range bk.sheets {
 		names = append(names, sh.name)
 		if sh.kind != 0 || p.cancelled() || p.text.full() {
 			continue // charts and macro sheets have no cells
 		}
-		if err := xlsSheet(p, b, sh.off, sst); err != nil {
+		if err := xlsSheet(p, b, sh.off, bk); err != nil {
 			p.fail("read sheet "+sh.name, err)
 		}
 		p.text.newline()
@@ -266,34 +281,85 @@ type xlsSheetRef struct {
 	kind byte
 }
 
-// xlsGlobalsInfo is what the workbook globals substream tells.
-type xlsGlobalsInfo struct {
+// xlsBook is what the workbook globals substream tells: the sheets, the
+// shared strings (BIFF8), the code page of byte strings (BIFF5), the
+// number format of each XF, the format strings and the date system.
+type xlsBook struct {
+	biff5     bool
 	sheets    []xlsSheetRef
 	sst       []string
 	encrypted bool
+	cp        encoding.Encoding
+	xfFormat  []uint16
+	formats   map[uint16]string
+	date1904  bool
 }
 
-// xlsGlobals reads the sheets and shared strings of the globals
-// substream, stopping at FILEPASS (encryption).
-func xlsGlobals(b []byte, maxText int64) (xlsGlobalsInfo, error) {
-	var g xlsGlobalsInfo
+// xlsGlobals reads the globals substream, stopping at FILEPASS
+// (encryption).
+func xlsGlobals(b []byte, biff5 bool, maxText int64) (*xlsBook, error) {
+	bk := &xlsBook{biff5: biff5, cp: charmap.Windows1252, formats: map[uint16]string{}}
+	var rawNames [][]byte
+	le := binary.LittleEndian
 	err := biffRecords(b, 0, func(r *biffRecord) bool {
-		switch d := r.segs[0]; r.typ {
-		case biffFilePass:
-			g.encrypted = true
+		switch d := r.segs[0]; {
+		case r.typ == biffFilePass:
+			bk.encrypted = true
 			return false
-		case biffBoundSheet:
-			if len(d) >= 8 {
+		case r.typ == biffBoundSheet && len(d) >= 8:
+			ref := xlsSheetRef{off: int(le.Uint32(d)), kind: d[5]}
+			if biff5 {
+				rawNames = append(rawNames, d[7:min(len(d), 7+int(d[6]))])
+			} else {
 				br := &biffReader{segs: [][]byte{d[6:]}}
-				name, _ := br.str(true)
-				g.sheets = append(g.sheets, xlsSheetRef{name, int(binary.LittleEndian.Uint32(d)), d[5]})
+				ref.name, _ = br.str(true)
 			}
-		case biffSST:
-			g.sst = readSST(r, g.sst, maxText)
+			bk.sheets = append(bk.sheets, ref)
+		case r.typ == biffCodePage && len(d) >= 2:
+			bk.cp = xlsCodePage(int(le.Uint16(d)))
+		case r.typ == biffDateMode && len(d) >= 2:
+			bk.date1904 = le.Uint16(d) == 1
+		case r.typ == biffXF && len(d) >= 4:
+			bk.xfFormat = append(bk.xfFormat, le.Uint16(d[2:]))
+		case r.typ == biffFormat && len(d) >= 3:
+			bk.formats[le.Uint16(d)] = bk.formatString(r)
+		case r.typ == biffSST && !biff5:
+			bk.sst = readSST(r, bk.sst, maxText)
 		}
 		return true
 	})
-	return g, err
+	for i, raw := range rawNames {
+		bk.sheets[i].name = bk.bytesString(raw)
+	}
+	return bk, err
+}
+
+// formatString reads the format string of a FORMAT record.
+func (bk *xlsBook) formatString(r *biffRecord) string {
+	d := r.segs[0]
+	if bk.biff5 {
+		return bk.bytesString(d[3:min(len(d), 3+int(d[2]))])
+	}
+	br := &biffReader{segs: r.segs, pos: 2}
+	s, _ := br.str(false)
+	return s
+}
+
+// xlsCodePage is the encoding of a CODEPAGE record's value (MS-XLS
+// 2.4.52): nil for UTF-16 (1200), Windows-1252 for unknown pages.
+func xlsCodePage(cv int) encoding.Encoding {
+	switch cv {
+	case 1200:
+		return nil
+	case 0x8000:
+		return charmap.Macintosh
+	case 0x8001:
+		return charmap.Windows1252
+	}
+	if e := codepage(cv); e != nil {
+		return e
+	}
+	return charmap.Windows1252
 }
 
 // readSST appends the strings of the shared string table, up to max
@@ -317,11 +383,11 @@ func readSST(r *biffRecord, sst []string, max int64) []string {
 }
 
 // xlsSheet writes the cells of the worksheet substream at off.
-func xlsSheet(p *parser, b []byte, off int, sst []string) error {
+func xlsSheet(p *parser, b []byte, off int, bk *xlsBook) error {
 	if off < 0 || off+4 > len(b) || binary.LittleEndian.Uint16(b[off:]) != biffBOF {
 		return fmt.Errorf("%w: sheet at %d does not start with BOF", ErrMalformed, off)
 	}
-	sc := &sheetCells{sst: sst, formula: -1}
+	sc := &sheetCells{bk: bk, formula: -1}
 	err := biffRecords(b, off, func(r *biffRecord) bool {
 		sc.record(r)
 		if sc.size > p.j.lim.MaxTextSize {
@@ -337,7 +403,7 @@ func xlsSheet(p *parser, b []byte, off int, sst []string) error {
 // sheetCells collects the cells of a sheet, up to MaxTextSize bytes of
 // them (more could not be written as text anyway).
 type sheetCells struct {
-	sst   []string
+	bk    *xlsBook
 	cells []xlsCell
 	size  int64
 	// formula is the cell waiting for its STRING record, or -1.
@@ -349,50 +415,107 @@ func (sc *sheetCells) add(row, col int, v string) {
 	sc.size += int64(len(v)) + 24
 }
 
+// str reads a cell's string at pos of a record: an
+// XLUnicodeRichExtendedString in BIFF8, a byte string with a 16-bit count
+// in the workbook's code page in BIFF5.
+func (sc *sheetCells) str(r *biffRecord, pos int) string {
+	if !sc.bk.biff5 {
+		br := &biffReader{segs: r.segs, pos: pos}
+		s, _ := br.str(false)
+		return s
+	}
+	d := r.segs[0]
+	if pos+2 > len(d) {
+		return ""
+	}
+	n := int(binary.LittleEndian.Uint16(d[pos:]))
+	return sc.bk.bytesString(d[pos+2 : min(len(d), pos+2+n)])
+}
+
+// bytesString decodes a BIFF5 byte string in the workbook's code page.
+// Under CODEPAGE 1200 (UTF-16), which Gnumeric writes in BIFF5, a string
+// is UTF-16LE where half its odd bytes are zero, else 8-bit.
+func (bk *xlsBook) bytesString(b []byte) string {
+	if bk.cp != nil {
+		return convert(b, bk.cp)
+	}
+	zeros := 0
+	for i := 1; i < len(b); i += 2 {
+		if b[i] == 0 {
+			zeros++
+		}
+	}
+	if len(b)%2 == 0 && len(b) > 0 && 4*zeros >= len(b) {
+		return convert(b, unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM))
+	}
+	return convert(b, charmap.Windows1252)
+}
+
+// number adds a number cell, formatted by its XF.
+func (sc *sheetCells) number(row, col, xf int, x float64) {
+	sc.add(row, col, sc.bk.format(xf, x))
+}
+
 // record adds the cells of one record.
 func (sc *sheetCells) record(r *biffRecord) {
 	le := binary.LittleEndian
 	d := r.segs[0]
+	if r.typ == biffString && sc.formula >= 0 {
+		s := sc.str(r, 0)
+		sc.cells[sc.formula].v = s
+		sc.size += int64(len(s))
+		sc.formula = -1
+		return
+	}
 	if len(d) < 6 {
 		return
 	}
-	row, col := int(le.Uint16(d)), int(le.Uint16(d[2:]))
+	row, col, xf := int(le.Uint16(d)), int(le.Uint16(d[2:])), int(le.Uint16(d[4:]))
 	switch {
 	case r.typ == biffLabelSST && len(d) >= 10:
-		if i := int(le.Uint32(d[6:])); i < len(sc.sst) {
-			sc.add(row, col, sc.sst[i])
+		if i := int(le.Uint32(d[6:])); i < len(sc.bk.sst) {
+			sc.add(row, col, sc.bk.sst[i])
 		}
 	case r.typ == biffLabel || r.typ == biffRString:
-		br := &biffReader{segs: r.segs, pos: 6}
-		s, _ := br.str(false)
-		sc.add(row, col, s)
-	case r.typ == biffNumber && len(d) >= 14:
-		sc.add(row, col, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
+		sc.add(row, col, sc.str(r, 6))
+	case isNumberRecord(r.typ) && len(d) >= 14:
+		sc.number(row, col, xf, math.Float64frombits(le.Uint64(d[6:])))
+	case r.typ == biffInteger && len(d) >= 9:
+		sc.add(row, col, strconv.Itoa(int(le.Uint16(d[7:]))))
 	case r.typ == biffRK && len(d) >= 10:
-		sc.add(row, col, xlsNumber(rk(le.Uint32(d[6:]))))
+		sc.number(row, col, xf, rk(le.Uint32(d[6:])))
 	case r.typ == biffMulRK:
 		for i := 4; i+6 <= len(d)-2; i += 6 {
-			sc.add(row, col, xlsNumber(rk(le.Uint32(d[i+2:]))))
+			sc.number(row, col, int(le.Uint16(d[i:])), rk(le.Uint32(d[i+2:])))
 			col++
 		}
 	case r.typ == biffBoolErr && len(d) >= 8 && d[7] == 0:
 		sc.add(row, col, strconv.Itoa(int(d[6])))
 	case r.typ == biffFormula && len(d) >= 14:
-		switch {
-		case le.Uint16(d[12:]) != 0xFFFF:
-			sc.add(row, col, xlsNumber(math.Float64frombits(le.Uint64(d[6:]))))
-		case d[6] == 0: // a string result: the STRING record follows
-			sc.add(row, col, "")
-			sc.formula = len(sc.cells) - 1
-		case d[6] == 1:
-			sc.add(row, col, strconv.Itoa(int(d[8])))
-		}
-	case r.typ == biffString && sc.formula >= 0:
-		br := &biffReader{segs: r.segs}
-		s, _ := br.str(false)
-		sc.cells[sc.formula].v = s
-		sc.size += int64(len(s))
-		sc.formula = -1
+		sc.formulaResult(row, col, xf, d)
+	}
+}
+
+// isNumberRecord reports whether a record type is NUMBER, or one of the
+// record types outside MS-XLS that xls2csv reads as a NUMBER (0x0003,
+// BIFF2's NUMBER, and 0x0103, 0x0303), as report generators write them.
+func isNumberRecord(typ uint16) bool {
+	return typ == biffNumber || typ == 0x0003 || typ == 0x0103 || typ == 0x0303
+}
+
+// formulaResult adds the cached result of a FORMULA record: a number, a
+// boolean, or a string that the STRING record after it holds (shared and
+// array formulas, SHRFMLA and ARRAY, may come between them).
+func (sc *sheetCells) formulaResult(row, col, xf int, d []byte) {
+	le := binary.LittleEndian
+	switch {
+	case le.Uint16(d[12:]) != 0xFFFF:
+		sc.number(row, col, xf, math.Float64frombits(le.Uint64(d[6:])))
+	case d[6] == 0:
+		sc.add(row, col, "")
+		sc.formula = len(sc.cells) - 1
+	case d[6] == 1:
+		sc.add(row, col, strconv.Itoa(int(d[8])))
 	}
 }
 
@@ -437,10 +560,17 @@ func rk(v uint32) float64 {
 	return x
 }
 
-// xlsNumber formats a cell number as a spreadsheet's XML stores it.
+// xlsNumber formats a cell number as Excel's General format shows it in
+// a wide enough column: an integer without a decimal point, else at most
+// 15 significant digits (the precision Excel keeps), without an exponent
+// below 1e15.
 func xlsNumber(x float64) string {
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 		return strconv.FormatInt(int64(x), 10)
 	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
+	s := strconv.FormatFloat(x, 'g', 15, 64)
+	if strings.ContainsAny(s, "e") && math.Abs(x) >= 1e-4 && math.Abs(x) < 1e15 {
+		s = strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return s
 }

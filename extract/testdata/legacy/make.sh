@@ -4,8 +4,12 @@
 # and the EML twins of the Outlook MSG files with msgconvert. Not run by CI;
 # run it by hand after
 #   apt-get install -y libreoffice-writer-nogui libreoffice-calc-nogui \
-#     libreoffice-impress-nogui libemail-outlook-message-perl
-# (LibreOffice 7.4 of Debian 12 made the committed files).
+#     libreoffice-impress-nogui libemail-outlook-message-perl gnumeric
+# (LibreOffice 7.4 and Gnumeric 1.12 of Debian 12 made the committed files).
+# LibreOffice no longer writes Excel 5.0/95 nor Word 6.0/95: Gnumeric's
+# ssconvert writes the BIFF5 workbooks, and TestWriteWord6Fixtures the
+# Word 6.0/95 documents (no Debian program writes them; antiword reads
+# them in TestLegacyOracles).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 shared=$here/../../../testdata/corpora
@@ -40,6 +44,19 @@ done
 cp "$raw/debian-policy/usr/share/doc/debian-policy/policy.html/ch-scope.html" "$tmp/policy-scope.html"
 office 'xls:MS Excel 97' "$tmp/policy-scope.html" 'HTML (StarCalc)'
 office 'xlsx:Calc MS Excel 2007 XML' "$tmp/policy-scope.html" 'HTML (StarCalc)'
+
+# Excel 5.0/95 (BIFF5) of the same chapter, from the BIFF8 file.
+ssconvert --export-type=Gnumeric_Excel:excel_biff7 "$here/policy-scope.xls" "$here/policy-scope.biff5.xls"
+
+# Numbers: a trading report of three sheets (report.sh), as BIFF8 by
+# Calc, as BIFF5 by Gnumeric, and as XLSX.
+sh "$here/report.sh" > "$tmp/trading-report.fods"
+office 'xls:MS Excel 97' "$tmp/trading-report.fods"
+office 'xlsx:Calc MS Excel 2007 XML' "$tmp/trading-report.fods"
+ssconvert --export-type=Gnumeric_Excel:excel_biff7 "$here/trading-report.xls" "$here/trading-report.biff5.xls"
+
+# Word 6.0/95: written by the tests from the Word 97 files' text.
+(cd "$here/../.." && SIMDEX_WRITE_FIXTURES=1 go test -count=1 -run '^TestWriteWord6Fixtures$' .)
 
 # PowerPoint: an HTML chapter as slides (fodp.py), saved by Impress.
 python3 "$here/fodp.py" "$raw/developers-reference/usr/share/developers-reference/l10n.html" > "$tmp/devref-l10n.fodp"
