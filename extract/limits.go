@@ -106,9 +106,29 @@ type job struct {
 	lim      Limits
 	inflated atomic.Int64
 	children atomic.Int64
+	// mem is charged what the extraction holds (nil: nothing is); stop
+	// ends the extraction when it cannot be charged.
+	mem  *Account
+	stop context.CancelCauseFunc
 }
 
-func newJob(ctx context.Context, lim Limits) *job { return &job{ctx: ctx, lim: lim} }
+func newJob(ctx context.Context, lim Limits) *job {
+	return &job{ctx: ctx, lim: lim, stop: func(error) {}}
+}
+
+// charge charges n bytes about to be held to the object's memory
+// account; when they cannot be had the whole extraction stops with the
+// account's error (ErrMemory), since what it would produce is incomplete.
+func (j *job) charge(n int64) error {
+	if err := j.mem.Charge(j.ctx, n); err != nil {
+		j.stop(err)
+		return err
+	}
+	return nil
+}
+
+// release records that n bytes charged are no longer held.
+func (j *job) release(n int64) { j.mem.Release(n) }
 
 // ctxErr explains why ctx ended: the object's own Timeout is ErrTimeout; a
 // caller's deadline is ErrTimeout too; a caller's cancellation is
@@ -118,6 +138,8 @@ func (j *job) ctxErr() error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(context.Cause(j.ctx), ErrMemory):
+		return context.Cause(j.ctx)
 	case errors.Is(context.Cause(j.ctx), errTimeout):
 		return fmt.Errorf("%w: extraction took longer than %v", ErrTimeout, j.lim.Timeout)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -143,7 +165,7 @@ func (j *job) classify(err error) error {
 }
 
 func isSentinel(err error) bool {
-	for _, s := range []error{ErrTooLarge, ErrBomb, ErrTooDeep, ErrTooManyChildren, ErrTimeout, ErrEncrypted, ErrMalformed, ErrUnsupported, context.Canceled} {
+	for _, s := range []error{ErrTooLarge, ErrBomb, ErrTooDeep, ErrTooManyChildren, ErrTimeout, ErrEncrypted, ErrMalformed, ErrUnsupported, ErrMemory, context.Canceled} {
 		if errors.Is(err, s) {
 			return true
 		}
@@ -154,7 +176,9 @@ func isSentinel(err error) bool {
 // inflate wraps r, the decompressed side of a stream whose compressed size
 // is compressed, so that it fails with ErrBomb once the stream breaks the
 // ratio or the tree breaks its decompression budget, and with the ctx
-// error once the deadline passes.
+// error once the deadline passes. The bytes it produces are charged to the
+// object's memory account, since they are held (a member read whole, a
+// PDF stream): whoever drops them releases them.
 func (j *job) inflate(r io.Reader, compressed int64) io.Reader {
 	return &inflater{j: j, r: r, compressed: max(compressed, 1)}
 }
@@ -177,6 +201,10 @@ func (f *inflater) Read(p []byte) (int, error) {
 	}
 	n, err := f.r.Read(p)
 	f.n += int64(n)
+	if cerr := f.j.charge(int64(n)); cerr != nil {
+		f.err = cerr
+		return n, f.err
+	}
 	if f.n > ratioSlack && float64(f.n) > f.j.lim.MaxCompressionRatio*float64(f.compressed) {
 		f.err = fmt.Errorf("%w: stream expands beyond ratio %g:1 (%d bytes from %d)", ErrBomb, f.j.lim.MaxCompressionRatio, f.n, f.compressed)
 		return n, f.err

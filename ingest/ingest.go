@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
@@ -50,6 +51,10 @@ type Object struct {
 	KeepText bool
 	// Body is the object's content.
 	Body io.Reader
+	// Memory, when set, is charged what reading, extracting and
+	// fingerprinting the object hold (extract.Budget). The caller closes
+	// it once the object is committed or dropped.
+	Memory *extract.Account
 }
 
 // extractor is what ingest needs of the extract stage.
@@ -174,8 +179,10 @@ type Prepared struct {
 // Prepare reads obj's body, extracts it and fingerprints its documents:
 // the half of Ingest that keeps a core busy (see index.Index.Commit for
 // why a caller may bound how many run at once). Its error is non-nil only
-// when ctx ended before anything was read. An object whose key or name is
-// not valid UTF-8 is not read: it is prepared with ErrInvalidName.
+// when ctx ended before anything was read, or when obj.Memory could not
+// be charged what the object needs (extract.ErrMemory: nothing may be
+// committed, what was read being incomplete). An object whose key or name
+// is not valid UTF-8 is not read: it is prepared with ErrInvalidName.
 func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) {
 	if err := checkNames(obj); err != nil {
 		if ctx.Err() != nil {
@@ -183,7 +190,10 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 		}
 		return in.prepare(ctx, obj, &extract.Document{Name: obj.Name, Err: err}), nil
 	}
-	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body})
+	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body, Memory: obj.Memory})
+	if err := obj.Memory.Err(); err != nil {
+		return nil, fmt.Errorf("extract %s: %w", strconv.Quote(obj.Key), err)
+	}
 	if doc == nil {
 		if xerr == nil {
 			xerr = errors.New("extractor returned no document")
@@ -196,7 +206,11 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 	if xerr != nil && doc.Err == nil {
 		doc.Err = xerr
 	}
-	return in.prepare(ctx, obj, doc), nil
+	p := in.prepare(ctx, obj, doc)
+	if err := obj.Memory.Err(); err != nil {
+		return nil, fmt.Errorf("fingerprint %s: %w", strconv.Quote(obj.Key), err)
+	}
+	return p, nil
 }
 
 // checkNames returns ErrInvalidName, with the offending name quoted, when
@@ -220,9 +234,18 @@ func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Docume
 	}
 	out := &Outcome{}
 	out.Err = flatten(doc, top, obj.Meta, -1, &out.Inputs)
+	var longest int
 	for i := range out.Inputs {
 		out.Inputs[i].KeepText = obj.KeepText
+		longest = max(longest, len(out.Inputs[i].Text))
 	}
+	// Fingerprinting holds the normal form of one text at a time, and its
+	// chunks: charged while it runs (the texts are charged already).
+	fingerprinting := int64(longest) + int64(longest)/4
+	if err := obj.Memory.Charge(ctx, fingerprinting); err != nil {
+		return &Prepared{key: obj.Key, out: out}
+	}
+	defer obj.Memory.Release(fingerprinting)
 	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}
 }
 
@@ -284,7 +307,7 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 		doc.Path = []string{base.Name}
 	}
 	doc.Meta = metadata(d.Meta, originMeta)
-	in := index.Input{Doc: doc, RawSHA256: d.SHA256, RawSize: d.Size, Text: []byte(d.Text), Parent: parent}
+	in := index.Input{Doc: doc, RawSHA256: d.SHA256, RawSize: d.Size, Text: textBytes(d.Text), Parent: parent}
 	if parent >= 0 {
 		in.Doc.Idempotency = ""
 		in.Doc.KeepVersions = false
@@ -313,6 +336,11 @@ func flatten(d *extract.Document, base index.Doc, originMeta map[string]string, 
 	}
 	return err
 }
+
+// textBytes returns the bytes of an extracted text without copying them:
+// the index only reads an input's text, and a copy of every text of a
+// large archive would double what ingesting it holds.
+func textBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 func metadata(m extract.Metadata, origin map[string]string) map[string]string {
 	out := make(map[string]string, len(origin)+len(m.Extra)+8)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
 )
@@ -156,7 +157,7 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 		t.Run(fmt.Sprint(tc.size), func(t *testing.T) {
 			const capacity = 100
 			p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 4, Logger: slog.New(slog.DiscardHandler),
-				InFlightBytes: capacity, ShutdownTimeout: time.Second, Registerer: prometheus.NewRegistry()})
+				Memory: extract.NewBudget(capacity), ShutdownTimeout: time.Second, Registerer: prometheus.NewRegistry()})
 			ingest.SetUnknownWeight(p, 1<<20)
 			var open, most atomic.Int32
 			var settled sync.WaitGroup
@@ -200,7 +201,7 @@ func TestPipelineStopsEventsWaitingForMemory(t *testing.T) {
 	ctx := context.Background()
 	eng := openTestEngine(t)
 	p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 2, Logger: slog.New(slog.DiscardHandler),
-		InFlightBytes: 100, ShutdownTimeout: 10 * time.Second, Registerer: prometheus.NewRegistry()})
+		Memory: extract.NewBudget(100), ShutdownTimeout: 10 * time.Second, Registerer: prometheus.NewRegistry()})
 	ingest.SetUnknownWeight(p, 100)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
