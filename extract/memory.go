@@ -24,15 +24,17 @@ var errPreempted = fmt.Errorf("%w: given up to an older object that needs the me
 // from it through its own Account, charging as it reads and decompresses.
 //
 // Accounts that wait (the pipeline's) never deadlock: only the oldest open
-// one waits for memory while it holds some; a younger one that holds
-// bytes and needs more than is free is stopped (ErrMemory,
-// Account.Preempted) and gives back everything, to be read again once as
-// much as it needed is free (Account.Peak) or it is the oldest; others
-// wait before they take anything (Reserve). An object that needs
-// more than the whole budget waits until it is alone, then runs over the
-// budget, bounded by the extraction Limits. Accounts that do not wait
-// (uploads) fail at once with ErrMemory when the bytes are not free, and
-// with ErrTooLarge when they never could be. A nil *Budget bounds nothing.
+// one waits for memory while it holds some, and it gets it, since every
+// other account finishes or gives way; a younger one that holds bytes and
+// needs more than is free is stopped (ErrMemory, Account.Preempted) and
+// gives back everything, to be read again once as much as it needed is
+// free (Account.Peak) or it is the oldest; others wait before they take
+// anything (Reserve). Accounts that do not wait (uploads) fail at once
+// with ErrMemory when the bytes are not free. An object that needs more
+// than the whole budget fails, whoever reads it, with ErrMemory and
+// ErrTooLarge: the process's memory stays bounded by the budget, and the
+// object is recorded with that error rather than retried in vain. A nil
+// *Budget bounds nothing.
 type Budget struct {
 	total int64
 
@@ -234,14 +236,15 @@ func (a *Account) giveBack() {
 // b.mu is held (and released while waiting).
 func (a *Account) grow(ctx context.Context, need int64) error {
 	b := a.b
+	if a.reserved+need > b.total {
+		return fmt.Errorf("%w: %w: the object needs more than the whole memory budget (%d bytes; memory.budget)", ErrMemory, ErrTooLarge, b.total)
+	}
 	for {
 		if a.stopped != nil {
 			return a.stopped
 		}
 		senior := b.senior() == a
-		fits := b.used+need <= b.total && (!b.seniorWaits || senior)
-		alone := b.used == a.reserved && senior
-		if fits || alone {
+		if b.used+need <= b.total && (!b.seniorWaits || senior) {
 			if senior && b.seniorWaits {
 				b.seniorWaits = false
 			}
@@ -250,8 +253,6 @@ func (a *Account) grow(ctx context.Context, need int64) error {
 			return nil
 		}
 		switch {
-		case !a.wait && a.reserved+need > b.total:
-			return fmt.Errorf("%w: %w: needs more than the whole memory budget of %d bytes", ErrMemory, ErrTooLarge, b.total)
 		case !a.wait:
 			return fmt.Errorf("%w: %d bytes needed, %d of %d in use", ErrMemory, need, b.used, b.total)
 		case !senior && a.reserved > 0:

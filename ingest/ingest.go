@@ -192,7 +192,17 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 	}
 	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body, Memory: obj.Memory})
 	if err := obj.Memory.Err(); err != nil {
-		return nil, fmt.Errorf("extract %s: %w", strconv.Quote(obj.Key), err)
+		if !errors.Is(err, extract.ErrTooLarge) {
+			return nil, fmt.Errorf("extract %s: %w", strconv.Quote(obj.Key), err)
+		}
+		// It needs more memory than the whole budget: what was read is
+		// dropped and the object recorded with the error, for reviewers.
+		rec := &extract.Document{Name: obj.Name, Err: &extract.Error{Op: "extract", Err: err}}
+		if doc != nil {
+			rec.MediaType, rec.Size, rec.SHA256 = doc.MediaType, doc.Size, doc.SHA256
+		}
+		doc, xerr = rec, nil
+		obj.Memory.Reset()
 	}
 	if doc == nil {
 		if xerr == nil {

@@ -389,7 +389,9 @@ func (p *Pipeline) reserve(ctx context.Context, mem *extract.Account, size int64
 	if w < 0 {
 		w = p.unknown
 	}
-	w = max(w, mem.Peak(), 1)
+	// An object larger than the whole budget takes all of it: its
+	// extraction then fails, and it is recorded with that error.
+	w = min(max(w, mem.Peak(), 1), p.o.Memory.Total())
 	// An event still waiting when the pipeline stops has not started: it
 	// is left to be delivered again rather than started then.
 	if p.running != nil {
