@@ -178,8 +178,19 @@ func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 	if limit <= 0 {
 		limit = 64 << 20
 	}
+	// The body and the seed files decoded from it are held until the
+	// hold is placed: charged to the memory budget first.
+	mem := a.Memory.Open(false)
+	defer mem.Close()
+	bodyLimit := 2*limit + 1<<20 // base64 inflates by 4/3
+	if err := mem.Charge(r.Context(), holdBodyMemory(r.ContentLength, bodyLimit)); err != nil {
+		if !memoryBusy(w, err) {
+			writeError(w, http.StatusRequestEntityTooLarge, err)
+		}
+		return
+	}
 	var req HoldRequest
-	if !decodeBody(w, r, 2*limit+1<<20, &req) { // base64 inflates by 4/3
+	if !decodeBody(w, r, bodyLimit, &req) {
 		return
 	}
 	spec := policy.HoldSpec{Matter: req.Matter, Name: req.Name, Reason: req.Reason, Owner: req.Owner,
@@ -203,7 +214,13 @@ func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, f := range req.SeedFiles {
 		id, err := a.ingestSeed(r.Context(), req.Matter, f)
-		if err != nil {
+		switch {
+		case memoryBusy(w, err):
+			return
+		case errors.Is(err, extract.ErrTooLarge):
+			writeError(w, http.StatusRequestEntityTooLarge, err)
+			return
+		case err != nil:
 			writeError(w, http.StatusUnprocessableEntity, err)
 			return
 		}
@@ -244,8 +261,19 @@ func (a *Server) seedsVisible(w http.ResponseWriter, r *http.Request, spec *poli
 	return true
 }
 
+// holdBodyMemory is what decoding a hold's body of size bytes (-1:
+// unknown, up to limit) holds: the JSON text and the files decoded from
+// it, three quarters of its size.
+func holdBodyMemory(size, limit int64) int64 {
+	if size < 0 || size > limit {
+		size = limit
+	}
+	return size + size*3/4
+}
+
 // ingestSeed indexes a seed file sent with a hold, once per content and
-// matter, and returns its document id.
+// matter, and returns its document id. Its extraction and indexing are
+// charged to the memory budget (extract.ErrMemory when it is taken).
 func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.DocID, error) {
 	if a.Ingester == nil {
 		return 0, errors.New("seed files cannot be indexed here: give document ids or keys")
@@ -256,7 +284,13 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 	}
 	// A seed with no text could match nothing: refuse it before anything
 	// is stored, rather than leave a failed document in the index.
-	doc, err := a.Extractor.Extract(ctx, extract.Object{Name: name, Reader: bytes.NewReader(f.Data)})
+	check := a.Memory.Open(false)
+	doc, err := a.Extractor.Extract(ctx, extract.Object{Name: name, Reader: bytes.NewReader(f.Data), Memory: check})
+	merr := check.Err()
+	check.Close()
+	if merr != nil {
+		return 0, fmt.Errorf("seed file %s: %w", name, merr)
+	}
 	if doc == nil || !hasText(doc) {
 		if err == nil {
 			err = index.ErrEmpty
@@ -265,12 +299,14 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 	}
 	sum := sha256.Sum256(f.Data)
 	key := policy.SeedFilePrefix + matter + "/" + name
+	mem := a.Memory.Open(false)
+	defer mem.Close()
 	out, err := a.Ingester.Ingest(ctx, ingest.Object{
 		Key: key, VersionID: hex.EncodeToString(sum[:8]), Name: name, Source: "hold-seed",
 		Idempotency: key + "\x00" + hex.EncodeToString(sum[:]), KeepVersions: true,
 		// No origin can give a seed file again: its text is kept for
 		// the diffs of its matches even where the index keeps none.
-		KeepText: true, Body: bytes.NewReader(f.Data),
+		KeepText: true, Body: bytes.NewReader(f.Data), Memory: mem,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("index seed file %s: %w", name, err)
