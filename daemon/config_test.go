@@ -354,3 +354,37 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestMemoryBudgetDefault: memory.budget 0 is a quarter of the memory the
+// process may use, the container's limit when it is below the machine's,
+// at least 256 MiB; a budget set is kept.
+func TestMemoryBudgetDefault(t *testing.T) {
+	files := func(meminfo, cgroup string) func(string) ([]byte, error) {
+		return func(name string) ([]byte, error) {
+			switch {
+			case name == "/proc/meminfo" && meminfo != "":
+				return []byte(meminfo), nil
+			case name == "/sys/fs/cgroup/memory.max" && cgroup != "":
+				return []byte(cgroup), nil
+			}
+			return nil, os.ErrNotExist
+		}
+	}
+	const machine = "MemTotal:       16384000 kB\nMemFree:  100 kB\n"
+	for _, tc := range []struct {
+		name, meminfo, cgroup string
+		budget, want          int64
+	}{
+		{"machine", machine, "", 0, 16384000 << 10 / 4},
+		{"unlimited container", machine, "max\n", 0, 16384000 << 10 / 4},
+		{"container limit", machine, "2147483648\n", 0, 512 << 20},
+		{"small container", machine, "536870912\n", 0, MinMemoryBudget},
+		{"unknown machine", "", "", 0, 1 << 30},
+		{"set", machine, "", 5000, 5000},
+	} {
+		got := MemoryConfig{Budget: tc.budget}.Resolve(MachineMemory(files(tc.meminfo, tc.cgroup)))
+		if got != tc.want {
+			t.Errorf("%s: budget %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
