@@ -179,19 +179,25 @@ func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 		limit = 64 << 20
 	}
 	// The body and the seed files decoded from it are held until the
-	// hold is placed: charged to the memory budget first.
+	// hold is placed: charged to the memory budget, before decoding when
+	// the body's length is known.
 	mem := a.Memory.Open(false)
 	defer mem.Close()
-	bodyLimit := 2*limit + 1<<20 // base64 inflates by 4/3
-	if err := mem.Charge(r.Context(), holdBodyMemory(r.ContentLength, bodyLimit)); err != nil {
-		if !memoryBusy(w, err) {
-			writeError(w, http.StatusRequestEntityTooLarge, err)
-		}
+	if !chargeHold(w, r, mem, holdBodyMemory(r.ContentLength)) {
 		return
 	}
 	var req HoldRequest
-	if !decodeBody(w, r, bodyLimit, &req) {
+	if !decodeBody(w, r, 2*limit+1<<20, &req) { // base64 inflates by 4/3
 		return
+	}
+	if r.ContentLength < 0 {
+		var files int64
+		for _, f := range req.SeedFiles {
+			files += int64(len(f.Data))
+		}
+		if !chargeHold(w, r, mem, 2*files) {
+			return
+		}
 	}
 	spec := policy.HoldSpec{Matter: req.Matter, Name: req.Name, Reason: req.Reason, Owner: req.Owner,
 		Seeds: req.Seeds, SeedKeys: req.SeedKeys, Selectors: req.Selectors, Scope: policy.DefaultScope(), Mode: req.Mode}
@@ -262,13 +268,20 @@ func (a *Server) seedsVisible(w http.ResponseWriter, r *http.Request, spec *poli
 }
 
 // holdBodyMemory is what decoding a hold's body of size bytes (-1:
-// unknown, up to limit) holds: the JSON text and the files decoded from
-// it, three quarters of its size.
-func holdBodyMemory(size, limit int64) int64 {
-	if size < 0 || size > limit {
-		size = limit
+// unknown, charged once decoded) holds: the JSON text and the files
+// decoded from it, three quarters of its size.
+func holdBodyMemory(size int64) int64 {
+	return max(size, 0) * 7 / 4
+}
+
+// chargeHold charges n bytes of a hold's request to mem, answering 503
+// (or 413, when they never could fit) if the budget refuses them.
+func chargeHold(w http.ResponseWriter, r *http.Request, mem *extract.Account, n int64) bool {
+	err := mem.Charge(r.Context(), n)
+	if err != nil && !memoryBusy(w, err) {
+		writeError(w, http.StatusRequestEntityTooLarge, err)
 	}
-	return size + size*3/4
+	return err == nil
 }
 
 // ingestSeed indexes a seed file sent with a hold, once per content and

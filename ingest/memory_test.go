@@ -113,8 +113,9 @@ func TestPipelineMemoryBoundedByBudget(t *testing.T) {
 		}
 		objs = append(objs, z)
 	}
+	reg := prometheus.NewRegistry()
 	p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 24,
-		Logger: slog.New(slog.DiscardHandler), Memory: extract.NewBudget(budget), ShutdownTimeout: time.Minute, Registerer: prometheus.NewRegistry()})
+		Logger: slog.New(slog.DiscardHandler), Memory: extract.NewBudget(budget), ShutdownTimeout: time.Minute, Registerer: reg})
 	if err := benchcorpus.ResetPeakRSS(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,8 @@ func TestPipelineMemoryBoundedByBudget(t *testing.T) {
 	stop()
 	<-done
 	peak := benchcorpus.PeakRSS()
-	t.Logf("peak RSS %.0f MiB (start %.0f MiB, bound %d MiB above it), %v", peak, base, rssBound>>20, time.Since(start))
+	t.Logf("peak RSS %.0f MiB (start %.0f MiB, bound %d MiB above it), %v, %.0f objects read again", peak, base, rssBound>>20,
+		time.Since(start), counterSum(t, reg, "simdex_events_reread_for_memory_total"))
 	if peak-base > float64(rssBound>>20) && budget == memoryBudget {
 		t.Errorf("peak RSS %.0f MiB above the start, over the bound of %d MiB", peak-base, rssBound>>20)
 	}
@@ -207,4 +209,22 @@ func TestObjectLargerThanBudgetIsRecorded(t *testing.T) {
 	if e := recs[0].Error; !strings.Contains(e, "whole memory budget") {
 		t.Errorf("recorded with %q, want the memory budget named", e)
 	}
+}
+
+// counterSum returns the sum of the counter name's series in reg.
+func counterSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
 }
