@@ -8,7 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Object is one object to extract.
@@ -392,10 +394,17 @@ func (p *parser) unique(name string) string {
 	}
 }
 
-// setText stores s as the document's text, within MaxTextSize.
+// setText stores s as the document's text, within MaxTextSize: a longer
+// one is cut, at a rune boundary, into a copy of its own (s is dropped),
+// made once rather than through the text buffer and again out of it.
 func (p *parser) setText(s string) {
 	if int64(len(s)) > p.j.lim.MaxTextSize {
-		p.text.addString(s)
+		n := int(min(p.j.lim.MaxTextSize, math.MaxInt))
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		p.d.Text = strings.Clone(s[:n])
+		p.text.over = true
 		return
 	}
 	p.d.Text = s
