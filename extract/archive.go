@@ -165,7 +165,7 @@ func (c *zipContainer) members() {
 			continue
 		}
 		p.child(name, "", data)
-		p.j.release(int64(len(data))) // charged as it was decompressed
+		p.j.release(int64(cap(data))) // charged as it was read
 	}
 }
 
@@ -233,24 +233,7 @@ func mediaByExt(name string) string {
 }
 
 // parseTAR extracts the members of a tar archive as children.
-func parseTAR(p *parser, data []byte) {
-	tarMembers(p, &chargedReader{j: p.j, r: bytes.NewReader(data)})
-}
-
-// chargedReader charges the bytes read from r, which its reader copies
-// and holds (a tar member read whole).
-type chargedReader struct {
-	j *job
-	r io.Reader
-}
-
-func (c *chargedReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	if cerr := c.j.charge(int64(n)); cerr != nil {
-		return n, cerr
-	}
-	return n, err
-}
+func parseTAR(p *parser, data []byte) { tarMembers(p, bytes.NewReader(data)) }
 
 // tarMembers extracts the regular files read from r as children.
 func tarMembers(p *parser, r io.Reader) {
@@ -287,7 +270,7 @@ func tarMembers(p *parser, r io.Reader) {
 			return
 		}
 		p.child(name, "", data)
-		p.j.release(int64(len(data))) // charged as it was read
+		p.j.release(int64(cap(data))) // charged as it was read
 	}
 }
 
@@ -355,5 +338,5 @@ func decompressed(p *parser, r io.Reader, name string) {
 		}
 	}
 	p.child(cleanName(name), "", data)
-	p.j.release(int64(len(data))) // charged as it was decompressed
+	p.j.release(int64(cap(data))) // charged as it was read
 }

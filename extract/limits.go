@@ -176,9 +176,8 @@ func isSentinel(err error) bool {
 // inflate wraps r, the decompressed side of a stream whose compressed size
 // is compressed, so that it fails with ErrBomb once the stream breaks the
 // ratio or the tree breaks its decompression budget, and with the ctx
-// error once the deadline passes. The bytes it produces are charged to the
-// object's memory account, since they are held (a member read whole, a
-// PDF stream): whoever drops them releases them.
+// error once the deadline passes. What is decompressed is read whole by
+// readAllHint, which charges it to the object's memory account.
 func (j *job) inflate(r io.Reader, compressed int64) io.Reader {
 	return &inflater{j: j, r: r, compressed: max(compressed, 1)}
 }
@@ -201,10 +200,6 @@ func (f *inflater) Read(p []byte) (int, error) {
 	}
 	n, err := f.r.Read(p)
 	f.n += int64(n)
-	if cerr := f.j.charge(int64(n)); cerr != nil {
-		f.err = cerr
-		return n, f.err
-	}
 	if f.n > ratioSlack && float64(f.n) > f.j.lim.MaxCompressionRatio*float64(f.compressed) {
 		f.err = fmt.Errorf("%w: stream expands beyond ratio %g:1 (%d bytes from %d)", ErrBomb, f.j.lim.MaxCompressionRatio, f.n, f.compressed)
 		return n, f.err
@@ -229,15 +224,27 @@ func (j *job) checkDeclared(declared, compressed int64) error {
 }
 
 // readAllHint reads r to EOF, preallocating size bytes when that is a
-// plausible hint.
+// plausible hint. Each allocation is charged to the object's memory
+// account before it is made (what it reads is held: a member read whole,
+// a decompressed stream); whoever drops the bytes releases cap of them.
 func (j *job) readAllHint(r io.Reader, size int64) ([]byte, error) {
 	if size < 0 || size > j.lim.MaxDecompressedSize-j.inflated.Load() {
 		size = 0
 	}
+	if err := j.charge(size + 512); err != nil {
+		return nil, err
+	}
 	buf := make([]byte, 0, size+512)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// The old buffer is dropped once copied: charged is the new.
+			grown := int64(cap(buf)) + int64(cap(buf))/2
+			if err := j.charge(grown - int64(cap(buf))); err != nil {
+				return buf, err
+			}
+			nb := make([]byte, len(buf), grown)
+			copy(nb, buf)
+			buf = nb
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
