@@ -119,7 +119,13 @@ func newJob(ctx context.Context, lim Limits) *job {
 // charge charges n bytes about to be held to the object's memory
 // account; when they cannot be had the whole extraction stops with the
 // account's error (ErrMemory), since what it would produce is incomplete.
+//
+// Once the extraction has ended (an abandoned worker still running), the
+// account is left alone: its object may be being read again.
 func (j *job) charge(n int64) error {
+	if j.ctx.Err() != nil {
+		return j.ctxErr()
+	}
 	if err := j.mem.Charge(j.ctx, n); err != nil {
 		j.stop(err)
 		return err
@@ -128,7 +134,11 @@ func (j *job) charge(n int64) error {
 }
 
 // release records that n bytes charged are no longer held.
-func (j *job) release(n int64) { j.mem.Release(n) }
+func (j *job) release(n int64) {
+	if j.ctx.Err() == nil {
+		j.mem.Release(n)
+	}
+}
 
 // ctxErr explains why ctx ended: the object's own Timeout is ErrTimeout; a
 // caller's deadline is ErrTimeout too; a caller's cancellation is
