@@ -144,9 +144,9 @@ func (a *Account) Reserve(ctx context.Context, n int64) error {
 }
 
 // Charge records n more bytes held, taking from the budget what the
-// reservation does not cover; it fails with ErrMemory (with ErrTooLarge,
-// for an account that does not wait, when they never could be had), and
-// from then on until Reset.
+// reservation does not cover; it fails with ErrMemory (with ErrTooLarge
+// too when the account would need more than the whole budget), and from
+// then on until Reset.
 func (a *Account) Charge(ctx context.Context, n int64) error {
 	if a == nil || n <= 0 {
 		return nil
@@ -263,7 +263,7 @@ func (a *Account) grow(ctx context.Context, need int64) error {
 		}
 		if senior && !b.seniorWaits {
 			b.seniorWaits = true
-			b.notify() // younger accounts that wait while holding give way
+			b.notify() // accounts waiting to start wait behind it
 		}
 		ch := b.changed
 		b.mu.Unlock()
