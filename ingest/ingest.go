@@ -195,14 +195,7 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 		if !errors.Is(err, extract.ErrTooLarge) {
 			return nil, fmt.Errorf("extract %s: %w", strconv.Quote(obj.Key), err)
 		}
-		// It needs more memory than the whole budget: what was read is
-		// dropped and the object recorded with the error, for reviewers.
-		rec := &extract.Document{Name: obj.Name, Err: &extract.Error{Op: "extract", Err: err}}
-		if doc != nil {
-			rec.MediaType, rec.Size, rec.SHA256 = doc.MediaType, doc.Size, doc.SHA256
-		}
-		doc, xerr = rec, nil
-		obj.Memory.Reset()
+		doc, xerr = overBudget(obj, doc, err), nil
 	}
 	if doc == nil {
 		if xerr == nil {
@@ -218,9 +211,25 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 	}
 	p := in.prepare(ctx, obj, doc)
 	if err := obj.Memory.Err(); err != nil {
-		return nil, fmt.Errorf("fingerprint %s: %w", strconv.Quote(obj.Key), err)
+		if !errors.Is(err, extract.ErrTooLarge) {
+			return nil, fmt.Errorf("fingerprint %s: %w", strconv.Quote(obj.Key), err)
+		}
+		p = in.prepare(ctx, obj, overBudget(obj, doc, err))
 	}
 	return p, nil
+}
+
+// overBudget is the document recorded for obj, extracted as doc (nil if
+// nothing was read), when it needs more memory than the whole budget:
+// what was read is dropped (obj.Memory is reset) and the object recorded
+// with err, for reviewers, rather than read again in vain.
+func overBudget(obj Object, doc *extract.Document, err error) *extract.Document {
+	rec := &extract.Document{Name: obj.Name, Err: &extract.Error{Op: "extract", Err: err}}
+	if doc != nil {
+		rec.MediaType, rec.Size, rec.SHA256 = doc.MediaType, doc.Size, doc.SHA256
+	}
+	obj.Memory.Reset()
+	return rec
 }
 
 // checkNames returns ErrInvalidName, with the offending name quoted, when
