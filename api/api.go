@@ -79,6 +79,10 @@ type Deps struct {
 	// MaxSearches, the near-copy searches that run at once.
 	MaxBody     int64
 	MaxSearches int
+	// Memory is the process's memory budget, shared with the pipeline:
+	// uploads are charged what reading, extracting and fingerprinting
+	// them hold, and answered 503 when it is taken. Nil: no bound.
+	Memory *extract.Budget
 	// Registry is served at /metrics and holds the search gauges.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
@@ -208,11 +212,14 @@ func (a *Server) similarByUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, a.MaxBody)
+	mem := a.Memory.Open(false)
+	defer mem.Close()
 	parts, err := ingest.SimilarToObject(r.Context(), a.Index, a.Extractor, extract.Object{
-		Name: uploadName(r), ContentType: r.Header.Get("Content-Type"), Reader: body,
+		Name: uploadName(r), ContentType: r.Header.Get("Content-Type"), Reader: body, Memory: mem,
 	}, th)
 	var tooBig *http.MaxBytesError
 	switch {
+	case memoryBusy(w, err):
 	case errors.As(err, &tooBig) || errors.Is(err, extract.ErrTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, err)
 	case err != nil && (errors.As(err, new(*extract.Error)) || errors.Is(err, index.ErrEmpty)):
@@ -223,6 +230,22 @@ func (a *Server) similarByUpload(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), ObjectMatches(parts))})
 	}
+}
+
+// RetryMemoryAfter is the Retry-After of an upload refused because the
+// memory budget is taken: about the time an object takes to be indexed.
+const RetryMemoryAfter = 5 * time.Second
+
+// memoryBusy answers 503 with Retry-After when err is the memory budget
+// refusing a request for now (it would fit later), and reports whether
+// it did. One that could never fit is left to the caller's 413.
+func memoryBusy(w http.ResponseWriter, err error) bool {
+	if !errors.Is(err, extract.ErrMemory) || errors.Is(err, extract.ErrTooLarge) {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(RetryMemoryAfter.Seconds())))
+	writeError(w, http.StatusServiceUnavailable, err)
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

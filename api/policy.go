@@ -184,9 +184,26 @@ func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 	if limit <= 0 {
 		limit = 64 << 20
 	}
+	// The body and the seed files decoded from it are held until the
+	// hold is placed: charged to the memory budget, before decoding when
+	// the body's length is known.
+	mem := a.Memory.Open(false)
+	defer mem.Close()
+	if !chargeHold(w, r, mem, holdBodyMemory(r.ContentLength)) {
+		return
+	}
 	var req HoldRequest
 	if !decodeBody(w, r, 2*limit+1<<20, &req) { // base64 inflates by 4/3
 		return
+	}
+	if r.ContentLength < 0 {
+		var files int64
+		for _, f := range req.SeedFiles {
+			files += int64(len(f.Data))
+		}
+		if !chargeHold(w, r, mem, 2*files) {
+			return
+		}
 	}
 	spec := policy.HoldSpec{Matter: req.Matter, Name: req.Name, Reason: req.Reason, Owner: req.Owner,
 		Seeds: req.Seeds, SeedKeys: req.SeedKeys, Selectors: req.Selectors, Scope: policy.DefaultScope(), Mode: req.Mode}
@@ -209,7 +226,13 @@ func (a *Server) createHold(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, f := range req.SeedFiles {
 		id, err := a.ingestSeed(r.Context(), req.Matter, f)
-		if err != nil {
+		switch {
+		case memoryBusy(w, err):
+			return
+		case errors.Is(err, extract.ErrTooLarge):
+			writeError(w, http.StatusRequestEntityTooLarge, err)
+			return
+		case err != nil:
 			writeError(w, http.StatusUnprocessableEntity, err)
 			return
 		}
@@ -257,8 +280,26 @@ func (a *Server) seedsVisible(w http.ResponseWriter, r *http.Request, spec *poli
 	return true
 }
 
+// holdBodyMemory is what decoding a hold's body of size bytes (-1:
+// unknown, charged once decoded) holds: the JSON text and the files
+// decoded from it, three quarters of its size.
+func holdBodyMemory(size int64) int64 {
+	return max(size, 0) * 7 / 4
+}
+
+// chargeHold charges n bytes of a hold's request to mem, answering 503
+// (or 413, when they never could fit) if the budget refuses them.
+func chargeHold(w http.ResponseWriter, r *http.Request, mem *extract.Account, n int64) bool {
+	err := mem.Charge(r.Context(), n)
+	if err != nil && !memoryBusy(w, err) {
+		writeError(w, http.StatusRequestEntityTooLarge, err)
+	}
+	return err == nil
+}
+
 // ingestSeed indexes a seed file sent with a hold, once per content and
-// matter, and returns its document id.
+// matter, and returns its document id. Its extraction and indexing are
+// charged to the memory budget (extract.ErrMemory when it is taken).
 func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (index.DocID, error) {
 	if a.Ingester == nil {
 		return 0, errors.New("seed files cannot be indexed here: give document ids or keys")
@@ -269,7 +310,13 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 	}
 	// A seed with no text could match nothing: refuse it before anything
 	// is stored, rather than leave a failed document in the index.
-	doc, err := a.Extractor.Extract(ctx, extract.Object{Name: name, Reader: bytes.NewReader(f.Data)})
+	check := a.Memory.Open(false)
+	doc, err := a.Extractor.Extract(ctx, extract.Object{Name: name, Reader: bytes.NewReader(f.Data), Memory: check})
+	merr := check.Err()
+	check.Close()
+	if merr != nil {
+		return 0, fmt.Errorf("seed file %s: %w", name, merr)
+	}
 	if doc == nil || !hasText(doc) {
 		if err == nil {
 			err = index.ErrEmpty
@@ -278,12 +325,14 @@ func (a *Server) ingestSeed(ctx context.Context, matter string, f SeedFile) (ind
 	}
 	sum := sha256.Sum256(f.Data)
 	key := policy.SeedFilePrefix + matter + "/" + name
+	mem := a.Memory.Open(false)
+	defer mem.Close()
 	out, err := a.Ingester.Ingest(ctx, ingest.Object{
 		Key: key, VersionID: hex.EncodeToString(sum[:8]), Name: name, Source: "hold-seed",
 		Idempotency: key + "\x00" + hex.EncodeToString(sum[:]), KeepVersions: true,
 		// No origin can give a seed file again: its text is kept for
 		// the diffs of its matches even where the index keeps none.
-		KeepText: true, Body: bytes.NewReader(f.Data),
+		KeepText: true, Body: bytes.NewReader(f.Data), Memory: mem,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("index seed file %s: %w", name, err)

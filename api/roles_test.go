@@ -799,3 +799,25 @@ func waitFor(t testing.TB, limit time.Duration, what string, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestSeedFileBeyondMemoryBudgetIsRefused: a hold whose seed files need
+// more than the daemon's whole memory budget (memory.budget) is answered
+// 413 naming the budget, and neither the hold nor the seed is stored.
+func TestSeedFileBeyondMemoryBudgetIsRefused(t *testing.T) {
+	r := newRoleRigWith(t, func(c *daemon.Config) { c.Memory.Budget = 64 << 10 })
+	var before, after struct{ Documents int64 }
+	r.call(t, "admin", "GET", "/api/v1/stats", nil, &before)
+	seed := strings.Repeat("The parties agree to settle the matter within thirty days. ", 2000)
+	body := map[string]any{"matter": "C", "reason": "x", "seed_files": []api.SeedFile{{Name: "big.txt", Data: []byte(seed)}}}
+	code, out := r.call(t, "legal-admin", "POST", "/api/v1/holds", body, nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(out, "memory budget") {
+		t.Errorf("%d %s, want 413 naming the memory budget", code, out)
+	}
+	r.call(t, "admin", "GET", "/api/v1/stats", nil, &after)
+	if after.Documents != before.Documents {
+		t.Errorf("documents %d -> %d: a refused seed was stored", before.Documents, after.Documents)
+	}
+	if code, _ := r.call(t, "admin", "GET", "/api/v1/holds/C", nil, nil); code != http.StatusNotFound {
+		t.Errorf("hold C exists after its seed was refused: %d", code)
+	}
+}

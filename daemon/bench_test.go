@@ -33,7 +33,7 @@ import (
 // consuming them, all on the same machine.
 //
 // The daemon runs with the production defaults of config.yaml
-// (DefaultConfig: pipeline.workers 24, pipeline.in_flight_bytes 256 MiB, index.durability full — one fsync
+// (DefaultConfig: pipeline.workers 24, memory.budget a quarter of the machine's memory, index.durability full — one fsync
 // per commit batch — and the default extraction limits), one S3 connector
 // in jetstream mode, with backfill and reconciliation off so that only the
 // event path is measured. MinIO runs with MINIO_API_SYNC_EVENTS=on, as in

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ type Config struct {
 	Index      IndexConfig      `mapstructure:"index"`
 	Extract    extract.Options  `mapstructure:"extract"`
 	Pipeline   PipelineConfig   `mapstructure:"pipeline"`
+	Memory     MemoryConfig     `mapstructure:"memory"`
 	Connectors ConnectorsConfig `mapstructure:"connectors"`
 	Notifier   notifier.Config  `mapstructure:"notifier"`
 	Policy     policy.Config    `mapstructure:"policy"`
@@ -54,15 +56,6 @@ type Config struct {
 type PipelineConfig struct {
 	// Workers is how many objects are extracted and indexed at once.
 	Workers int `mapstructure:"workers"`
-	// InFlightBytes bounds the bytes of the objects being fetched,
-	// extracted and indexed at once: a worker waits until its object fits,
-	// and an object larger than the bound runs alone. Extraction holds
-	// about twice an object's size besides (its text), so the pipeline's
-	// memory is about three times this. An object whose event does not
-	// carry its size (a NATS reference message) counts as a worker's share
-	// of the bound: counted as the object size cap, such objects would run
-	// one at a time.
-	InFlightBytes int64 `mapstructure:"in_flight_bytes"`
 	// ShutdownTimeout bounds how long events under way may take to finish
 	// after a stop signal.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
@@ -70,6 +63,54 @@ type PipelineConfig struct {
 	// their source deleted them are checked, and removed once no hold
 	// keeps them (default 1m).
 	PurgeInterval time.Duration `mapstructure:"purge_interval"`
+}
+
+// MemoryConfig bounds the process's memory.
+type MemoryConfig struct {
+	// Budget is the bytes that the objects being read, extracted and
+	// fingerprinted (by the pipeline and the API's uploads) may hold at
+	// once: raw bytes, decompressed bytes and texts (extract.Budget). 0:
+	// a quarter of the machine's memory, or of the container's limit
+	// (cgroup memory.max), at least 256 MiB.
+	Budget int64 `mapstructure:"budget"`
+}
+
+// MinMemoryBudget is the smallest budget the default gives.
+const MinMemoryBudget = 256 << 20
+
+// Resolve returns Budget, or the default for a machine of total bytes
+// (0: unknown, taken as 4 GiB).
+func (m MemoryConfig) Resolve(total int64) int64 {
+	if m.Budget > 0 {
+		return m.Budget
+	}
+	if total <= 0 {
+		total = 4 << 30
+	}
+	return max(total/4, MinMemoryBudget)
+}
+
+// MachineMemory returns the memory the process may use: the cgroup v2
+// limit (memory.max) when set, else the machine's (MemTotal of
+// /proc/meminfo); 0 when neither can be read. readFile reads the files.
+func MachineMemory(readFile func(string) ([]byte, error)) int64 {
+	var total int64
+	if b, err := readFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				if f := strings.Fields(rest); len(f) > 0 {
+					kb, _ := strconv.ParseInt(f[0], 10, 64)
+					total = kb << 10
+				}
+			}
+		}
+	}
+	if b, err := readFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (total == 0 || n < total) {
+			total = n
+		}
+	}
+	return total
 }
 
 // LogConfig configures structured logs.
@@ -179,7 +220,7 @@ func DefaultConfig() Config {
 		HTTP:       HTTPConfig{Addr: "127.0.0.1:8080", InitialAdminToken: true, TLS: TLSConfig{ClientCerts: []ClientCertConfig{}}},
 		Index:      IndexConfig{Config: sqlite.Config{Durability: sqlite.Full, AnchorsInMemory: true}, Options: ix},
 		Extract:    extract.Options{Limits: limits},
-		Pipeline:   PipelineConfig{Workers: 24, InFlightBytes: 256 << 20, ShutdownTimeout: 30 * time.Second, PurgeInterval: time.Minute},
+		Pipeline:   PipelineConfig{Workers: 24, ShutdownTimeout: 30 * time.Second, PurgeInterval: time.Minute},
 		Connectors: defaultConnectorsConfig(),
 		Notifier:   notifier.DefaultConfig(),
 		Policy:     policy.DefaultConfig(),
@@ -247,7 +288,7 @@ func (c *Config) validate(getenv func(string) string, serving bool) error {
 	errs = append(errs, c.HTTP.TLS.validate()...)
 	errs.badIf(c.HTTP.MaxSearches < 0, "http.max_searches", "%d is negative", c.HTTP.MaxSearches)
 	errs.badIf(c.Pipeline.Workers < 1, "pipeline.workers", "%d is below 1", c.Pipeline.Workers)
-	errs.badIf(c.Pipeline.InFlightBytes < 1, "pipeline.in_flight_bytes", "%d is below 1", c.Pipeline.InFlightBytes)
+	errs.badIf(c.Memory.Budget < 0, "memory.budget", "%d is negative (0: a quarter of the machine's memory)", c.Memory.Budget)
 	errs.badIf(c.Pipeline.ShutdownTimeout <= 0, "pipeline.shutdown_timeout", "must be positive")
 	errs.badIf(c.Extract.MaxSpoolSize < 0, "extract.max_spool_size", "must not be negative")
 	errs.badIf(c.Pipeline.PurgeInterval <= 0, "pipeline.purge_interval", "must be positive")

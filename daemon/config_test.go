@@ -68,8 +68,9 @@ func TestBadConfigs(t *testing.T) {
 		{name: "anchors in memory not a boolean", yaml: "index:\n  anchors_in_memory: sometimes\n", wantKeys: []string{"anchors_in_memory"}},
 		{name: "negative max searches", yaml: "http:\n  max_searches: -1\n", wantKeys: []string{"http.max_searches"}},
 		{name: "bad extract limit", yaml: "extract:\n  max_depth: -1\n", wantKeys: []string{"extract"}},
-		{name: "no in-flight budget", yaml: "pipeline:\n  in_flight_bytes: 0\n", wantKeys: []string{"pipeline.in_flight_bytes"}},
-		{name: "negative budget from the environment", env: []string{"SIMDEX_PIPELINE_IN_FLIGHT_BYTES=-5"}, wantKeys: []string{"pipeline.in_flight_bytes"}},
+		{name: "negative memory budget", yaml: "memory:\n  budget: -1\n", wantKeys: []string{"memory.budget"}},
+		{name: "negative budget from the environment", env: []string{"SIMDEX_MEMORY_BUDGET=-5"}, wantKeys: []string{"memory.budget"}},
+		{name: "the pipeline's former budget", yaml: "pipeline:\n  in_flight_bytes: 5000\n", wantKeys: []string{"in_flight_bytes"}},
 		{name: "bad policy schedule", env: []string{"SIMDEX_POLICY_SCHEDULES_EVALUATE=bad cron"}, wantKeys: []string{"policy.schedules.evaluate", "bad cron"}},
 		{name: "bad policy scope and notifier", yaml: "policy:\n  near_copies:\n    resemblance: 3\nnotifier:\n  flags_subject: \"a.*\"\n",
 			wantKeys: []string{"policy.near_copies", "resemblance 3", "notifier.flags_subject"}},
@@ -368,5 +369,39 @@ func TestStartLineNamesTheStore(t *testing.T) {
 	cfg.Store.Postgres.DSNEnv = "SIMDEX_PG_DSN"
 	if got := fmt.Sprint(cfg.storeAttrs()); got != "[store postgres dsn store.postgres.dsn_env SIMDEX_PG_DSN]" {
 		t.Errorf("postgres: %s", got)
+	}
+}
+
+// TestMemoryBudgetDefault: memory.budget 0 is a quarter of the memory the
+// process may use, the container's limit when it is below the machine's,
+// at least 256 MiB; a budget set is kept.
+func TestMemoryBudgetDefault(t *testing.T) {
+	files := func(meminfo, cgroup string) func(string) ([]byte, error) {
+		return func(name string) ([]byte, error) {
+			switch {
+			case name == "/proc/meminfo" && meminfo != "":
+				return []byte(meminfo), nil
+			case name == "/sys/fs/cgroup/memory.max" && cgroup != "":
+				return []byte(cgroup), nil
+			}
+			return nil, os.ErrNotExist
+		}
+	}
+	const machine = "MemTotal:       16384000 kB\nMemFree:  100 kB\n"
+	for _, tc := range []struct {
+		name, meminfo, cgroup string
+		budget, want          int64
+	}{
+		{"machine", machine, "", 0, 16384000 << 10 / 4},
+		{"unlimited container", machine, "max\n", 0, 16384000 << 10 / 4},
+		{"container limit", machine, "2147483648\n", 0, 512 << 20},
+		{"small container", machine, "536870912\n", 0, MinMemoryBudget},
+		{"unknown machine", "", "", 0, 1 << 30},
+		{"set", machine, "", 5000, 5000},
+	} {
+		got := MemoryConfig{Budget: tc.budget}.Resolve(MachineMemory(files(tc.meminfo, tc.cgroup)))
+		if got != tc.want {
+			t.Errorf("%s: budget %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

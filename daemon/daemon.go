@@ -30,6 +30,7 @@ import (
 	"github.com/simdex/simdex/auth"
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
+	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
@@ -158,6 +159,7 @@ type parts struct {
 	policy    *policy.Engine
 	schedules *policy.Scheduler
 	pipeline  *ingest.Pipeline
+	memory    *extract.Budget // shared by the pipeline and the API's uploads
 	ln        net.Listener
 	addr      net.Addr
 	srv       *http.Server
@@ -350,9 +352,11 @@ func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
 // index, the legal holds and the policy's checks.
 func (d *Daemon) buildPipeline(_ context.Context, p *parts) error {
 	cfg := d.cfg.Pipeline
+	p.memory = extract.NewBudget(d.cfg.Memory.Resolve(MachineMemory(os.ReadFile)))
+	p.log.Info("memory budget", "bytes", p.memory.Total())
 	p.pipeline = ingest.NewPipeline(ingest.PipelineOptions{
 		Ingester: p.eng.Ingester, Ledger: p.eng.Store, Remover: p.eng.Index, Holds: p.policy,
-		Observers: []ingest.Observer{p.policy}, Workers: cfg.Workers, InFlightBytes: cfg.InFlightBytes,
+		Observers: []ingest.Observer{p.policy}, Workers: cfg.Workers, Memory: p.memory,
 		ShutdownTimeout: cfg.ShutdownTimeout, Keys: p.keys, Registerer: d.reg, Logger: d.logger.With("component", "pipeline"),
 	})
 	return nil
@@ -378,7 +382,7 @@ func (d *Daemon) openHTTP(ctx context.Context, p *parts) error {
 	p.onClose(func() { ln.Close() })
 	p.ln, p.addr = ln, ln.Addr()
 	a, err := api.New(api.Deps{Index: p.eng.Index, Extractor: p.eng.Extractor, Thresholds: cfg.Index.Thresholds,
-		MaxBody: cfg.Extract.MaxObjectSize, MaxSearches: cfg.HTTP.Searches(), Registry: d.reg, Logger: d.logger.With("component", "http"),
+		MaxBody: cfg.Extract.MaxObjectSize, Memory: p.memory, MaxSearches: cfg.HTTP.Searches(), Registry: d.reg, Logger: d.logger.With("component", "http"),
 		Backfill: d.Backfill, Outbox: p.notifier, Policy: leasedEvaluation{p.policy, p.schedules}, Ingester: p.eng.Ingester, Authn: tokens, Certs: d.certs,
 		Tokens: tokens, Records: p.records, UI: d.ui,
 		Reread: ingest.NewRereader(p.eng.Extractor, p.eng.Index, p.origins()),

@@ -165,6 +165,7 @@ func (c *zipContainer) members() {
 			continue
 		}
 		p.child(name, "", data)
+		p.j.release(int64(cap(data))) // charged as it was read
 	}
 }
 
@@ -269,6 +270,7 @@ func tarMembers(p *parser, r io.Reader) {
 			return
 		}
 		p.child(name, "", data)
+		p.j.release(int64(cap(data))) // charged as it was read
 	}
 }
 
@@ -336,4 +338,5 @@ func decompressed(p *parser, r io.Reader, name string) {
 		}
 	}
 	p.child(cleanName(name), "", data)
+	p.j.release(int64(cap(data))) // charged as it was read
 }

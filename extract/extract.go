@@ -8,7 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Object is one object to extract.
@@ -22,6 +24,11 @@ type Object struct {
 	// bytes from it (a mailbox, MaxSpoolSize+1: see Limits.MaxSpoolSize)
 	// and does not close it.
 	Reader io.Reader
+	// Memory, when set, is charged the bytes the extraction holds: the
+	// object read into memory, what is decompressed from it and the
+	// texts made (see Budget). The texts stay charged: the caller
+	// releases them with the account once it drops the Document.
+	Memory *Account
 }
 
 // Document is an extracted document: an object or one of its children
@@ -106,6 +113,8 @@ func (x *Extractor) Extract(ctx context.Context, obj Object) (*Document, error) 
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, x.lim.Timeout, errTimeout)
 	defer cancel()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	path := []string{obj.Name}
 	if obj.Reader == nil {
 		err := &Error{Op: "read", Err: fmt.Errorf("%w: no reader", ErrMalformed)}
@@ -117,8 +126,9 @@ func (x *Extractor) Extract(ctx context.Context, obj Object) (*Document, error) 
 		return mbox, mbox.Err
 	}
 	obj.Reader = rest
-	data, rerr := readAll(ctx, obj.Reader, x.lim.MaxObjectSize)
 	j := newJob(ctx, x.lim)
+	j.mem, j.stop = obj.Memory, stop
+	data, rerr := readAll(ctx, obj.Reader, x.lim.MaxObjectSize, j.charge)
 	if rerr != nil {
 		// Only part of the object was read: Size counts what was read (the
 		// "truncated" extra says so), and no hash is given, since a hash of
@@ -126,6 +136,8 @@ func (x *Extractor) Extract(ctx context.Context, obj Object) (*Document, error) 
 		d := &Document{Name: obj.Name, Path: path, Size: int64(len(data))}
 		d.MediaType = sniff(data, obj.Name, obj.ContentType).media
 		switch {
+		case errors.Is(rerr, ErrMemory):
+			d.Err = &Error{Op: "read", Err: rerr}
 		case errors.Is(rerr, ErrTooLarge):
 			d.Err = &Error{Format: formatOf(d.MediaType), Op: "read", Err: rerr}
 			d.setExtra("truncated", "true")
@@ -168,8 +180,8 @@ func (x *Extractor) Extract(ctx context.Context, obj Object) (*Document, error) 
 
 // readAll reads r up to limit bytes; more is ErrTooLarge, with the first
 // limit bytes returned. Readers that know their size are read into one
-// allocation.
-func readAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+// allocation. Every allocation is charged first.
+func readAll(ctx context.Context, r io.Reader, limit int64, charge func(int64) error) ([]byte, error) {
 	const chunk = 512 << 10
 	size := int64(64 << 10)
 	switch r := r.(type) {
@@ -180,7 +192,11 @@ func readAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 			size = fi.Size() + 1
 		}
 	}
-	buf := make([]byte, 0, max(min(size, limit+1), 512))
+	first := max(min(size, limit+1), 512)
+	if err := charge(first); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, first)
 	for {
 		if err := ctx.Err(); err != nil {
 			return buf, err
@@ -192,6 +208,11 @@ func readAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 			n := min(int64(cap(buf))*2, limit+1)
 			if n <= int64(cap(buf)) {
 				n = int64(cap(buf)) + 1
+			}
+			// The old buffer is dropped once copied: the account keeps
+			// the larger, a fair estimate of the two while both live.
+			if err := charge(n - int64(cap(buf))); err != nil {
+				return buf, err
 			}
 			nb := make([]byte, len(buf), n)
 			copy(nb, buf)
@@ -237,7 +258,17 @@ func (j *job) extract(data []byte, name, declared string, path []string, depth i
 	if p.cancelled() {
 		return d
 	}
+	// The text is made beside the data (a decoded copy, then the text
+	// kept): charge a copy while it is made, and the text kept.
+	if err := j.charge(int64(len(data))); err != nil {
+		p.fail("extract", err)
+		return d
+	}
 	p.run(k, data)
+	if err := j.charge(int64(len(d.Text))); err != nil {
+		p.fail("extract", err)
+	}
+	j.release(int64(len(data)))
 	return d
 }
 
@@ -363,10 +394,17 @@ func (p *parser) unique(name string) string {
 	}
 }
 
-// setText stores s as the document's text, within MaxTextSize.
+// setText stores s as the document's text, within MaxTextSize: a longer
+// one is cut, at a rune boundary, into a copy of its own (s is dropped),
+// made once rather than through the text buffer and again out of it.
 func (p *parser) setText(s string) {
 	if int64(len(s)) > p.j.lim.MaxTextSize {
-		p.text.addString(s)
+		n := int(min(p.j.lim.MaxTextSize, math.MaxInt))
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		p.d.Text = strings.Clone(s[:n])
+		p.text.over = true
 		return
 	}
 	p.d.Text = s

@@ -106,9 +106,39 @@ type job struct {
 	lim      Limits
 	inflated atomic.Int64
 	children atomic.Int64
+	// mem is charged what the extraction holds (nil: nothing is); stop
+	// ends the extraction when it cannot be charged.
+	mem  *Account
+	stop context.CancelCauseFunc
 }
 
-func newJob(ctx context.Context, lim Limits) *job { return &job{ctx: ctx, lim: lim} }
+func newJob(ctx context.Context, lim Limits) *job {
+	return &job{ctx: ctx, lim: lim, stop: func(error) {}}
+}
+
+// charge charges n bytes about to be held to the object's memory
+// account; when they cannot be had the whole extraction stops with the
+// account's error (ErrMemory), since what it would produce is incomplete.
+//
+// Once the extraction has ended (an abandoned worker still running), the
+// account is left alone: its object may be being read again.
+func (j *job) charge(n int64) error {
+	if j.ctx.Err() != nil {
+		return j.ctxErr()
+	}
+	if err := j.mem.Charge(j.ctx, n); err != nil {
+		j.stop(err)
+		return err
+	}
+	return nil
+}
+
+// release records that n bytes charged are no longer held.
+func (j *job) release(n int64) {
+	if j.ctx.Err() == nil {
+		j.mem.Release(n)
+	}
+}
 
 // ctxErr explains why ctx ended: the object's own Timeout is ErrTimeout; a
 // caller's deadline is ErrTimeout too; a caller's cancellation is
@@ -118,6 +148,8 @@ func (j *job) ctxErr() error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(context.Cause(j.ctx), ErrMemory):
+		return context.Cause(j.ctx)
 	case errors.Is(context.Cause(j.ctx), errTimeout):
 		return fmt.Errorf("%w: extraction took longer than %v", ErrTimeout, j.lim.Timeout)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -143,7 +175,7 @@ func (j *job) classify(err error) error {
 }
 
 func isSentinel(err error) bool {
-	for _, s := range []error{ErrTooLarge, ErrBomb, ErrTooDeep, ErrTooManyChildren, ErrTimeout, ErrEncrypted, ErrMalformed, ErrUnsupported, context.Canceled} {
+	for _, s := range []error{ErrTooLarge, ErrBomb, ErrTooDeep, ErrTooManyChildren, ErrTimeout, ErrEncrypted, ErrMalformed, ErrUnsupported, ErrMemory, context.Canceled} {
 		if errors.Is(err, s) {
 			return true
 		}
@@ -154,7 +186,8 @@ func isSentinel(err error) bool {
 // inflate wraps r, the decompressed side of a stream whose compressed size
 // is compressed, so that it fails with ErrBomb once the stream breaks the
 // ratio or the tree breaks its decompression budget, and with the ctx
-// error once the deadline passes.
+// error once the deadline passes. What is decompressed is read whole by
+// readAllHint, which charges it to the object's memory account.
 func (j *job) inflate(r io.Reader, compressed int64) io.Reader {
 	return &inflater{j: j, r: r, compressed: max(compressed, 1)}
 }
@@ -201,15 +234,27 @@ func (j *job) checkDeclared(declared, compressed int64) error {
 }
 
 // readAllHint reads r to EOF, preallocating size bytes when that is a
-// plausible hint.
+// plausible hint. Each allocation is charged to the object's memory
+// account before it is made (what it reads is held: a member read whole,
+// a decompressed stream); whoever drops the bytes releases cap of them.
 func (j *job) readAllHint(r io.Reader, size int64) ([]byte, error) {
 	if size < 0 || size > j.lim.MaxDecompressedSize-j.inflated.Load() {
 		size = 0
 	}
+	if err := j.charge(size + 512); err != nil {
+		return nil, err
+	}
 	buf := make([]byte, 0, size+512)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// The old buffer is dropped once copied: charged is the new.
+			grown := int64(cap(buf)) + int64(cap(buf))/2
+			if err := j.charge(grown - int64(cap(buf))); err != nil {
+				return buf, err
+			}
+			nb := make([]byte, len(buf), grown)
+			copy(nb, buf)
+			buf = nb
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

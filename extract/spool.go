@@ -184,7 +184,10 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // when known (else it is computed). Like Extract, it abandons a worker
 // still running a grace period after the deadline.
 func (x *Extractor) extractAt(ctx context.Context, obj Object, path []string, ra io.ReaderAt, size int64, sum *[32]byte) *Document {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	j := newJob(ctx, x.lim)
+	j.mem, j.stop = obj.Memory, stop // the items' texts, not the mailbox
 	base := Document{Name: obj.Name, Path: path, MediaType: mediaPST, Size: size}
 	if size > x.spoolLimit() {
 		base.setExtra("truncated", "true")

@@ -105,11 +105,23 @@ type buffers struct {
 	sk     sketch.Sketch
 }
 
+// maxPooledText is the largest normal form whose buffers are kept for the
+// next text: the buffers of a rare large text would otherwise stay held,
+// one per core, long after it is indexed.
+const maxPooledText = 4 << 20
+
+// putBuffers keeps b for the next text unless it grew too large.
+func (ix *Index) putBuffers(b *buffers) {
+	if cap(b.norm) <= maxPooledText {
+		ix.bufs.Put(b)
+	}
+}
+
 // Fingerprint computes the fingerprint of text (extracted, not yet
 // normalised) for an object whose raw bytes hash to rawSHA.
 func (ix *Index) Fingerprint(rawSHA [32]byte, rawSize int64, text []byte) (*Fingerprint, error) {
 	b := ix.bufs.Get().(*buffers)
-	defer ix.bufs.Put(b)
+	defer ix.putBuffers(b)
 	if err := b.normalise(text); err != nil {
 		return nil, err
 	}
@@ -156,7 +168,7 @@ func (b *buffers) normalise(text []byte) error {
 // if the two agree.
 func (ix *Index) TextDigest(text []byte) ([32]byte, error) {
 	b := ix.bufs.Get().(*buffers)
-	defer ix.bufs.Put(b)
+	defer ix.putBuffers(b)
 	if err := b.normalise(text); err != nil {
 		return [32]byte{}, err
 	}

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
@@ -51,6 +52,10 @@ type Object struct {
 	KeepText bool
 	// Body is the object's content.
 	Body io.Reader
+	// Memory, when set, is charged what reading, extracting and
+	// fingerprinting the object hold (extract.Budget). The caller closes
+	// it once the object is committed or dropped.
+	Memory *extract.Account
 }
 
 // extractor is what ingest needs of the extract stage.
@@ -175,8 +180,10 @@ type Prepared struct {
 // Prepare reads obj's body, extracts it and fingerprints its documents:
 // the half of Ingest that keeps a core busy (see index.Index.Commit for
 // why a caller may bound how many run at once). Its error is non-nil only
-// when ctx ended before anything was read. An object whose key or name is
-// not valid UTF-8 is not read: it is prepared with ErrInvalidName.
+// when ctx ended before anything was read, or when obj.Memory could not
+// be charged what the object needs (extract.ErrMemory: nothing may be
+// committed, what was read being incomplete). An object whose key or name
+// is not valid UTF-8 is not read: it is prepared with ErrInvalidName.
 func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) {
 	if err := checkNames(obj); err != nil {
 		if ctx.Err() != nil {
@@ -184,7 +191,13 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 		}
 		return in.prepare(ctx, obj, &extract.Document{Name: obj.Name, Err: err}), nil
 	}
-	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body})
+	doc, xerr := in.ex.Extract(ctx, extract.Object{Name: obj.Name, ContentType: obj.ContentType, Reader: obj.Body, Memory: obj.Memory})
+	if err := obj.Memory.Err(); err != nil {
+		if !errors.Is(err, extract.ErrTooLarge) {
+			return nil, fmt.Errorf("extract %s: %w", strconv.Quote(obj.Key), err)
+		}
+		doc, xerr = overBudget(obj, doc, err), nil
+	}
 	if doc == nil {
 		if xerr == nil {
 			xerr = errors.New("extractor returned no document")
@@ -197,7 +210,27 @@ func (in *Ingester) Prepare(ctx context.Context, obj Object) (*Prepared, error) 
 	if xerr != nil && doc.Err == nil {
 		doc.Err = xerr
 	}
-	return in.prepare(ctx, obj, doc), nil
+	p := in.prepare(ctx, obj, doc)
+	if err := obj.Memory.Err(); err != nil {
+		if !errors.Is(err, extract.ErrTooLarge) {
+			return nil, fmt.Errorf("fingerprint %s: %w", strconv.Quote(obj.Key), err)
+		}
+		p = in.prepare(ctx, obj, overBudget(obj, doc, err))
+	}
+	return p, nil
+}
+
+// overBudget is the document recorded for obj, extracted as doc (nil if
+// nothing was read), when it needs more memory than the whole budget:
+// what was read is dropped (obj.Memory is reset) and the object recorded
+// with err, for reviewers, rather than read again in vain.
+func overBudget(obj Object, doc *extract.Document, err error) *extract.Document {
+	rec := &extract.Document{Name: obj.Name, Err: &extract.Error{Op: "extract", Err: err}}
+	if doc != nil {
+		rec.MediaType, rec.Size, rec.SHA256 = doc.MediaType, doc.Size, doc.SHA256
+	}
+	obj.Memory.Reset()
+	return rec
 }
 
 // checkNames returns ErrInvalidName, with the offending name quoted, when
@@ -225,9 +258,18 @@ func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Docume
 	}
 	out := &Outcome{}
 	out.Err = flatten(doc, top, -1, &out.Inputs)
+	var longest int
 	for i := range out.Inputs {
 		out.Inputs[i].KeepText = obj.KeepText
+		longest = max(longest, len(out.Inputs[i].Text))
 	}
+	// Fingerprinting holds the normal form of one text at a time, and its
+	// chunks: charged while it runs (the texts are charged already).
+	fingerprinting := int64(longest) + int64(longest)/4
+	if err := obj.Memory.Charge(ctx, fingerprinting); err != nil {
+		return &Prepared{key: obj.Key, out: out}
+	}
+	defer obj.Memory.Release(fingerprinting)
 	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}
 }
 
@@ -289,7 +331,7 @@ func flatten(d *extract.Document, base index.Doc, parent int, inputs *[]index.In
 		doc.Path = []string{base.Name}
 	}
 	doc.Meta = metadata(d.Meta)
-	in := index.Input{Doc: doc, RawSHA256: d.SHA256, RawSize: d.Size, Text: []byte(d.Text), Parent: parent}
+	in := index.Input{Doc: doc, RawSHA256: d.SHA256, RawSize: d.Size, Text: textBytes(d.Text), Parent: parent}
 	if parent >= 0 {
 		in.Doc.Idempotency = ""
 		in.Doc.KeepVersions = false
@@ -318,6 +360,11 @@ func flatten(d *extract.Document, base index.Doc, parent int, inputs *[]index.In
 	}
 	return err
 }
+
+// textBytes returns the bytes of an extracted text without copying them:
+// the index only reads an input's text, and a copy of every text of a
+// large archive would double what ingesting it holds.
+func textBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // fromExtraction are the keys extraction sets in Metadata.Extra for
 // simdex's own fields (index.Reserved): the only reserved keys an Extra

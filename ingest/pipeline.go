@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/simdex/simdex/connectors"
+	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
 )
 
@@ -59,9 +59,11 @@ type PipelineOptions struct {
 	Holds     HoldKeeper // nil: nothing is kept
 	Observers []Observer
 	Workers   int
-	// InFlightBytes bounds the bytes of the objects in flight (0: no
-	// bound); an object of unknown size counts as a worker's share.
-	InFlightBytes int64
+	// Memory bounds what the objects in flight hold: each takes its size
+	// before it is fetched (an object of unknown size, a worker's share),
+	// then what extracting and fingerprinting it charge. The API's
+	// uploads draw from the same budget. Nil: no bound.
+	Memory *extract.Budget
 	// ShutdownTimeout bounds how long in-flight work may take after stop.
 	ShutdownTimeout time.Duration
 	// Keys serialises the commits and removals of one object key; nil:
@@ -88,9 +90,8 @@ type KeyLocker interface {
 // Indexed objects are logged, at most ten lines a second.
 type Pipeline struct {
 	o        PipelineOptions
-	budget   *semaphore.Weighted // bytes of objects in flight, nil: unbounded
-	unknown  int64               // the weight of an object of unknown size: a worker's share
-	running  context.Context     // Run's: done once stopping (nil outside Run)
+	unknown  int64           // the weight of an object of unknown size: a worker's share
+	running  context.Context // Run's: done once stopping (nil outside Run)
 	m        *pipelineMetrics
 	keys     KeyLocker // one event of a key commits at a time
 	progress *progressLog
@@ -99,13 +100,10 @@ type Pipeline struct {
 // NewPipeline returns a pipeline with its metrics registered; it starts
 // nothing.
 func NewPipeline(o PipelineOptions) *Pipeline {
-	p := &Pipeline{o: o, m: newPipelineMetrics(o.Registerer), progress: newProgressLog(o.Logger, time.Now),
-		unknown: max(1, o.InFlightBytes/int64(max(1, o.Workers))), keys: o.Keys}
+	p := &Pipeline{o: o, m: newPipelineMetrics(o.Registerer, o.Memory), progress: newProgressLog(o.Logger, time.Now),
+		unknown: max(1, o.Memory.Total()/int64(max(1, o.Workers))), keys: o.Keys}
 	if p.keys == nil {
 		p.keys = new(keyLocks)
-	}
-	if o.InFlightBytes > 0 {
-		p.budget = semaphore.NewWeighted(o.InFlightBytes)
 	}
 	return p
 }
@@ -143,10 +141,10 @@ type pipelineMetrics struct {
 	stale      *prometheus.CounterVec
 	stage      *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
-	bytes      prometheus.Gauge
+	reread     *prometheus.CounterVec
 }
 
-func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
+func newPipelineMetrics(reg prometheus.Registerer, mem *extract.Budget) *pipelineMetrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
@@ -164,10 +162,13 @@ func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"stage"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_events_in_flight", Help: "Events being processed."}),
-		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "simdex_pipeline_bytes_in_flight",
-			Help: "Bytes of the objects being fetched, extracted and indexed (bounded by pipeline.in_flight_bytes)."}),
+		reread: counter("simdex_events_reread_for_memory_total",
+			"Objects stopped halfway to give their memory to an older object, and read again.", "source"),
 	}
-	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stale, m.stage, m.inFlight, m.bytes)
+	inUse := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "simdex_memory_bytes_in_use",
+		Help: "Bytes of the memory budget (memory.budget) taken by the objects being read, extracted and indexed and by the API's uploads."},
+		func() float64 { return float64(mem.InUse()) })
+	reg.MustRegister(m.received, m.indexed, m.duplicates, m.removed, m.failed, m.extractErr, m.stale, m.stage, m.inFlight, m.reread, inUse)
 	return m
 }
 
@@ -264,11 +265,27 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	if ev.Open == nil {
 		return &connectors.Error{Op: "open", Source: ev.Source, Key: ev.Key, Kind: connectors.Invalid, Err: errors.New("created event has no body")}
 	}
-	release, err := p.reserve(ctx, ev.Size)
-	if err != nil {
+	mem := p.o.Memory.Open(true)
+	defer mem.Close()
+	for {
+		err := p.index(ctx, ev, idem, mem, log)
+		if !mem.Preempted() {
+			return err
+		}
+		// Stopped halfway for an older object: nothing was committed,
+		// and the object is read again once its memory is free.
+		p.m.reread.WithLabelValues(ev.Source).Inc()
+		log.Debug("gave its memory to an older object; reading it again", "needed", mem.Peak())
+		mem.Reset()
+	}
+}
+
+// index reads, extracts, fingerprints and commits the object of a created
+// event, its memory charged to mem.
+func (p *Pipeline) index(ctx context.Context, ev connectors.Event, idem string, mem *extract.Account, log *slog.Logger) error {
+	if err := p.reserve(ctx, mem, ev.Size); err != nil {
 		return &connectors.Error{Op: "wait for memory", Source: ev.Source, Key: ev.Key, Kind: connectors.Transient, Err: err}
 	}
-	defer release()
 	t := time.Now()
 	body, err := ev.Open(ctx)
 	p.m.stage.WithLabelValues("fetch").Observe(time.Since(t).Seconds())
@@ -285,7 +302,7 @@ func (p *Pipeline) created(ctx context.Context, ev connectors.Event, log *slog.L
 	prep, err := p.o.Ingester.Prepare(ctx, Object{
 		Key: docKey(ev), VersionID: ev.VersionID, Name: ev.Key, Source: ev.Source, Idempotency: idem,
 		ContentType: ev.ContentType, Meta: ev.Metadata, ModTime: ev.Time, Body: body,
-		KeepVersions: ev.Bucket != "" && ev.VersionID != "",
+		KeepVersions: ev.Bucket != "" && ev.VersionID != "", Memory: mem,
 	})
 	// An object that could not be read for a passing reason (a
 	// connection reset halfway through its GET, the daemon stopping) is
@@ -364,17 +381,19 @@ func (p *Pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep 
 	return false, out, err
 }
 
-// reserve takes an object's share of the in-flight budget, waiting until
-// it fits; a pipeline without a budget reserves nothing.
-func (p *Pipeline) reserve(ctx context.Context, size int64) (release func(), err error) {
-	if p.budget == nil {
-		return func() {}, nil
-	}
+// reserve takes an object's size from the memory budget before it is
+// fetched, or twice what it needed when it was stopped halfway (so that
+// an object read again is seldom stopped again: 24 zips contending for
+// the budget in TestPipelineMemoryBoundedByBudget were read again 34
+// times instead of 88, in half the time), waiting until it fits.
+func (p *Pipeline) reserve(ctx context.Context, mem *extract.Account, size int64) error {
 	w := size
 	if w < 0 {
 		w = p.unknown
 	}
-	w = min(max(w, 1), p.o.InFlightBytes) // a larger object runs alone
+	// An object larger than the whole budget takes all of it: its
+	// extraction then fails, and it is recorded with that error.
+	w = min(max(w, 2*mem.Peak(), 1), p.o.Memory.Total())
 	// An event still waiting when the pipeline stops has not started: it
 	// is left to be delivered again rather than started then.
 	if p.running != nil {
@@ -383,14 +402,7 @@ func (p *Pipeline) reserve(ctx context.Context, size int64) (release func(), err
 		defer cancel()
 		defer context.AfterFunc(p.running, cancel)()
 	}
-	if err := p.budget.Acquire(ctx, w); err != nil {
-		return nil, err
-	}
-	p.m.bytes.Add(float64(w))
-	return func() {
-		p.m.bytes.Sub(float64(w))
-		p.budget.Release(w)
-	}, nil
+	return mem.Reserve(ctx, w)
 }
 
 // observe tells the observers about committed documents; a failure leaves

@@ -19,6 +19,7 @@ import (
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
 )
@@ -142,23 +143,27 @@ func openTestEngine(t *testing.T) *daemon.Engine {
 	return eng
 }
 
-// TestPipelineBoundsBytesInFlight: with four workers and a budget of 100
-// bytes, objects of 60 bytes are processed one at a time, objects of 40
-// two at a time, and objects of unknown size (counted here as 1 MiB, above
-// the budget) alone.
+// TestPipelineBoundsBytesInFlight: with four workers and a budget of
+// 1 MiB, objects of 150 KB and of 60 KB of text (which hold about four
+// times that while they are extracted and fingerprinted, so that the
+// workers contend for the budget) are all indexed, never more than the
+// budget taken; objects of unknown size (counted here as the whole
+// budget) are fetched one at a time.
 func TestPipelineBoundsBytesInFlight(t *testing.T) {
 	ctx := context.Background()
 	eng := openTestEngine(t)
 	for _, tc := range []struct {
-		size    int64
-		wantMax int32
-	}{{60, 1}, {40, 2}, {-1, 1}} {
+		size, textSize int64
+		wantMax        int32
+	}{{150 << 10, 150 << 10, 4}, {60 << 10, 60 << 10, 4}, {-1, 10 << 10, 1}} {
 		t.Run(fmt.Sprint(tc.size), func(t *testing.T) {
-			const capacity = 100
+			const capacity = 1 << 20
+			budget := extract.NewBudget(capacity)
 			p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 4, Logger: slog.New(slog.DiscardHandler),
-				InFlightBytes: capacity, ShutdownTimeout: time.Second, Registerer: prometheus.NewRegistry()})
-			ingest.SetUnknownWeight(p, 1<<20)
+				Memory: budget, ShutdownTimeout: time.Second, Registerer: prometheus.NewRegistry()})
+			ingest.SetUnknownWeight(p, capacity)
 			var open, most atomic.Int32
+			var used atomic.Int64
 			var settled sync.WaitGroup
 			events := make(chan connectors.Event)
 			runCtx, stop := context.WithCancel(ctx)
@@ -166,13 +171,16 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 			go func() { p.Run(runCtx, events); close(done) }()
 			for i := range 8 {
 				settled.Add(1)
-				text := fmt.Sprintf("Object %d of size %d, with words enough to be fingerprinted and compared.", i, tc.size)
+				text := strings.Repeat(fmt.Sprintf("Object %d of size %d, with words enough to be fingerprinted. ", i, tc.size), int(tc.textSize)/70)
 				events <- connectors.Event{Kind: connectors.Created, Source: "test", Key: fmt.Sprintf("size%d-%d.txt", tc.size, i), VersionID: "v1", Size: tc.size,
 					Open: func(context.Context) (io.ReadCloser, error) {
 						n := open.Add(1)
 						for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 						}
 						time.Sleep(20 * time.Millisecond) // long enough for others to start, were they allowed to
+						if u := budget.InUse(); u > used.Load() {
+							used.Store(u)
+						}
 						return countingBody{strings.NewReader(text), &open}, nil
 					},
 					Done: func(_ context.Context, err error) {
@@ -185,8 +193,17 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 			settled.Wait()
 			stop()
 			<-done
-			if got := most.Load(); got != tc.wantMax {
-				t.Errorf("%d objects in flight at most, want %d", got, tc.wantMax)
+			if got := most.Load(); got > tc.wantMax {
+				t.Errorf("%d objects fetched at once, want at most %d", got, tc.wantMax)
+			}
+			if u := used.Load(); u > capacity {
+				t.Errorf("%d bytes of the budget taken, over its %d", u, capacity)
+			}
+			for i := range 8 {
+				recs, err := eng.Store.Lookup(ctx, fmt.Sprintf("test/size%d-%d.txt", tc.size, i))
+				if err != nil || len(recs) != 1 || recs[0].Error != "" {
+					t.Errorf("object %d: %v, %v", i, recs, err)
+				}
 			}
 		})
 	}
@@ -200,8 +217,7 @@ func TestPipelineStopsEventsWaitingForMemory(t *testing.T) {
 	ctx := context.Background()
 	eng := openTestEngine(t)
 	p := ingest.NewPipeline(ingest.PipelineOptions{Ingester: eng.Ingester, Ledger: eng.Store, Remover: eng.Index, Workers: 2, Logger: slog.New(slog.DiscardHandler),
-		InFlightBytes: 100, ShutdownTimeout: 10 * time.Second, Registerer: prometheus.NewRegistry()})
-	ingest.SetUnknownWeight(p, 100)
+		Memory: extract.NewBudget(1 << 20), ShutdownTimeout: 10 * time.Second, Registerer: prometheus.NewRegistry()})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	events := make(chan connectors.Event)
@@ -209,7 +225,7 @@ func TestPipelineStopsEventsWaitingForMemory(t *testing.T) {
 	opened, release := make(chan struct{}), make(chan struct{})
 	settled := make(chan error, 2)
 	ev := func(key string, open func(context.Context) (io.ReadCloser, error)) connectors.Event {
-		return connectors.Event{Kind: connectors.Created, Source: "test", Key: key, VersionID: "v1", Size: 100, Open: open,
+		return connectors.Event{Kind: connectors.Created, Source: "test", Key: key, VersionID: "v1", Size: 1 << 20, Open: open,
 			Done: func(_ context.Context, err error) { settled <- err }}
 	}
 	events <- ev("first.txt", func(context.Context) (io.ReadCloser, error) {

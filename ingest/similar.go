@@ -25,9 +25,14 @@ type finder interface {
 
 // SimilarToObject extracts an object that is not stored and returns all
 // versions of it: the near-copies of it and of each of its children, one
-// Part for each that has text. It fails with index.ErrEmpty when none has.
+// Part for each that has text. It fails with index.ErrEmpty when none has,
+// and with extract.ErrMemory when obj.Memory cannot be charged what
+// extracting and fingerprinting it hold.
 func SimilarToObject(ctx context.Context, ix finder, ex extractor, obj extract.Object, th index.Thresholds) ([]Part, error) {
 	doc, err := ex.Extract(ctx, obj)
+	if merr := obj.Memory.Err(); merr != nil {
+		return nil, fmt.Errorf("extract %s: %w", obj.Name, merr)
+	}
 	if doc == nil || (err != nil && len(doc.Children) == 0) {
 		return nil, fmt.Errorf("extract %s: %w", obj.Name, err)
 	}
@@ -35,7 +40,7 @@ func SimilarToObject(ctx context.Context, ix finder, ex extractor, obj extract.O
 	var visit func(d *extract.Document, path []string) error
 	visit = func(d *extract.Document, path []string) error {
 		if d.Err == nil && strings.TrimSpace(d.Text) != "" {
-			fp, err := ix.Fingerprint(d.SHA256, d.Size, []byte(d.Text))
+			fp, err := fingerprint(ctx, ix, obj.Memory, d)
 			switch {
 			case errors.Is(err, index.ErrEmpty):
 			case err != nil:
@@ -62,4 +67,15 @@ func SimilarToObject(ctx context.Context, ix finder, ex extractor, obj extract.O
 		return nil, fmt.Errorf("compare %s: %w: the file has no text to compare", obj.Name, index.ErrEmpty)
 	}
 	return parts, nil
+}
+
+// fingerprint fingerprints d's text, charging mem the normal form and
+// chunks it holds meanwhile.
+func fingerprint(ctx context.Context, ix finder, mem *extract.Account, d *extract.Document) (*index.Fingerprint, error) {
+	n := int64(len(d.Text)) + int64(len(d.Text))/4
+	if err := mem.Charge(ctx, n); err != nil {
+		return nil, err
+	}
+	defer mem.Release(n)
+	return ix.Fingerprint(d.SHA256, d.Size, textBytes(d.Text))
 }
