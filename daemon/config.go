@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -407,6 +409,11 @@ func load(path string, environ []string, serving bool) (Config, error) {
 		if err := v.ReadInConfig(); err != nil {
 			return Config{}, fmt.Errorf("read config %s: %w", path, err)
 		}
+		for _, k := range slices.Sorted(maps.Keys(replacedKeys)) {
+			if v.InConfig(k) {
+				return Config{}, fmt.Errorf("%w: %s: %s: %s", ErrConfig, path, k, replacedKeys[k])
+			}
+		}
 		if v.InConfig("store.postgres.dsn") {
 			return Config{}, fmt.Errorf("%w: %s: store.postgres.dsn: refused: a DSN carries the database password and the file holds no secrets; "+
 				"name a file that holds it (store.postgres.dsn_file, a mounted Secret) or a variable (store.postgres.dsn_env)", ErrConfig, path)
@@ -434,6 +441,15 @@ func load(path string, environ []string, serving bool) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %w", cmp.Or(path, "configuration"), err)
 	}
 	return c, nil
+}
+
+// replacedKeys are keys of earlier releases that a later one replaced,
+// each with what to do instead, so that a configuration carried through an
+// upgrade says what to change rather than "unknown key".
+var replacedKeys = map[string]string{
+	"pipeline.in_flight_bytes": "replaced by memory.budget, one budget for the whole process charged with the bytes " +
+		"extraction decompresses and the texts it makes (default: a quarter of the memory available); remove it, " +
+		"and set memory.budget if the default does not suit",
 }
 
 // decodeKey finds the key a decoding error line starts with.

@@ -405,3 +405,17 @@ func TestMemoryBudgetDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacedKeySaysWhatReplacedIt: a configuration carried through the
+// upgrade that replaced pipeline.in_flight_bytes by memory.budget is
+// refused with what to do, not as an unknown key.
+func TestReplacedKeySaysWhatReplacedIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("pipeline:\n  in_flight_bytes: 268435456\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, nil)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "pipeline.in_flight_bytes: replaced by memory.budget") {
+		t.Fatalf("Load = %v, want ErrConfig naming memory.budget", err)
+	}
+}
