@@ -2,8 +2,11 @@ package s3_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/connectors/s3"
@@ -70,4 +73,41 @@ func TestListen(t *testing.T) {
 	ms.Restart(t)
 	alive("after a MinIO restart")
 	l.stop(t)
+}
+
+// TestListenDeliversUnflushedStream: the pinned MinIO never flushes the
+// listen stream, so its events leave the server in pieces cut in the
+// middle of HTTP chunks; Listen must still hand each event on as soon as
+// its bytes arrive. Of 20 uploads, all but the last few (still in the
+// server's write buffers, about 6 KB) must arrive while the connection
+// stays open. Before listenIdentity read one byte at a time, none did:
+// minio-go's 4 MB read waited for the buffer to fill or the stream to end.
+func TestListenDeliversUnflushedStream(t *testing.T) {
+	ms := startMinIO(t)
+	const bucket = "unflushed"
+	ms.MakeBucket(t, bucket, true, false)
+	c := newClient(t, ms, bucket, func(cfg *s3.Config) { cfg.Mode = s3.ModeListen })
+	l := startListen(t, c)
+	time.Sleep(time.Second) // subscribed
+	mc := ms.Client(t)
+	const uploads, held = 20, 8
+	for i := range uploads {
+		put(t, mc, bucket, fmt.Sprintf("doc-%02d", i), []byte("body"), minio.PutObjectOptions{})
+	}
+	got := map[string]bool{}
+	deadline := time.After(15 * time.Second)
+	for len(got) < uploads-held {
+		select {
+		case ev := <-l.ch:
+			ev.Settle(context.Background(), nil)
+			got[ev.Key] = true
+		case <-deadline:
+			t.Fatalf("Listen delivered %d of %d uploads within 15s, want at least %d", len(got), uploads, uploads-held)
+		}
+	}
+	for i := range uploads - held {
+		if k := fmt.Sprintf("doc-%02d", i); !got[k] {
+			t.Errorf("upload %s not delivered", k)
+		}
+	}
 }
