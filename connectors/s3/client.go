@@ -63,6 +63,9 @@ type Client struct {
 	mc  *minio.Client
 	log *slog.Logger
 
+	instance string // names this client's listen canaries
+	watch    watch  // listen mode's subscription health
+
 	mu        sync.Mutex
 	versioned *bool // cached bucket versioning, once known
 	locked    bool  // object lock seen enabled
@@ -91,9 +94,10 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%w: Endpoint: %q: %w", ErrInvalidConfig, cfg.Endpoint, err)
 	}
 	return &Client{
-		cfg: cfg,
-		mc:  mc,
-		log: cfg.Logger.With("component", "connector/s3", "source", cfg.Name, "bucket", cfg.Bucket),
+		cfg:      cfg,
+		mc:       mc,
+		log:      cfg.Logger.With("component", "connector/s3", "source", cfg.Name, "bucket", cfg.Bucket),
+		instance: newInstance(),
 	}, nil
 }
 

@@ -2,14 +2,18 @@ package s3_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/simdex/simdex/connectors"
 	"github.com/simdex/simdex/connectors/s3"
+	"github.com/simdex/simdex/internal/miniotest"
 )
 
 // listener runs Client.Listen in the background.
@@ -45,16 +49,9 @@ func (l *listener) stop(t testing.TB) {
 
 // TestListen checks the subscription's life cycle against a real MinIO:
 // Listen stays subscribed while the server runs, survives a server restart
-// and returns nil promptly when cancelled.
-//
-// It does not assert that events arrive in real time. The pinned MinIO
-// server never flushes the listen stream (cmd/api-response.go's
-// trackingResponseWriter does not implement http.Flusher, so the handler's
-// xhttp.Flush is a no-op) and, measured here, delivered one event of 40 put
-// over 15 s, at disconnect. Listen mode is therefore documented as a hint
-// and the daemon's reconciliation is the system of record; the records it
-// would carry are decoded by the same code as the JetStream mode
-// (TestDecodeRecords, TestJetStreamEvents).
+// and returns nil promptly when cancelled. Delivery is
+// TestListenDeliversUnflushedStream's and
+// TestListenRestartsStalledSubscription's.
 func TestListen(t *testing.T) {
 	ms := startMinIO(t)
 	const bucket = "listened"
@@ -86,9 +83,14 @@ func TestListenDeliversUnflushedStream(t *testing.T) {
 	ms := startMinIO(t)
 	const bucket = "unflushed"
 	ms.MakeBucket(t, bucket, true, false)
-	c := newClient(t, ms, bucket, func(cfg *s3.Config) { cfg.Mode = s3.ModeListen })
+	m := s3.NewMetrics(nil)
+	c := newClient(t, ms, bucket, func(cfg *s3.Config) {
+		cfg.Mode = s3.ModeListen
+		cfg.ProbeInterval = time.Second
+		cfg.Metrics = m
+	})
 	l := startListen(t, c)
-	time.Sleep(time.Second) // subscribed
+	waitFor(t, "a first probe", func() bool { return testutil.CollectAndCount(m.Stalled) == 1 })
 	mc := ms.Client(t)
 	const uploads, held = 20, 8
 	for i := range uploads {
@@ -110,4 +112,108 @@ func TestListenDeliversUnflushedStream(t *testing.T) {
 			t.Errorf("upload %s not delivered", k)
 		}
 	}
+}
+
+// TestListenRestartsStalledSubscription: a listen stream that stays open
+// but delivers nothing (the proxy drops the server's bytes) is found by
+// the probe, reported by ListenHealth, replaced by a new subscription that
+// delivers, and followed by a catch-up; the canaries are never handed on
+// and none is left in the bucket.
+func TestListenRestartsStalledSubscription(t *testing.T) {
+	ms := startMinIO(t)
+	const bucket = "stalling"
+	ms.MakeBucket(t, bucket, true, false)
+	proxy := miniotest.StartProxy(t, ms)
+	catchUps := make(chan struct{}, 8)
+	m := s3.NewMetrics(nil)
+	c := newClient(t, ms, bucket, func(cfg *s3.Config) {
+		cfg.Endpoint = proxy.Endpoint()
+		cfg.Mode = s3.ModeListen
+		cfg.ProbeInterval = time.Second
+		cfg.Metrics = m
+		cfg.CatchUp = func(context.Context) { catchUps <- struct{}{} }
+	})
+	l := startListen(t, c)
+	// Subscribed once a probe's canary has come through (the gauge is
+	// set, to 0).
+	waitFor(t, "a first probe", func() bool { return testutil.CollectAndCount(m.Stalled) == 1 })
+	mc := ms.Client(t)
+	// A single upload comes through: the probe's canaries push it out of
+	// MinIO's buffers.
+	put(t, mc, bucket, "before", []byte("body"), minio.PutObjectOptions{})
+	wantKeys(t, l.ch, "before")
+	if err := c.ListenHealth(); err != nil {
+		t.Fatalf("ListenHealth before the stall: %v", err)
+	}
+
+	if n := proxy.StallListens(); n != 1 {
+		t.Fatalf("stalled %d listen streams, want 1", n)
+	}
+	waitFor(t, "ListenHealth reports the stall", func() bool { return errors.Is(c.ListenHealth(), s3.ErrListenStalled) })
+	if got := testutil.ToFloat64(m.Stalls.WithLabelValues(c.Name())); got < 1 {
+		t.Errorf("stalls_total = %v, want at least 1", got)
+	}
+	select {
+	case <-catchUps:
+	case <-time.After(testTimeout):
+		t.Fatal("no catch-up after the stall")
+	}
+	put(t, mc, bucket, "after", []byte("body"), minio.PutObjectOptions{})
+	wantKeys(t, l.ch, "after")
+	waitFor(t, "ListenHealth clears", func() bool { return c.ListenHealth() == nil })
+	if got := testutil.ToFloat64(m.Stalled.WithLabelValues(c.Name())); got != 0 {
+		t.Errorf("stalled gauge = %v after recovery, want 0", got)
+	}
+	l.stop(t)
+	if left := listKeys(t, mc, bucket); len(left) != 2 {
+		t.Errorf("bucket holds %v, want only the two uploads (no canary left)", left)
+	}
+}
+
+// wantKeys receives events until every key has come, skipping others;
+// canaries must never come.
+func wantKeys(t testing.TB, ch <-chan connectors.Event, keys ...string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	deadline := time.After(testTimeout)
+	for len(want) > 0 {
+		select {
+		case ev := <-ch:
+			ev.Settle(context.Background(), nil)
+			if strings.Contains(ev.Key, s3.ProbeDir) {
+				t.Fatalf("canary %q handed on", ev.Key)
+			}
+			delete(want, ev.Key)
+		case <-deadline:
+			t.Fatalf("events of %v not delivered within %s", want, testTimeout)
+		}
+	}
+}
+
+// waitFor polls cond until it holds or testTimeout passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, testTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// listKeys lists every version's key in bucket.
+func listKeys(t testing.TB, mc *minio.Client, bucket string) []string {
+	t.Helper()
+	var keys []string
+	for o := range mc.ListObjects(testContext(t), bucket, minio.ListObjectsOptions{Recursive: true, WithVersions: true}) {
+		if o.Err != nil {
+			t.Fatalf("list %s: %v", bucket, o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	return keys
 }
