@@ -9,8 +9,9 @@ import (
 )
 
 // healthChecks are what /readyz checks: the daemon has started, NATS
-// answers a round trip, the index and policy stores answer a query, and
-// the fleet's PostgreSQL answers a ping.
+// answers a round trip, the index and policy stores answer a query, each
+// listen-mode bucket's subscription is not known to have stalled (nor
+// unable to be probed), and the fleet's PostgreSQL answers a ping.
 func (d *Daemon) healthChecks(p *parts) []api.Check {
 	checks := []api.Check{
 		{Name: "started", Run: func(context.Context) error {
@@ -33,6 +34,13 @@ func (d *Daemon) healthChecks(p *parts) []api.Check {
 			_, err := p.records.HoldsVersion(ctx)
 			return err
 		}},
+	}
+	for _, b := range p.buckets {
+		if b.cfg.Mode == "listen" {
+			checks = append(checks, api.Check{Name: "listen " + b.source, Run: func(context.Context) error {
+				return b.client.ListenHealth()
+			}})
+		}
 	}
 	if p.pool != nil {
 		checks = append(checks, api.Check{Name: "postgres", Run: p.pool.Ping})
