@@ -42,16 +42,15 @@ var errRestart = fmt.Errorf("%w: subscribing again", ErrListenStalled)
 // only logs a failed settlement, since nothing can be redelivered; their
 // idempotency keys are those of the JetStream mode, Backfill and Reconcile.
 func (c *Client) Listen(ctx context.Context, out chan<- connectors.Event) error {
-	var bg sync.WaitGroup
-	defer bg.Wait()
+	l := &listening{restart: make(chan struct{}, 1)}
+	defer l.bg.Wait()
 	bgCtx, stopBg := context.WithCancel(ctx)
-	defer stopBg() // before bg.Wait
-	restart := make(chan struct{}, 1)
-	bg.Go(func() { c.probeEvery(bgCtx, restart) })
-	catchUp := c.catchUpLoop(bgCtx, &bg)
+	defer stopBg() // before l.bg.Wait
+	l.bg.Go(func() { c.probeEvery(bgCtx, l.restart) })
+	l.catchUp = c.catchUpLoop(bgCtx, &l.bg)
 	wait, gap := listenRetryFirst, false
 	for {
-		received, err := c.listenOnce(ctx, out, restart, gap, catchUp)
+		received, err := c.listenOnce(ctx, out, l, gap)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -73,6 +72,13 @@ func (c *Client) Listen(ctx context.Context, out chan<- connectors.Event) error 
 		}
 		wait = min(2*wait, listenRetryMax)
 	}
+}
+
+// listening is what one Listen shares with its subscriptions.
+type listening struct {
+	restart chan struct{}  // the probe found the subscription stalled
+	catchUp chan struct{}  // asks catchUpLoop for a catch-up
+	bg      sync.WaitGroup // the goroutines Listen waits for
 }
 
 // listenHold is how long a subscription must last before it is taken to
@@ -101,14 +107,22 @@ func (c *Client) catchUpLoop(ctx context.Context, bg *sync.WaitGroup) chan struc
 }
 
 // listenOnce runs one subscription until it fails or a stall is reported
-// on restart; received says whether any notification came through it.
-// After a gap (the previous subscription stalled or ended), it asks
-// catchUp for a catch-up once it has lasted listenHold, so that a server
-// still down is not reconciled.
-func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event, restart <-chan struct{}, gap bool, catchUp chan<- struct{}) (received bool, err error) {
+// on l.restart; received says whether any notification came through it.
+// After a gap (the previous subscription stalled or ended), it asks for a
+// catch-up once it has lasted listenHold, so that a server still down is
+// not reconciled.
+func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event, l *listening, gap bool) (received bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends minio-go's goroutine
 	notes := c.mc.ListenBucketNotification(ctx, c.cfg.Bucket, c.cfg.Prefix, "", listenEvents)
+	defer func() {
+		cancel()
+		// minio-go's goroutine may still be in its retry pause, which
+		// ignores ctx; Listen waits for it to see ctx and close notes.
+		l.bg.Go(func() {
+			for range notes {
+			}
+		})
+	}()
 	hold := time.NewTimer(listenHold)
 	defer hold.Stop()
 	for {
@@ -116,12 +130,12 @@ func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event, re
 		var ok bool
 		select {
 		case info, ok = <-notes:
-		case <-restart:
+		case <-l.restart:
 			return received, errRestart
 		case <-hold.C:
 			if gap {
 				select {
-				case catchUp <- struct{}{}:
+				case l.catchUp <- struct{}{}:
 				default: // one is pending already
 				}
 			}
