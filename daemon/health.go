@@ -9,7 +9,8 @@ import (
 )
 
 // healthChecks are what /readyz checks: the daemon has started, NATS
-// answers a round trip, the index and policy stores answer a query, each
+// answers a round trip and has refused it no permission lately
+// (natsDeniedWindow), the index and policy stores answer a query, each
 // listen-mode bucket's subscription is not known to have stalled (nor
 // unable to be probed), and the fleet's PostgreSQL answers a ping.
 func (d *Daemon) healthChecks(p *parts) []api.Check {
@@ -26,6 +27,7 @@ func (d *Daemon) healthChecks(p *parts) []api.Check {
 			}
 			return p.nc.FlushWithContext(ctx)
 		}},
+		{Name: "nats permissions", Run: p.natsErrs.check},
 		{Name: "index", Run: func(ctx context.Context) error {
 			_, err := p.eng.Store.Seen(ctx, "simdex:readyz")
 			return err
