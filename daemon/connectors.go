@@ -95,10 +95,11 @@ func (d *Daemon) openBuckets(_ context.Context, p *parts) error {
 	return nil
 }
 
-// catchUp reconciles b after its listen subscription was replaced: the
-// events of the gap are lost, MinIO replays none.
+// catchUp reconciles b once a listen subscription holds, the first or one
+// replacing a subscription that stalled or failed: MinIO replays none of
+// the events before it.
 func (d *Daemon) catchUp(ctx context.Context, p *parts, b *bucket) {
-	p.log.Info("listen subscription replaced; reconciling the bucket to catch up", "connector", b.source)
+	p.log.Info("listen subscription established; reconciling the bucket for the events before it", "connector", b.source)
 	d.reconcile(ctx, p, b)
 }
 

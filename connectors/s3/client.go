@@ -63,8 +63,9 @@ type Client struct {
 	mc  *minio.Client
 	log *slog.Logger
 
-	instance string // names this client's listen canaries
-	watch    watch  // listen mode's subscription health
+	instance   string        // names this client's listen canaries
+	watch      watch         // listen mode's subscription health
+	subscribed chan struct{} // a listen request was sent (listenIdentity)
 
 	mu        sync.Mutex
 	versioned *bool // cached bucket versioning, once known
@@ -79,6 +80,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	subscribed := make(chan struct{}, 1)
 	tr, err := minio.DefaultTransport(cfg.Secure)
 	if err != nil {
 		return nil, fmt.Errorf("s3 transport: %w", err)
@@ -88,16 +90,17 @@ func NewClient(cfg Config) (*Client, error) {
 		Secure:     cfg.Secure,
 		Region:     cfg.Region,
 		MaxRetries: cfg.MaxRetries,
-		Transport:  listenIdentity{tr},
+		Transport:  listenIdentity{next: tr, sent: subscribed},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Endpoint: %q: %w", ErrInvalidConfig, cfg.Endpoint, err)
 	}
 	return &Client{
-		cfg:      cfg,
-		mc:       mc,
-		log:      cfg.Logger.With("component", "connector/s3", "source", cfg.Name, "bucket", cfg.Bucket),
-		instance: newInstance(),
+		cfg:        cfg,
+		mc:         mc,
+		log:        cfg.Logger.With("component", "connector/s3", "source", cfg.Name, "bucket", cfg.Bucket),
+		instance:   newInstance(),
+		subscribed: subscribed,
 	}, nil
 }
 
@@ -372,13 +375,24 @@ func (c *Client) isVersioned(ctx context.Context) (bool, error) {
 // none of 1,000 uploads until the connection closed. One byte per Read
 // returns every byte as it arrives; it costs a function call per byte
 // through a buffered reader (measured in BenchmarkListenBody).
-type listenIdentity struct{ next http.RoundTripper }
+//
+// It tells sent of every listen request: minio-go subscribes again by
+// itself when a stream ends cleanly (MinIO stopping), and Listen must
+// then catch up with what the gap lost.
+type listenIdentity struct {
+	next http.RoundTripper
+	sent chan<- struct{}
+}
 
 func (t listenIdentity) RoundTrip(r *http.Request) (*http.Response, error) {
 	listen := r.Method == http.MethodGet && r.URL.Query().Has("events")
 	if listen {
 		r = r.Clone(r.Context())
 		r.Header.Set("Accept-Encoding", "identity")
+		select {
+		case t.sent <- struct{}{}:
+		default: // one is pending already
+		}
 	}
 	resp, err := t.next.RoundTrip(r)
 	if listen && err == nil {

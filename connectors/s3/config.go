@@ -73,9 +73,11 @@ type Config struct {
 	// allowed to put and delete objects under ProbeDir.
 	ProbeInterval time.Duration
 	// CatchUp, if set, is called in listen mode, in a goroutine of its
-	// own, each time a subscription replaces one that stalled or ended:
-	// MinIO replays nothing, so the events in between are lost and the
-	// daemon reconciles. Listen waits for it before returning.
+	// own, once each subscription has held for a few seconds (the first
+	// one, and each that replaces one that stalled or ended): MinIO
+	// replays nothing, so the events before it are lost and the daemon
+	// reconciles. Runs do not overlap; Listen waits for one under way
+	// before returning.
 	CatchUp func(ctx context.Context)
 	// Metrics, if set, records listen mode's probes.
 	Metrics *Metrics

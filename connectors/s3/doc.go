@@ -22,9 +22,10 @@
 //     and probes push the last events out. When no event has come for
 //     Config.ProbeInterval, Listen writes canary objects under ProbeDir
 //     (deleting each at once) until one's event arrives; none within the
-//     probe's timeout means the subscription stalled: it is replaced, and
-//     Config.CatchUp (the daemon: a reconciliation) runs once the new one
-//     holds, as after a subscription that failed. ListenHealth reports a
+//     probe's timeout means the subscription stalled: it is replaced.
+//     Config.CatchUp (the daemon: a reconciliation) runs once each
+//     subscription holds, the first one and each replacement of one that
+//     stalled or failed, since MinIO replays nothing. ListenHealth reports a
 //     stall until the new subscription delivers. Canary keys are skipped
 //     by every mode, Backfill and Reconcile.
 //

@@ -34,8 +34,10 @@ var errRestart = fmt.Errorf("%w: subscribing again", ErrListenStalled)
 //
 // A subscription can also stall without failing (a connection that
 // delivers nothing): Listen probes it with canary objects (probe.go) and
-// replaces a stalled one at once. After every replacement, stalled or
-// failed, it calls Config.CatchUp, since MinIO replays nothing.
+// replaces a stalled one at once. Once each subscription has held, the
+// first one included, it calls Config.CatchUp: MinIO replays nothing, so
+// what happened before it (while the daemon was down, or between a
+// stalled or failed subscription and its replacement) is lost.
 //
 // The server drops events for slow listeners and replays nothing, so this
 // is a hint: Reconcile is the system of record. Events carry a Done that
@@ -48,16 +50,15 @@ func (c *Client) Listen(ctx context.Context, out chan<- connectors.Event) error 
 	defer stopBg() // before l.bg.Wait
 	l.bg.Go(func() { c.probeEvery(bgCtx, l.restart) })
 	l.catchUp = c.catchUpLoop(bgCtx, &l.bg)
-	wait, gap := listenRetryFirst, false
+	wait := listenRetryFirst
 	for {
-		received, err := c.listenOnce(ctx, out, l, gap)
+		received, err := c.listenOnce(ctx, out, l)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if resp := (minio.ErrorResponse{}); errors.As(err, &resp) && (resp.Code == "APINotSupported" || resp.Code == "NotImplemented") {
 			return fmt.Errorf("listen to %s at %s: %w", c.cfg.Bucket, c.cfg.Endpoint, err)
 		}
-		gap = true // the next subscription catches up with what this one missed
 		if errors.Is(err, errRestart) {
 			continue // the probe logged it
 		}
@@ -82,7 +83,7 @@ type listening struct {
 }
 
 // listenHold is how long a subscription must last before it is taken to
-// be established: then, after a gap, the catch-up runs.
+// be established: then the catch-up runs.
 const listenHold = 2 * time.Second
 
 // catchUpLoop runs Config.CatchUp once per request sent on the returned
@@ -108,10 +109,10 @@ func (c *Client) catchUpLoop(ctx context.Context, bg *sync.WaitGroup) chan struc
 
 // listenOnce runs one subscription until it fails or a stall is reported
 // on l.restart; received says whether any notification came through it.
-// After a gap (the previous subscription stalled or ended), it asks for a
-// catch-up once it has lasted listenHold, so that a server still down is
-// not reconciled.
-func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event, l *listening, gap bool) (received bool, err error) {
+// It asks for a catch-up once each subscription request (minio-go sends
+// another by itself when a stream ends cleanly) has lasted listenHold, so
+// that a server still down is not reconciled.
+func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event, l *listening) (received bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	notes := c.mc.ListenBucketNotification(ctx, c.cfg.Bucket, c.cfg.Prefix, "", listenEvents)
 	defer func() {
@@ -132,12 +133,13 @@ func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event, l 
 		case info, ok = <-notes:
 		case <-l.restart:
 			return received, errRestart
+		case <-c.subscribed:
+			hold.Reset(listenHold)
+			continue
 		case <-hold.C:
-			if gap {
-				select {
-				case l.catchUp <- struct{}{}:
-				default: // one is pending already
-				}
+			select {
+			case l.catchUp <- struct{}{}:
+			default: // one is pending already
 			}
 			continue
 		}

@@ -49,15 +49,29 @@ func (l *listener) stop(t testing.TB) {
 
 // TestListen checks the subscription's life cycle against a real MinIO:
 // Listen stays subscribed while the server runs, survives a server restart
-// and returns nil promptly when cancelled. Delivery is
-// TestListenDeliversUnflushedStream's and
+// and returns nil promptly when cancelled; it asks for a catch-up once its
+// first subscription holds (what happened before it is lost) and again
+// after the restart. Delivery is TestListenDeliversUnflushedStream's and
 // TestListenRestartsStalledSubscription's.
 func TestListen(t *testing.T) {
 	ms := startMinIO(t)
 	const bucket = "listened"
 	ms.MakeBucket(t, bucket, true, false)
-	c := newClient(t, ms, bucket, func(cfg *s3.Config) { cfg.Mode = s3.ModeListen })
+	catchUps := make(chan struct{}, 8)
+	c := newClient(t, ms, bucket, func(cfg *s3.Config) {
+		cfg.Mode = s3.ModeListen
+		cfg.CatchUp = func(context.Context) { catchUps <- struct{}{} }
+	})
 	l := startListen(t, c)
+	caughtUp := func(when string) {
+		t.Helper()
+		select {
+		case <-catchUps:
+		case <-time.After(testTimeout):
+			t.Fatalf("%s: no catch-up", when)
+		}
+	}
+	caughtUp("at start")
 	alive := func(when string) {
 		t.Helper()
 		select {
@@ -69,6 +83,7 @@ func TestListen(t *testing.T) {
 	alive("running")
 	ms.Restart(t)
 	alive("after a MinIO restart")
+	caughtUp("after a MinIO restart")
 	l.stop(t)
 }
 
@@ -137,6 +152,11 @@ func TestListenRestartsStalledSubscription(t *testing.T) {
 	// Subscribed once a probe's canary has come through (the gauge is
 	// set, to 0).
 	waitFor(t, "a first probe", func() bool { return testutil.CollectAndCount(m.Stalled) == 1 })
+	select {
+	case <-catchUps: // the first subscription's
+	case <-time.After(testTimeout):
+		t.Fatal("no catch-up at start")
+	}
 	mc := ms.Client(t)
 	// A single upload comes through: the probe's canaries push it out of
 	// MinIO's buffers.
