@@ -90,6 +90,9 @@ func TestBadConfigs(t *testing.T) {
 		{name: "fleet on embedded NATS", yaml: "replicas: 2\nstore:\n  driver: postgres\n  postgres:\n    dsn_env: PGDSN\n",
 			wantKeys: []string{"replicas: 2 replicas with the embedded NATS"}},
 		{name: "replicated streams on the embedded NATS", yaml: "nats:\n  stream_replicas: 3\n", wantKeys: []string{"nats.stream_replicas: the embedded server is one node"}},
+		{name: "negative listen probe interval", env: []string{"K=a"},
+			yaml:     "connectors:\n  s3:\n    - {name: r, endpoint: m:9000, bucket: r, mode: listen, probe_interval: -1s, access_key_env: K, secret_key_env: K}\n",
+			wantKeys: []string{"connectors.s3[0].probe_interval: must not be negative"}},
 		{name: "six stream replicas", yaml: "nats:\n  url: nats://n:4222\n  stream_replicas: 6\n", wantKeys: []string{"nats.stream_replicas: 6 is not 1 to 5"}},
 	}
 	for _, tc := range tests {
@@ -417,5 +420,30 @@ func TestReplacedKeySaysWhatReplacedIt(t *testing.T) {
 	_, err := Load(path, nil)
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "pipeline.in_flight_bytes: replaced by memory.budget") {
 		t.Fatalf("Load = %v, want ErrConfig naming memory.budget", err)
+	}
+}
+
+// TestListenModeReconcilesByDefault: MinIO's listen API replays nothing,
+// so a listen-mode bucket without a schedule is reconciled on
+// DefaultListenReconcile; a jetstream bucket's empty schedule stays off,
+// and a schedule given is kept.
+func TestListenModeReconcilesByDefault(t *testing.T) {
+	for _, tc := range []struct{ mode, reconcile, want string }{
+		{"listen", "", DefaultListenReconcile},
+		{"listen", "@every 1m", "@every 1m"},
+		{"jetstream", "", ""},
+	} {
+		yaml := fmt.Sprintf("connectors:\n  s3:\n    - {name: r, endpoint: m:9000, bucket: r, mode: %s, stream: S, subject: s.x, reconcile: %q, access_key_env: K, secret_key_env: K}\n", tc.mode, tc.reconcile)
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path, []string{"K=a"})
+		if err != nil {
+			t.Fatalf("%s %q: %v", tc.mode, tc.reconcile, err)
+		}
+		if got := cfg.Connectors.S3[0].ReconcileSchedule(); got != tc.want {
+			t.Errorf("%s with reconcile %q: schedule %q, want %q", tc.mode, tc.reconcile, got, tc.want)
+		}
 	}
 }

@@ -64,23 +64,43 @@ type bucket struct {
 // openBuckets builds the client of every configured S3 connector.
 func (d *Daemon) openBuckets(_ context.Context, p *parts) error {
 	cfg, logger := &d.cfg, d.logger
+	var metrics *s3conn.Metrics
 	for _, b := range cfg.Connectors.S3 {
 		access, secret, err := b.Credentials()
 		if err != nil {
 			return fmt.Errorf("%w: connectors.s3 %s: %w", ErrConfig, b.Name, err)
 		}
+		bk := &bucket{cfg: b, source: "s3:" + b.Name}
+		if b.Mode == "listen" && metrics == nil {
+			metrics = s3conn.NewMetrics(d.reg)
+		}
 		c, err := s3conn.NewClient(s3conn.Config{
-			Name: "s3:" + b.Name, Endpoint: b.Endpoint, Secure: b.Secure, Region: b.Region,
+			Name: bk.source, Endpoint: b.Endpoint, Secure: b.Secure, Region: b.Region,
 			AccessKey: access, SecretKey: secret, Bucket: b.Bucket, Prefix: b.Prefix, Mode: b.Mode,
 			Versioned: true, MaxObjectSize: cfg.Extract.MaxFetchSize(), SettleTimeout: b.SettleTimeout,
-			Logger: logger.With("connector", "s3:"+b.Name),
+			ProbeInterval: b.ProbeInterval, Metrics: metrics,
+			CatchUp: func(ctx context.Context) { d.catchUp(ctx, p, bk) },
+			Logger:  logger.With("connector", bk.source),
 		})
 		if err != nil {
-			return fmt.Errorf("connector s3:%s: %w", b.Name, err)
+			return fmt.Errorf("connector %s: %w", bk.source, err)
 		}
-		p.buckets = append(p.buckets, &bucket{cfg: b, source: "s3:" + b.Name, client: c})
+		bk.client = c
+		if b.Mode == "listen" && b.Reconcile == "" {
+			p.log.Info("listen-mode bucket reconciled by default: its events are a hint only",
+				"connector", bk.source, "reconcile", DefaultListenReconcile)
+		}
+		p.buckets = append(p.buckets, bk)
 	}
 	return nil
+}
+
+// catchUp reconciles b once a listen subscription holds, the first or one
+// replacing a subscription that stalled or failed: MinIO replays none of
+// the events before it.
+func (d *Daemon) catchUp(ctx context.Context, p *parts, b *bucket) {
+	p.log.Info("listen subscription established; reconciling the bucket for the events before it", "connector", b.source)
+	d.reconcile(ctx, p, b)
 }
 
 // openConnectors builds every configured connector; close closes those
@@ -235,10 +255,10 @@ func (d *Daemon) reconcileEvery(ctx context.Context, p *parts) error {
 	}
 	var jobs []job
 	for _, b := range p.buckets {
-		if b.cfg.Reconcile == "" {
+		if b.cfg.ReconcileSchedule() == "" {
 			continue
 		}
-		sched, err := cronParser.Parse(b.cfg.Reconcile)
+		sched, err := cronParser.Parse(b.cfg.ReconcileSchedule())
 		if err != nil {
 			return fmt.Errorf("%w: connectors.s3 %s reconcile: %w", ErrConfig, b.cfg.Name, err)
 		}

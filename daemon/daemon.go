@@ -148,6 +148,7 @@ type parts struct {
 	undo      []func()
 	natsURL   string
 	nc        *nats.Conn
+	natsErrs  *natsErrors // the connection's asynchronous errors
 	eng       *Engine
 	notifier  *notifier.Notifier
 	sources   []namedSource
@@ -212,8 +213,14 @@ func (d *Daemon) lockDataDir(_ context.Context, p *parts) error {
 }
 
 // openNATS starts the embedded NATS server unless one is configured, and
-// connects to it.
+// connects to it, its asynchronous errors going to the log, a metric and
+// /readyz (natsErrors).
 func (d *Daemon) openNATS(_ context.Context, p *parts) error {
+	errs, err := newNATSErrors(d.reg, p.log)
+	if err != nil {
+		return err
+	}
+	p.natsErrs = errs
 	url, auth := d.cfg.NATS.URL, d.natsAuth
 	if url == "" {
 		password, err := embeddedNATSPassword(d.cfg.NATSPasswordPath())
@@ -229,7 +236,7 @@ func (d *Daemon) openNATS(_ context.Context, p *parts) error {
 		url = ns.ClientURL()
 		p.log.Info("embedded NATS with JetStream started", "url", url, "store", filepath.Join(d.cfg.DataDir, "nats"))
 	}
-	nc, err := connectNATS(url, auth, p.log)
+	nc, err := connectNATS(url, auth, p.log, errs.handle)
 	if err != nil {
 		return err
 	}

@@ -289,9 +289,11 @@ func (c *Config) validateSubjects() []error {
 // connectNATS connects the daemon to NATS. Credentials the server refuses
 // stop the start with an error naming the configuration; a server that
 // cannot be reached yet is retried in the background, as are later
-// disconnections.
-func connectNATS(url string, auth []nats.Option, log *slog.Logger) (*nats.Conn, error) {
+// disconnections. onError receives the asynchronous errors (permission
+// violations among them).
+func connectNATS(url string, auth []nats.Option, log *slog.Logger, onError nats.ErrHandler) (*nats.Conn, error) {
 	opts := append(auth, nats.Name("simdex"), nats.MaxReconnects(-1), nats.ReconnectWait(2*time.Second),
+		nats.ErrorHandler(onError),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("NATS disconnected, reconnecting", "err", err)

@@ -75,15 +75,37 @@ type S3SourceConfig struct {
 	// Backfill lists every object version on first start.
 	Backfill bool `mapstructure:"backfill" yaml:"backfill"`
 	// Reconcile is a cron schedule comparing the bucket with the index;
-	// empty disables it (not recommended: bucket events are not
-	// guaranteed).
+	// empty disables it in jetstream mode (not recommended: bucket events
+	// are not guaranteed) and means DefaultListenReconcile in listen mode,
+	// whose events are a hint only.
 	Reconcile string `mapstructure:"reconcile" yaml:"reconcile"`
+	// ProbeInterval is how long listen mode goes without an event before
+	// it checks its subscription with a canary object (default 1m; the
+	// credentials must be allowed to put and delete objects under the
+	// prefix's ".simdex-listen-probe/"). A subscription whose canary does
+	// not come through is replaced and the bucket reconciled.
+	ProbeInterval time.Duration `mapstructure:"probe_interval" yaml:"probe_interval"`
 	// SettleTimeout bounds how long a reconciliation or an on-demand
 	// backfill waits for its events to be committed before it logs its
 	// counts and returns (default 30s; the events still go on). The first
 	// start's backfill always waits for every event: its marker means
 	// "every version committed".
 	SettleTimeout time.Duration `mapstructure:"settle_timeout" yaml:"settle_timeout"`
+}
+
+// DefaultListenReconcile is the reconciliation schedule of a listen-mode
+// bucket that names none: MinIO's listen API replays nothing, so the
+// bucket, not its events, is the truth.
+const DefaultListenReconcile = "@every 15m"
+
+// ReconcileSchedule returns the bucket's reconciliation schedule, "" for
+// none: Reconcile, or DefaultListenReconcile for a listen-mode bucket
+// without one.
+func (s S3SourceConfig) ReconcileSchedule() string {
+	if s.Reconcile == "" && s.Mode == "listen" {
+		return DefaultListenReconcile
+	}
+	return s.Reconcile
 }
 
 func defaultConnectorsConfig() ConnectorsConfig {
@@ -186,12 +208,13 @@ func (s *ConnectorsConfig) validate(getenv func(string) string, readFile func(st
 			errs.badIf(b.Subject == "", key+".subject", "required in jetstream mode")
 			errs.badIf(b.AckWait < 0 || (b.AckWait > 0 && b.AckWait < time.Second), key+".ack_wait", "%s is below 1s (0: the default, 2m)", b.AckWait)
 		case "listen":
+			errs.badIf(b.ProbeInterval < 0, key+".probe_interval", "must not be negative (0: the default, 1m)")
 		default:
 			errs.badIf(true, key+".mode", "%q is not jetstream or listen", b.Mode)
 		}
-		if b.Reconcile != "" {
-			_, err := cronParser.Parse(b.Reconcile)
-			errs.badIf(err != nil, key+".reconcile", "bad cron schedule %q: %v", b.Reconcile, err)
+		if sched := b.ReconcileSchedule(); sched != "" {
+			_, err := cronParser.Parse(sched)
+			errs.badIf(err != nil, key+".reconcile", "bad cron schedule %q: %v", sched, err)
 		}
 		_, err := credential(b.AccessKeyEnv, b.AccessKeyFile, getenv, readFile)
 		errs.badIf(err != nil, key+".access_key", "%v", err)

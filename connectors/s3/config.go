@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,6 +66,21 @@ type Config struct {
 	// emitting their last event, for the emitted events to be settled
 	// (default DefaultSettleTimeout; negative: do not wait).
 	SettleTimeout time.Duration
+	// ProbeInterval is how long listen mode waits without a notification
+	// before it probes its subscription with a canary object under
+	// ProbeDir (default DefaultProbeInterval); the probe waits for the
+	// canary's event as long, at most 15 s. The credentials must be
+	// allowed to put and delete objects under ProbeDir.
+	ProbeInterval time.Duration
+	// CatchUp, if set, is called in listen mode, in a goroutine of its
+	// own, once each subscription has held for a few seconds (the first
+	// one, and each that replaces one that stalled or ended): MinIO
+	// replays nothing, so the events before it are lost and the daemon
+	// reconciles. Runs do not overlap; Listen waits for one under way
+	// before returning.
+	CatchUp func(ctx context.Context)
+	// Metrics, if set, records listen mode's probes.
+	Metrics *Metrics
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -88,6 +104,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SettleTimeout == 0 {
 		c.SettleTimeout = DefaultSettleTimeout
+	}
+	if c.ProbeInterval == 0 {
+		c.ProbeInterval = DefaultProbeInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -124,6 +143,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxObjectSize < 0 {
 		bad("MaxObjectSize", "must not be negative, got %d", c.MaxObjectSize)
+	}
+	if c.ProbeInterval < 0 {
+		bad("ProbeInterval", "must not be negative, got %s", c.ProbeInterval)
 	}
 	if c.MaxRetries < 1 {
 		bad("MaxRetries", "must be at least 1, got %d", c.MaxRetries)

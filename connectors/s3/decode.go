@@ -122,7 +122,7 @@ func (c *Client) recordEvent(r record, escaped bool) (ev connectors.Event, ok bo
 	if err := checkKey(key); err != nil {
 		return ev, false, err
 	}
-	if !strings.HasPrefix(key, c.cfg.Prefix) {
+	if !strings.HasPrefix(key, c.cfg.Prefix) || c.isProbeKey(key) {
 		return ev, false, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, r.EventTime)

@@ -16,8 +16,18 @@
 //     Client.ListenSource). The server drops events for slow listeners and
 //     replays nothing, so this mode is a hint only: reconciliation is the
 //     system of record. Some MinIO releases (the one the tests pin among
-//     them) never flush the listen stream, so events arrive late or at
-//     disconnect; schedule reconciliation often when using this mode.
+//     them) never flush the listen stream: events leave the server only
+//     when its write buffers (about 6 KB) fill, cut in the middle of HTTP
+//     chunks, so the stream is read one byte per Read (listenIdentity)
+//     and probes push the last events out. When no event has come for
+//     Config.ProbeInterval, Listen writes canary objects under ProbeDir
+//     (deleting each at once) until one's event arrives; none within the
+//     probe's timeout means the subscription stalled: it is replaced.
+//     Config.CatchUp (the daemon: a reconciliation) runs once each
+//     subscription holds, the first one and each replacement of one that
+//     stalled or failed, since MinIO replays nothing. ListenHealth reports a
+//     stall until the new subscription delivers. Canary keys are skipped
+//     by every mode, Backfill and Reconcile.
 //
 // Either way, MinIO's own event delivery is not guaranteed across restarts
 // or full queues, so the daemon runs Client.Reconcile periodically and
@@ -32,9 +42,9 @@
 // placed by simdex itself produce them), s3:ObjectRemoved:NoOP (a delete of
 // nothing), s3:ObjectAccessed:*, lifecycle, transition, restore,
 // replication and scanner events. Names without the "s3:" prefix, as AWS
-// writes them, are accepted too. Records of other buckets, or of keys
-// outside Config.Prefix, are skipped: MinIO publishes every bucket to the
-// same subject.
+// writes them, are accepted too. Records of other buckets, of keys
+// outside Config.Prefix, or of listen mode's canaries (under ProbeDir)
+// are skipped: MinIO publishes every bucket to the same subject.
 //
 // A Removed event carries the version id the event names: the deleted
 // version for s3:ObjectRemoved:Delete, the new delete marker's own id for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -21,6 +22,9 @@ const (
 // listenEvents are the event types Listen subscribes to.
 var listenEvents = []string{string(notification.ObjectCreatedAll), string(notification.ObjectRemovedAll)}
 
+// errRestart ends a subscription that the probe found stalled.
+var errRestart = fmt.Errorf("%w: subscribing again", ErrListenStalled)
+
 // Listen delivers the bucket's events from MinIO's ListenBucketNotification
 // API on out until ctx is cancelled, then returns nil. When the
 // subscription fails (the server is down, restarts, refuses the
@@ -28,19 +32,35 @@ var listenEvents = []string{string(notification.ObjectCreatedAll), string(notifi
 // failure; only an endpoint that does not implement the API (AWS, Google)
 // ends Listen with an error. It never closes out.
 //
+// A subscription can also stall without failing (a connection that
+// delivers nothing): Listen probes it with canary objects (probe.go) and
+// replaces a stalled one at once. Once each subscription has held, the
+// first one included, it calls Config.CatchUp: MinIO replays nothing, so
+// what happened before it (while the daemon was down, or between a
+// stalled or failed subscription and its replacement) is lost.
+//
 // The server drops events for slow listeners and replays nothing, so this
 // is a hint: Reconcile is the system of record. Events carry a Done that
 // only logs a failed settlement, since nothing can be redelivered; their
 // idempotency keys are those of the JetStream mode, Backfill and Reconcile.
 func (c *Client) Listen(ctx context.Context, out chan<- connectors.Event) error {
+	l := &listening{restart: make(chan struct{}, 1)}
+	defer l.bg.Wait()
+	bgCtx, stopBg := context.WithCancel(ctx)
+	defer stopBg() // before l.bg.Wait
+	l.bg.Go(func() { c.probeEvery(bgCtx, l.restart) })
+	l.catchUp = c.catchUpLoop(bgCtx, &l.bg)
 	wait := listenRetryFirst
 	for {
-		received, err := c.listenOnce(ctx, out)
+		received, err := c.listenOnce(ctx, out, l)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if resp := (minio.ErrorResponse{}); errors.As(err, &resp) && (resp.Code == "APINotSupported" || resp.Code == "NotImplemented") {
 			return fmt.Errorf("listen to %s at %s: %w", c.cfg.Bucket, c.cfg.Endpoint, err)
+		}
+		if errors.Is(err, errRestart) {
+			continue // the probe logged it
 		}
 		if received {
 			wait = listenRetryFirst
@@ -55,35 +75,111 @@ func (c *Client) Listen(ctx context.Context, out chan<- connectors.Event) error 
 	}
 }
 
-// listenOnce runs one subscription until it fails; received says whether
-// any notification came through it.
-func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event) (received bool, err error) {
+// listening is what one Listen shares with its subscriptions.
+type listening struct {
+	restart chan struct{}  // the probe found the subscription stalled
+	catchUp chan struct{}  // asks catchUpLoop for a catch-up
+	bg      sync.WaitGroup // the goroutines Listen waits for
+}
+
+// listenHold is how long a subscription must last before it is taken to
+// be established: then the catch-up runs.
+const listenHold = 2 * time.Second
+
+// catchUpLoop runs Config.CatchUp once per request sent on the returned
+// channel, one run at a time, requests made during a run coalescing into
+// one more; it stops with ctx.
+func (c *Client) catchUpLoop(ctx context.Context, bg *sync.WaitGroup) chan struct{} {
+	req := make(chan struct{}, 1)
+	if c.cfg.CatchUp == nil {
+		return req
+	}
+	bg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-req:
+				c.cfg.CatchUp(ctx)
+			}
+		}
+	})
+	return req
+}
+
+// listenOnce runs one subscription until it fails or a stall is reported
+// on l.restart; received says whether any notification came through it.
+// It asks for a catch-up once each subscription request (minio-go sends
+// another by itself when a stream ends cleanly) has lasted listenHold, so
+// that a server still down is not reconciled.
+func (c *Client) listenOnce(ctx context.Context, out chan<- connectors.Event, l *listening) (received bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends minio-go's goroutine
-	for info := range c.mc.ListenBucketNotification(ctx, c.cfg.Bucket, c.cfg.Prefix, "", listenEvents) {
+	notes := c.mc.ListenBucketNotification(ctx, c.cfg.Bucket, c.cfg.Prefix, "", listenEvents)
+	defer func() {
+		cancel()
+		// minio-go's goroutine may still be in its retry pause, which
+		// ignores ctx; Listen waits for it to see ctx and close notes.
+		l.bg.Go(func() {
+			for range notes {
+			}
+		})
+	}()
+	hold := time.NewTimer(listenHold)
+	defer hold.Stop()
+	for {
+		var info notification.Info
+		var ok bool
+		select {
+		case info, ok = <-notes:
+		case <-l.restart:
+			return received, errRestart
+		case <-c.subscribed:
+			hold.Reset(listenHold)
+			continue
+		case <-hold.C:
+			select {
+			case l.catchUp <- struct{}{}:
+			default: // one is pending already
+			}
+			continue
+		}
+		if !ok {
+			return received, fmt.Errorf("listen to %s: notification stream closed", c.cfg.Bucket)
+		}
 		if info.Err != nil {
 			return received, info.Err
 		}
 		received = true
 		for _, n := range info.Records {
-			ev, ok, err := c.recordEvent(listenRecord(n), false)
-			if err != nil {
-				c.log.Warn("dropping malformed bucket notification; reconciliation will catch up",
-					"event", n.EventName, "key", n.S3.Object.Key, "err", err)
-				continue
-			}
-			if !ok {
-				continue
-			}
-			ev.Done = c.logSettle("listen")
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return received, ctx.Err()
+			if err := c.forward(ctx, n, out); err != nil {
+				return received, err
 			}
 		}
 	}
-	return received, fmt.Errorf("listen to %s: notification stream closed", c.cfg.Bucket)
+}
+
+// forward records notification n with the probe and hands its event on.
+func (c *Client) forward(ctx context.Context, n notification.Event, out chan<- connectors.Event) error {
+	if c.watch.saw(n.S3.Object.Key, c.isProbeKey(n.S3.Object.Key), time.Now()) {
+		c.cfg.Metrics.setStalled(c.cfg.Name, false)
+		c.log.Info("listen subscription delivers again")
+	}
+	ev, ok, err := c.recordEvent(listenRecord(n), false)
+	if err != nil {
+		c.log.Warn("dropping malformed bucket notification; reconciliation will catch up",
+			"event", n.EventName, "key", n.S3.Object.Key, "err", err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	ev.Done = c.logSettle("listen")
+	select {
+	case out <- ev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // listenRecord converts minio-go's notification record.

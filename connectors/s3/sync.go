@@ -200,6 +200,9 @@ func (c *Client) listVersions(ctx context.Context, fn func(minio.ObjectInfo) err
 		if o.Err != nil {
 			return c.classify("list versions", c.cfg.Prefix, o.Err)
 		}
+		if c.isProbeKey(o.Key) {
+			continue // a listen canary not yet deleted
+		}
 		if err := fn(o); err != nil {
 			return err
 		}

@@ -77,10 +77,12 @@ func Start(t testing.TB, opts Options) *Fleet {
 	f := &Fleet{Bins: Build(t), opts: opts}
 	f.NATS = StartCluster(t, f.Bins, opts.NATSNodes)
 	f.NATS.CreateStreams(t)
-	// MinIO's NATS target takes one address: the first node's. Tests
-	// kill the others, so that bucket events keep flowing.
+	// MinIO's NATS target takes one address: the first node's; its
+	// client learns the others from the cluster and moves to one when
+	// that node dies. Events it could not publish meanwhile wait in its
+	// queue directory (docs/deploy.md, section 5).
 	f.MinIO = miniotest.Start(t, miniotest.Options{NATSAddress: f.NATS.Nodes[0].ClientURL(),
-		NATSSubject: EventSubject, JetStream: true, SyncEvents: true})
+		NATSSubject: EventSubject, JetStream: true, SyncEvents: true, NATSQueueDir: t.TempDir()})
 	f.MinIO.MakeBucket(t, Bucket, true, false)
 	f.MinIO.EnableNotifications(t, Bucket)
 	dir := t.TempDir()

@@ -61,9 +61,13 @@ type Options struct {
 	// publish acknowledgement.
 	JetStream bool
 	// SyncEvents (MINIO_API_SYNC_EVENTS=on) makes every S3 call wait until
-	// its event is sent, so a test can consume the event right after the
-	// call returns.
+	// its event is sent (or, with NATSQueueDir, stored), so a test can
+	// consume the event right after the call returns.
 	SyncEvents bool
+	// NATSQueueDir, if set, is the NATS target's queue directory
+	// (MINIO_NOTIFY_NATS_QUEUE_DIR): undelivered events are kept there and
+	// sent again, oldest first, once NATS takes them. It must be absolute.
+	NATSQueueDir string
 }
 
 // Server is a running MinIO server.
@@ -132,6 +136,9 @@ func Start(t testing.TB, opts Options) *Server {
 		)
 		if opts.JetStream {
 			s.env = append(s.env, "MINIO_NOTIFY_NATS_JETSTREAM_"+TargetID+"=on")
+		}
+		if opts.NATSQueueDir != "" {
+			s.env = append(s.env, "MINIO_NOTIFY_NATS_QUEUE_DIR_"+TargetID+"="+opts.NATSQueueDir)
 		}
 	}
 	if opts.SyncEvents {
