@@ -39,12 +39,18 @@ type DisposalFilter struct {
 	Since time.Time
 }
 
-// Disposals lists the executed deletions the audit log records, oldest
-// first (AuditFlagDispose entries, and the AuditDeleteDone entries of
-// earlier releases with what they recorded).
+// Disposals lists the executed deletions of the engine's audit log (see
+// ReadDisposals).
 func (e *Engine) Disposals(ctx context.Context, f DisposalFilter) ([]Disposal, error) {
-	var out []Disposal
-	err := e.st.Audit(ctx, 1, func(a AuditEntry) error {
+	return ReadDisposals(ctx, e.st, f)
+}
+
+// ReadDisposals lists the executed deletions log records, oldest first
+// (AuditFlagDispose entries, and the AuditDeleteDone entries of earlier
+// releases with what they recorded).
+func ReadDisposals(ctx context.Context, log AuditReader, f DisposalFilter) ([]Disposal, error) {
+	out := []Disposal{}
+	err := log.Audit(ctx, 1, func(a AuditEntry) error {
 		if a.Action != AuditFlagDispose && a.Action != AuditDeleteDone || a.Time.Before(f.Since) {
 			return nil
 		}

@@ -96,7 +96,7 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 	}
 	rec, err := e.ix.Get(ctx, before.Document.ID)
 	if errors.Is(err, index.ErrNotFound) {
-		err = fmt.Errorf("%w: document %d is no longer in the index", ErrGone, before.Document.ID)
+		err = e.goneOrStale(ctx, before)
 	}
 	if err == nil {
 		err = e.deleteUnheld(ctx, obj)
@@ -105,6 +105,17 @@ func (e *Engine) Execute(ctx context.Context, id int64, actor string) (Flag, err
 		return e.refuse(ctx, before, []FlagStatus{StatusExecuting}, actor, refusal(err), err)
 	}
 	return e.disposed(ctx, before, rec, actor)
+}
+
+// goneOrStale is why the document of f, no longer in the index, cannot be
+// deleted: another version of its object replaced it (ErrStale), or it is
+// gone (ErrGone).
+func (e *Engine) goneOrStale(ctx context.Context, f Flag) error {
+	rs, err := e.ix.Lookup(ctx, f.Object.IndexKey)
+	if err == nil && len(rs) > 0 {
+		return fmt.Errorf("%w: the index now has another version of %s", ErrStale, f.Object)
+	}
+	return fmt.Errorf("%w: document %d is no longer in the index", ErrGone, f.Document.ID)
 }
 
 // disposed records the deletion of the object of flag f, whose document

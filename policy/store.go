@@ -180,6 +180,11 @@ type AuditLog interface {
 	// Append assigns each entry the next sequence number, chains it to the
 	// previous entry (Prev, Hash by ChainHash) and stores it.
 	Append(ctx context.Context, entries ...AuditEntry) error
+	AuditReader
+}
+
+// AuditReader reads the audit log.
+type AuditReader interface {
 	// Audit calls fn with every entry from seq from on, in order.
 	Audit(ctx context.Context, from int64, fn func(AuditEntry) error) error
 }
