@@ -350,7 +350,9 @@ func (d *Daemon) enforcer(p *parts) policy.Enforcer {
 	for _, dir := range d.cfg.WatchedDirs() {
 		roots["fs:"+dir] = dir // the source name the connector is given
 	}
-	lookup := func(ctx context.Context, key string) ([]*index.Record, error) { return p.eng.Index.Store().Lookup(ctx, key) }
+	lookup := func(ctx context.Context, key string) ([]*index.Record, error) {
+		return p.eng.Index.Store().Lookup(ctx, key)
+	}
 	return &originEnforcer{
 		s3: &s3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
 			for _, b := range p.buckets {
