@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/simdex/simdex/api"
+	natsconn "github.com/simdex/simdex/connectors/nats"
 	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/internal/natstest"
 	"github.com/simdex/simdex/policy"
@@ -24,9 +27,10 @@ import (
 type fsRig struct {
 	inbox, addr string
 	texts       map[string]string
+	nc          *nats.Conn
 }
 
-func newFSRig(t *testing.T, texts map[string]string) *fsRig {
+func newFSRig(t *testing.T, texts map[string]string, rules ...policy.RetentionRule) *fsRig {
 	t.Helper()
 	ns := natstest.Start(t)
 	cfg := DefaultConfig()
@@ -37,7 +41,7 @@ func newFSRig(t *testing.T, texts map[string]string) *fsRig {
 	inbox := t.TempDir()
 	cfg.Connectors.FS.Dirs = []string{inbox}
 	cfg.Connectors.FS.Interval = 100 * time.Millisecond
-	cfg.Policy.Retention = []policy.RetentionRule{{Name: "inbox-7d", Selector: policy.Selector{Source: "fs:" + inbox}, Period: "7d", Action: "delete"}}
+	cfg.Policy.Retention = append([]policy.RetentionRule{{Name: "inbox-7d", Selector: policy.Selector{Source: "fs:" + inbox}, Period: "7d", Action: "delete"}}, rules...)
 	old := time.Now().AddDate(0, 0, -30)
 	for name, text := range texts {
 		p := filepath.Join(inbox, name)
@@ -49,7 +53,7 @@ func newFSRig(t *testing.T, texts map[string]string) *fsRig {
 		}
 	}
 	d := startDaemon(t, cfg, nil)
-	r := &fsRig{inbox: inbox, addr: d.Addr().String(), texts: texts}
+	r := &fsRig{inbox: inbox, addr: d.Addr().String(), texts: texts, nc: ns.Conn(t)}
 	for name := range texts {
 		waitFor(t, 30*time.Second, "indexing of "+name, func() bool { return len(versionsOf(t, r.addr, r.key(name))) == 1 })
 	}
@@ -197,5 +201,48 @@ func TestWatchedFolderDispositions(t *testing.T) {
 	}
 	if n := len(r.flags(t, policy.KindHoldUnenforced)); n != 1 {
 		t.Errorf("%d hold-unenforced flags after a sweep, want 1", n)
+	}
+}
+
+// TestNATSBodyDisposalPurgesTheIndex: a NATS message that carried its
+// body has no origin but simdex, so executing its approved deletion
+// removes it from the index, with its proof. Before, it failed "502 … is
+// not an S3 object" and the flag stayed approved.
+func TestNATSBodyDisposalPurgesTheIndex(t *testing.T) {
+	r := newFSRig(t, nil, policy.RetentionRule{Name: "nats-now", Selector: policy.Selector{Source: "nats:docs"}, Period: "1ns", Action: "delete"})
+	text := strings.Repeat("Board minutes: the dividend is unchanged and the auditors are reappointed for a year. ", 20)
+	msg := nats.NewMsg("simdex.docs.minutes")
+	msg.Header.Set(natsconn.HeaderID, "minutes-by-nats")
+	msg.Header.Set(natsconn.HeaderName, "minutes.txt")
+	msg.Data = []byte(text)
+	if err := r.nc.PublishMsg(msg); err != nil {
+		t.Fatal(err)
+	}
+	const key = "nats:docs/minutes-by-nats"
+	waitFor(t, 30*time.Second, "the message indexed", func() bool { return len(versionsOf(t, r.addr, key)) == 1 })
+	time.Sleep(time.Millisecond) // past the rule's period
+	if code := postJSON(t, r.addr, "/api/v1/policy/evaluate", nil, nil); code != http.StatusOK {
+		t.Fatalf("evaluate: %d", code)
+	}
+	f, ok := r.flags(t, policy.KindDispositionDue)["minutes-by-nats"]
+	if !ok {
+		t.Fatal("no disposition flag for the message")
+	}
+	if code := postJSON(t, r.addr, fmt.Sprintf("/api/v1/flags/%d/approve", f.ID), map[string]string{"reason": "past retention"}, nil); code != http.StatusOK {
+		t.Fatalf("approve: %d", code)
+	}
+	if code := postJSON(t, r.addr, fmt.Sprintf("/api/v1/flags/%d/execute", f.ID), nil, nil); code != http.StatusOK {
+		t.Fatalf("execute: %d", code)
+	}
+	if vs := versionsOf(t, r.addr, key); len(vs) != 0 {
+		t.Errorf("the message after its disposal: %+v", vs)
+	}
+	var ds struct {
+		Disposals []policy.Disposal `json:"disposals"`
+	}
+	sum := sha256.Sum256([]byte(text))
+	getJSON(t, r.addr, "/api/v1/disposals", &ds)
+	if len(ds.Disposals) != 1 || ds.Disposals[0].Flag != f.ID || ds.Disposals[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("disposals %+v", ds.Disposals)
 	}
 }
