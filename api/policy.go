@@ -98,9 +98,10 @@ func policyStatus(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, policy.ErrHoldExists), errors.Is(err, policy.ErrHoldReleased), errors.Is(err, policy.ErrFlagState),
 		errors.Is(err, policy.ErrEvaluationBusy),
-		errors.Is(err, policy.ErrNotDeletable), errors.Is(err, policy.ErrLegalHold), errors.Is(err, policy.ErrAuditTampered):
+		errors.Is(err, policy.ErrNotDeletable), errors.Is(err, policy.ErrLegalHold), errors.Is(err, policy.ErrAuditTampered),
+		errors.Is(err, policy.ErrStale), errors.Is(err, policy.ErrGone), errors.Is(err, policy.ErrNotEnforceable):
 		return http.StatusConflict
-	case errors.Is(err, policy.ErrHoldUnknown), errors.Is(err, policy.ErrNotEnforceable):
+	case errors.Is(err, policy.ErrHoldUnknown):
 		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
@@ -367,13 +368,19 @@ func CheckFlagFilter(kind policy.FlagKind, status policy.FlagStatus) error {
 		return fmt.Errorf("kind %q: want %s, %s, %s or %s", kind,
 			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced)
 	}
-	switch status {
-	case "", policy.StatusOpen, policy.StatusApproved, policy.StatusDismissed, policy.StatusExecuting, policy.StatusExecuted:
-	default:
-		return fmt.Errorf("status %q: want %s, %s, %s, %s or %s", status,
-			policy.StatusOpen, policy.StatusApproved, policy.StatusDismissed, policy.StatusExecuting, policy.StatusExecuted)
+	if status != "" && !slices.Contains(policy.FlagStatuses, status) {
+		return fmt.Errorf("status %q: want one of %s", status, statusList())
 	}
 	return nil
+}
+
+// statusList names every flag status, comma-separated.
+func statusList() string {
+	names := make([]string, len(policy.FlagStatuses))
+	for i, s := range policy.FlagStatuses {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }
 
 // listFlags answers GET /api/v1/flags with filters kind, status, matter,
@@ -416,7 +423,7 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	for _, fl := range flags {
 		if flagVisible(p, fl) { // the store kept the matters; seed files are left
-			views = append(views, fl.View())
+			views = append(views, flagView(p, fl))
 		}
 	}
 	// A full page may have a next one; the client passes next_after as after.
@@ -440,7 +447,7 @@ func (a *Server) getFlag(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, f.View())
+	writeJSON(w, http.StatusOK, flagView(principal(r), f))
 }
 
 // actOnFlag answers POST /api/v1/flags/{id}/approve, /dismiss (both with
@@ -481,7 +488,21 @@ func (a *Server) actOnFlag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("flag action %q: want approve, dismiss or execute", action))
 		return
 	}
-	a.answer(w, "flag "+r.PathValue("action"), f.View(), err)
+	a.answer(w, "flag "+r.PathValue("action"), flagView(principal(r), f), err)
+}
+
+// refusedElsewhere is the reason of a refused flag shown to a principal
+// that does not see every matter: the refusal may name another matter's
+// hold (docs/api.md, "Another matter's hold, when it blocks a deletion").
+const refusedElsewhere = "the deletion was refused; a principal of every matter reads why in the audit log"
+
+// flagView is f as p may see it.
+func flagView(p auth.Principal, f policy.Flag) policy.FlagView {
+	v := f.View()
+	if f.Status == policy.StatusRefused && !p.AllMatters() {
+		v.Reason = refusedElsewhere
+	}
+	return v
 }
 
 // evaluate answers POST /api/v1/policy/evaluate[?dry_run=true]: the run

@@ -530,6 +530,34 @@ func (a *Server) listAudit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"entries": entries, "next_after": next})
 }
 
+// listDisposals answers GET /api/v1/disposals[?rule=R][&since=RFC3339]:
+// every executed deletion with its proof, oldest first, read from the
+// audit log (principals of every matter only, as the log).
+func (a *Server) listDisposals(w http.ResponseWriter, r *http.Request) {
+	if a.Records == nil {
+		writeError(w, http.StatusServiceUnavailable, errors.New("the policy store is not open"))
+		return
+	}
+	if !a.everyMatter(w, r, errVerifyScoped) {
+		return
+	}
+	f := policy.DisposalFilter{Rule: r.URL.Query().Get("rule")}
+	if v := r.URL.Query().Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("since %q: want an RFC 3339 time", v))
+			return
+		}
+		f.Since = t
+	}
+	ds, err := policy.ReadDisposals(r.Context(), a.Records, f)
+	if err != nil {
+		a.policyError(w, "list disposals", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"disposals": ds})
+}
+
 // TokenView is a token as the API shows it: never its secret or hash.
 type TokenView struct {
 	ID      string    `json:"id"`

@@ -184,6 +184,7 @@ func TestEveryRoleAgainstEveryEndpoint(t *testing.T) {
 		"POST /api/v1/policy/evaluate":               {"/api/v1/policy/evaluate?dry_run=true", nil},
 		"GET /api/v1/policy/runs":                    {"/api/v1/policy/runs", nil},
 		"GET /api/v1/audit":                          {"/api/v1/audit?limit=5", nil},
+		"GET /api/v1/disposals":                      {"/api/v1/disposals?rule=none", nil},
 		"POST /api/v1/audit/verify":                  {"/api/v1/audit/verify", map[string]any{"seq": 0}},
 		"GET /api/v1/export":                         {"/api/v1/export?format=jsonl&matter=A", nil},
 		"GET /api/v1/tokens":                         {"/api/v1/tokens", nil},
@@ -711,6 +712,8 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 		{route: "GET /api/v1/policy/runs", method: "GET", path: "/api/v1/policy/runs"},
 		{route: "GET /api/v1/audit", method: "GET", path: "/api/v1/audit",
 			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
+		{route: "GET /api/v1/disposals", method: "GET", path: "/api/v1/disposals",
+			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
 		{route: "POST /api/v1/audit/verify", method: "POST", path: "/api/v1/audit/verify", body: func(any) any { return map[string]any{"seq": 0} },
 			want: map[string]int{"legal-admin-A": 403, "reviewer-A": 403, "reviewer": 403}},
 		{route: "GET /api/v1/export", method: "GET", path: "/api/v1/export?format=jsonl&matter=%v", secret: secretMatter, twin: "NOPE-zeta",
@@ -722,7 +725,7 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 	}
 	for _, rt := range api.RouteTable() {
 		key := rt.Method + " " + rt.Path
-		for _, p := range []string{"/api/v1/holds", "/api/v1/flags", "/api/v1/policy", "/api/v1/rules", "/api/v1/audit", "/api/v1/export"} {
+		for _, p := range []string{"/api/v1/holds", "/api/v1/flags", "/api/v1/policy", "/api/v1/rules", "/api/v1/audit", "/api/v1/disposals", "/api/v1/export"} {
 			if strings.HasPrefix(rt.Path, p) && !covered[key] {
 				t.Errorf("%s: a policy or flag endpoint missing from this matrix; add it", key)
 			}
@@ -766,12 +769,18 @@ func TestPolicyEndpointsHideOtherMatters(t *testing.T) {
 			}
 		}
 	}
-	// Nothing the limited principals did changed the secret matter, and
-	// the refused deletion left the flag as it was.
-	var after policy.FlagView
+	// Nothing the limited principals did changed the secret matter; the
+	// refused deletion reads refused, keeping its approval, and tells
+	// them not why (the hold), which a principal of every matter reads.
+	var after, told policy.FlagView
 	r.call(t, "reviewer-A", "GET", fmt.Sprintf("/api/v1/flags/%d", disposition), nil, &after)
-	if after.Status != policy.StatusApproved || after.Reason != approved.Reason || after.Actor != approved.Actor || !after.Updated.Equal(approved.Updated) {
-		t.Errorf("the approved flag after refused deletions: %+v, want it as approved: %+v", after, approved)
+	if after.Status != policy.StatusRefused || strings.Contains(after.Reason, secretMatter) || !strings.Contains(after.Reason, "audit log") ||
+		after.Actor != approved.Actor || !after.Updated.Equal(approved.Updated) {
+		t.Errorf("the approved flag after refused deletions: %+v, want it refused, approved as %+v, no matter named", after, approved)
+	}
+	r.call(t, "admin", "GET", fmt.Sprintf("/api/v1/flags/%d", disposition), nil, &told)
+	if told.Status != policy.StatusRefused || told.Reason != "held for matter "+secretMatter {
+		t.Errorf("the refused flag as admin sees it: %+v, want held for matter %s", told, secretMatter)
 	}
 	var h policy.Hold
 	r.call(t, "admin", "GET", "/api/v1/holds/"+secretMatter, nil, &h)

@@ -56,6 +56,9 @@ type (
 		Entries   []policy.AuditEntry `json:"entries"`
 		NextAfter int64               `json:"next_after"`
 	}
+	disposalsAnswer struct {
+		Disposals []policy.Disposal `json:"disposals"`
+	}
 	rulesAnswer struct {
 		Retention   []policy.RetentionRule `json:"retention"`
 		KeepAtLeast []policy.KeepRule      `json:"keep_at_least"`
@@ -130,6 +133,8 @@ func (a *Server) routes() []route {
 			Runs []policy.Run `json:"runs"`
 		}{}},
 		{method: "GET", path: "/api/v1/audit", summary: "Audit log entries from seq after on, oldest first", query: []string{"after", "limit"}, perm: auth.PermAuditRead, handler: a.listAudit, resp: auditAnswer{}},
+		{method: "GET", path: "/api/v1/disposals", summary: "Executed deletions with their proof (what, rule, approval, when, by whom), from the audit log",
+			query: []string{"rule", "since"}, perm: auth.PermAuditRead, handler: a.listDisposals, resp: disposalsAnswer{}},
 		{method: "POST", path: "/api/v1/audit/verify", summary: "Verify the audit log's hash chain against a saved checkpoint", body: "application/json", perm: auth.PermAuditRead, policy: true, handler: a.verifyAudit, req: policy.Checkpoint{}, resp: AuditVerifyResponse{}},
 		{method: "GET", path: "/api/v1/export", summary: "A load file (csv, jsonl or Concordance dat) with near-duplicate fields", query: []string{"format*", "matter"}, perm: auth.PermExport, handler: a.exportDocuments},
 		{method: "GET", path: "/api/v1/tokens", summary: "API tokens (never their secrets)", perm: auth.PermTokensManage, handler: a.listTokens, resp: struct {

@@ -31,6 +31,7 @@ import (
 	"github.com/simdex/simdex/connectors"
 	s3conn "github.com/simdex/simdex/connectors/s3"
 	"github.com/simdex/simdex/extract"
+	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/internal/datadir"
 	"github.com/simdex/simdex/internal/dirlock"
@@ -333,14 +334,7 @@ func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
 	p.records = pst
 	p.policy, err = policy.New(policy.Options{
 		Config: d.cfg.Policy, Store: pst, Index: policy.IndexOf(p.eng.Index), Publisher: p.notifier, Logger: d.logger, Lease: p.lease, Registerer: d.reg,
-		Enforcer: &s3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
-			for _, b := range p.buckets {
-				if b.source == source && b.cfg.Bucket == bucketName {
-					return b.client, true
-				}
-			}
-			return nil, false
-		}},
+		Enforcer: d.enforcer(p),
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -353,6 +347,32 @@ func (d *Daemon) openPolicy(ctx context.Context, p *parts) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+// enforcer is the policy's Enforcer: S3 Object Lock through the S3
+// connectors, the files of the watched folders, and the index for the
+// documents only simdex holds.
+func (d *Daemon) enforcer(p *parts) policy.Enforcer {
+	roots := map[string]string{}
+	for _, dir := range d.cfg.WatchedDirs() {
+		roots["fs:"+dir] = dir // the source name the connector is given
+	}
+	lookup := func(ctx context.Context, key string) ([]*index.Record, error) {
+		return p.eng.Index.Store().Lookup(ctx, key)
+	}
+	return &originEnforcer{
+		s3: &s3Enforcer{Client: func(source, bucketName string) (*s3conn.Client, bool) {
+			for _, b := range p.buckets {
+				if b.source == source && b.cfg.Bucket == bucketName {
+					return b.client, true
+				}
+			}
+			return nil, false
+		}},
+		fs:     &fsEnforcer{Roots: roots, Lookup: lookup},
+		purger: &indexPurger{Remove: p.eng.Index.Remove},
+		Lookup: lookup,
+	}
 }
 
 // buildPipeline builds the pipeline from the connectors' events to the

@@ -36,11 +36,19 @@ const (
 	AuditHoldRelease = "hold.release"
 	// AuditHoldPlaced records a placement complete: every near-copy
 	// recorded held and enforced.
-	AuditHoldPlaced   = "hold.placed"
-	AuditFlagRaise    = "flag.raise"
-	AuditFlagApprove  = "flag.approve"
-	AuditFlagDismiss  = "flag.dismiss"
-	AuditDeleteClaim  = "delete.claim"
+	AuditHoldPlaced  = "hold.placed"
+	AuditFlagRaise   = "flag.raise"
+	AuditFlagApprove = "flag.approve"
+	AuditFlagDismiss = "flag.dismiss"
+	// AuditFlagRefuse records an approved disposition refused (held,
+	// stale, gone, not deletable at its source): the flag reads refused.
+	AuditFlagRefuse = "flag.refuse"
+	// AuditFlagDispose is the proof of a disposal: what was deleted
+	// (Disposal), under which rule and approval, when and by whom.
+	AuditFlagDispose = "flag.dispose"
+	AuditDeleteClaim = "delete.claim"
+	// AuditDeleteDone is what executions recorded before
+	// AuditFlagDispose; Disposals still reads it.
 	AuditDeleteDone   = "delete.done"
 	AuditDeleteRefuse = "delete.refused"
 	AuditEnforceHold  = "enforce.hold"

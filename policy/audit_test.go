@@ -1,6 +1,8 @@
 package policy_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
@@ -120,7 +122,7 @@ func TestDecisionsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range []string{policy.AuditRun, policy.AuditFlagRaise, policy.AuditFlagApprove, policy.AuditDeleteClaim,
-		policy.AuditDeleteDone, policy.AuditHoldCreate, policy.AuditEnforceHold, policy.AuditHoldRelease} {
+		policy.AuditFlagDispose, policy.AuditHoldCreate, policy.AuditEnforceHold, policy.AuditHoldRelease} {
 		e, ok := actions[a]
 		if !ok || e.Actor == "" || e.Object == "" || e.Time.IsZero() {
 			t.Errorf("%s: %+v", a, e)
@@ -128,6 +130,20 @@ func TestDecisionsAudited(t *testing.T) {
 	}
 	if e := actions[policy.AuditHoldRelease]; e.Reason != "settled" || e.Actor != "alice" {
 		t.Errorf("release entry %+v", e)
+	}
+	// The disposal is proven: what, under which rule and approval, when
+	// and by whom.
+	ds, err := en.e.Disposals(ctx, policy.DisposalFilter{})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("disposals: %+v, %v", ds, err)
+	}
+	sum := sha256.Sum256([]byte(tx["EPL-2.0"]))
+	if d := ds[0]; d.Flag != f.ID || d.Rule != f.Rule || d.Approver != "carol" || d.Approved.IsZero() || d.Actor != "carol" ||
+		d.Object != f.Object || d.SHA256 != hex.EncodeToString(sum[:]) || d.Size != int64(len(tx["EPL-2.0"])) {
+		t.Errorf("disposal %+v", d)
+	}
+	if ds, _ := en.e.Disposals(ctx, policy.DisposalFilter{Rule: "other"}); len(ds) != 0 {
+		t.Errorf("disposals of another rule: %+v", ds)
 	}
 	if _, err := en.e.VerifyAudit(ctx, policy.Checkpoint{}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -418,13 +419,20 @@ func TestTwoPhaseDeletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A refused deletion leaves the flag exactly as approved: reviewers of
-	// every matter see it, and the refusal may tell of a hold.
-	unchanged := func(when string) {
+	// A refused deletion reads refused, with its reason, and keeps its
+	// approver and approval time (part of the proof of a later disposal);
+	// each refusal is audited flag.refuse.
+	refused := func(when, reason string) {
 		t.Helper()
 		got, err := en.e.Flag(ctx, f.ID)
-		if err != nil || got.Status != policy.StatusApproved || got.Actor != approved.Actor || got.Reason != approved.Reason || !got.Updated.Equal(approved.Updated) {
-			t.Errorf("flag after %s: %+v, %v; want it as approved (%s, %q, %v)", when, got, err, approved.Actor, approved.Reason, approved.Updated)
+		if err != nil || got.Status != policy.StatusRefused || got.Actor != approved.Actor || !strings.HasPrefix(got.Reason, reason) || !got.Updated.Equal(approved.Updated) {
+			t.Errorf("flag after %s: %+v, %v; want it refused %q, approved by %s at %v", when, got, err, reason, approved.Actor, approved.Updated)
+		}
+		if n := auditCount(t, en, policy.AuditFlagRefuse, fmt.Sprintf("flag:%d", f.ID)); n == 0 {
+			t.Errorf("after %s: no %s entry", when, policy.AuditFlagRefuse)
+		}
+		if n := auditCount(t, en, policy.AuditFlagApprove, fmt.Sprintf("flag:%d", f.ID)); n != 1 {
+			t.Errorf("after %s: %d %s entries, want the approval alone", when, n, policy.AuditFlagApprove)
 		}
 	}
 	if _, err := en.e.Approve(ctx, f.ID, "carol", "again"); !errors.Is(err, policy.ErrFlagState) {
@@ -439,14 +447,14 @@ func TestTwoPhaseDeletion(t *testing.T) {
 	if len(en.enf.deleted) != 0 {
 		t.Fatal("deleted with unreadable hold state")
 	}
-	unchanged("unreadable hold state")
+	refused("unreadable hold state", "not carried out: ")
 	// S3 legal hold on: refused.
 	en.enf.held[f.Object.IndexKey+"@v1"] = true
 	en.clock.Advance(time.Minute)
 	if _, err := en.e.Execute(ctx, f.ID, "dave"); !errors.Is(err, policy.ErrLegalHold) {
 		t.Fatalf("execute under S3 legal hold: %v", err)
 	}
-	unchanged("S3 legal hold")
+	refused("S3 legal hold", "held: ")
 	delete(en.enf.held, f.Object.IndexKey+"@v1")
 	done, err := en.e.Execute(ctx, f.ID, "carol")
 	if err != nil {
@@ -480,6 +488,61 @@ func TestTwoPhaseDeletion(t *testing.T) {
 	}
 	if _, err := en.e.Execute(ctx, r[0].ID, "carol"); !errors.Is(err, policy.ErrNotDeletable) {
 		t.Errorf("execute review flag: %v", err)
+	}
+}
+
+// TestApprovedFlagRefusedWhenHeld: an approved deletion a hold now
+// covers reads refused "held for matter M", at the next evaluation or
+// execution, whichever comes first, audited flag.refuse and not
+// flag.approve; a dismissal still closes it.
+func TestApprovedFlagRefusedWhenHeld(t *testing.T) {
+	tx := texts(t)
+	en := newEnv(t, retentionConfig())
+	hold := func(matter string, seed []index.DocID) {
+		t.Helper()
+		if _, _, err := en.e.CreateHold(ctx, policy.HoldSpec{Matter: matter, Seeds: seed, Scope: policy.DefaultScope()}, "alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(f policy.Flag, matter string) {
+		t.Helper()
+		got, err := en.e.Flag(ctx, f.ID)
+		if err != nil || got.Status != policy.StatusRefused || got.Reason != "held for matter "+matter || got.Actor != "carol" {
+			t.Errorf("flag %d: %+v, %v; want refused, held for matter %s", f.ID, got, err, matter)
+		}
+		if n := auditCount(t, en, policy.AuditFlagRefuse, fmt.Sprintf("flag:%d", f.ID)); n != 1 {
+			t.Errorf("flag %d: %d refusals audited, want 1", f.ID, n)
+		}
+	}
+	byEval := dueFlag(t, en, "old.txt", tx["EPL-2.0"])
+	byExec := dueFlag(t, en, "older.txt", tx["MPL-2.0"])
+	for _, f := range []policy.Flag{byEval, byExec} {
+		if _, err := en.e.Approve(ctx, f.ID, "carol", "due"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold("M-7", []index.DocID{byEval.Document.ID})
+	hold("M-8", []index.DocID{byExec.Document.ID})
+	if _, err := en.e.Execute(ctx, byExec.ID, "dave"); !errors.Is(err, policy.ErrLegalHold) {
+		t.Fatalf("execute held: %v", err)
+	}
+	check(byExec, "M-8")
+	if _, err := en.e.Evaluate(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := en.e.Flag(ctx, byEval.ID); got.Status != policy.StatusApproved {
+		t.Errorf("a dry run changed the flag: %+v", got)
+	}
+	if _, err := en.e.Evaluate(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	check(byEval, "M-7")
+	check(byExec, "M-8") // refused once: a refused flag is left alone
+	if len(en.enf.deleted) != 0 {
+		t.Errorf("deleted %v", en.enf.deleted)
+	}
+	if _, err := en.e.Dismiss(ctx, byEval.ID, "carol", "held"); err != nil {
+		t.Errorf("dismiss refused: %v", err)
 	}
 }
 

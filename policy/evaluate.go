@@ -93,7 +93,7 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 		run.Errors++
 		return err
 	}
-	flags, err := e.decideAll(ctx, facts, run)
+	flags, held, err := e.decideAll(ctx, facts, run)
 	if err != nil {
 		run.Errors++
 		return err
@@ -103,6 +103,11 @@ func (e *Engine) evaluate(ctx context.Context, run *Run) error {
 	}
 	added, err := e.raise(ctx, flags, "scheduler")
 	run.Flagged = len(added)
+	// An approved deletion a hold now covers will not be carried out: its
+	// flag says so rather than reading approved.
+	for _, id := range slices.Sorted(maps.Keys(held)) {
+		err = errors.Join(err, e.refuseHeld(ctx, id, held[id], "scheduler"))
+	}
 	if err != nil {
 		run.Errors++
 	}
@@ -191,19 +196,24 @@ func (e *Engine) propagate(ctx context.Context, compiled []rule, facts map[index
 }
 
 // decideAll decides every document of facts in id order into run, and
-// returns the disposition-due flags to raise.
-func (e *Engine) decideAll(ctx context.Context, facts map[index.DocID]*docFacts, run *Run) ([]Flag, error) {
+// returns the disposition-due flags to raise and the matters holding
+// each document decided held.
+func (e *Engine) decideAll(ctx context.Context, facts map[index.DocID]*docFacts, run *Run) ([]Flag, map[index.DocID][]string, error) {
 	ids := slices.Sorted(maps.Keys(facts))
 	placing, err := e.unrecorded(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var flags []Flag
+	held := map[index.DocID][]string{}
 	for _, id := range ids {
 		f := facts[id]
-		v, err := e.decideHeld(ctx, f, run.Started, placing)
+		v, matters, err := e.decideHeld(ctx, f, run.Started, placing)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if v.Outcome == OutcomeHeld && len(matters) > 0 {
+			held[id] = matters
 		}
 		if v.Outcome == "" {
 			continue
@@ -219,7 +229,7 @@ func (e *Engine) decideAll(ctx context.Context, facts map[index.DocID]*docFacts,
 		case OutcomeFlag:
 			run.Due++
 			if d.Flag, err = e.raisedBefore(ctx, id, w.Rule); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if d.Flag == 0 {
 				run.Flagged++ // what a dry run would flag; a real run counts what it added
@@ -231,24 +241,23 @@ func (e *Engine) decideAll(ctx context.Context, facts map[index.DocID]*docFacts,
 		}
 		run.Decisions = append(run.Decisions, d)
 	}
-	return flags, nil
+	return flags, held, nil
 }
 
 // decideHeld decides f at now, with the holds on its object version when
 // it is due: active ones, those released within the grace period, and
 // those of placing, the matters whose placements have not recorded every
-// near-copy yet (any document may be one).
-func (e *Engine) decideHeld(ctx context.Context, f *docFacts, now time.Time, placing []string) (Verdict, error) {
-	v := Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps})
+// near-copy yet (any document may be one). matters are those holds.
+func (e *Engine) decideHeld(ctx context.Context, f *docFacts, now time.Time, placing []string) (v Verdict, matters []string, err error) {
+	v = Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps})
 	if v.Outcome != OutcomeFlag {
-		return v, nil
+		return v, nil, nil
 	}
 	hs, err := e.st.HoldsOn(ctx, ObjectOf(f.rec))
 	if err != nil {
-		return v, fmt.Errorf("holds on %d: %w", f.rec.ID, err)
+		return v, nil, fmt.Errorf("holds on %d: %w", f.rec.ID, err)
 	}
 	grace := now.Add(-e.cfg.ReleaseGrace)
-	var matters []string
 	for _, h := range hs {
 		if h.Status == HoldActive || h.Released.After(grace) {
 			matters = append(matters, h.Matter)
@@ -259,7 +268,7 @@ func (e *Engine) decideHeld(ctx context.Context, f *docFacts, now time.Time, pla
 			matters = append(matters, m+" (being placed: its near-copies are not all recorded yet)")
 		}
 	}
-	return Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps, Holds: matters}), nil
+	return Decide(Facts{Now: now, Candidates: f.cands, Keeps: f.keeps, Holds: matters}), matters, nil
 }
 
 // raisedBefore returns the id of the disposition flag already raised for

@@ -285,3 +285,18 @@ func byName(fs []policy.Flag) map[string]policy.Flag {
 	}
 	return out
 }
+
+// auditCount counts the audit entries of action on object.
+func auditCount(t testing.TB, en *env, action, object string) int {
+	t.Helper()
+	n := 0
+	if err := en.st.Audit(ctx, 1, func(a policy.AuditEntry) error {
+		if a.Action == action && a.Object == object {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -32,6 +32,10 @@ type Placement struct {
 	// document is flagged hold-unenforced once, and they are not retried
 	// as failures.
 	Unenforceable []string `json:"unenforceable,omitempty"`
+	// Unlockable is how many of the objects are on sources that cannot
+	// lock anything (ErrCannotLock: a watched folder); they are among
+	// Unenforceable, and flagged hold-unenforced once per document.
+	Unlockable int `json:"unlockable,omitempty"`
 	// Created is set when the call created the hold; a create repeated
 	// with the same spec answers the hold it made without it.
 	Created bool `json:"created,omitempty"`
@@ -277,6 +281,15 @@ func unenforcedFlag(matter string, doc DocRef, obj Object, role, note string) Fl
 	return Flag{Kind: KindHoldUnenforced, Document: doc, Object: obj, Matter: matter, Evidence: Evidence{Role: role, Note: note}}
 }
 
+// unenforcedNote is the note of the hold-unenforced flag of a document of
+// o, whose origin can never hold it (err).
+func unenforcedNote(o Object, err error) string {
+	if errors.Is(err, ErrCannotLock) {
+		return "hold cannot be enforced at the source: " + o.Source + " cannot lock files; until native preservation exists, only simdex's index copy and text of the document are kept"
+	}
+	return "hold could not be enforced in S3: object lock not enabled on bucket " + o.Bucket
+}
+
 // objectKey identifies an object, all versions together.
 func objectKey(o Object) string { return o.Source + "\x00" + o.Bucket + "\x00" + o.Key }
 
@@ -323,11 +336,14 @@ func (e *Engine) turnOn(ctx context.Context, matter string, objs []Object, actor
 		vs, err := e.enf.HoldAll(ctx, o)
 		mu.Lock()
 		defer mu.Unlock()
-		if errors.Is(err, ErrObjectLockDisabled) {
+		if errors.Is(err, ErrObjectLockDisabled) || errors.Is(err, ErrCannotLock) {
 			if never == nil {
 				never = map[string]string{}
 			}
-			never[objectKey(o)] = "hold could not be enforced in S3: object lock not enabled on bucket " + o.Bucket
+			never[objectKey(o)] = unenforcedNote(o, err)
+			if errors.Is(err, ErrCannotLock) {
+				p.Unlockable++
+			}
 			p.Unenforceable = append(p.Unenforceable, fmt.Sprintf("%s: %v", o, err))
 			e.logger.Warn("legal hold cannot be turned on, document held in the store only and flagged for review",
 				"hold_id", matter, "bucket", o.Bucket, "key", o.Key, "err", err)

@@ -157,6 +157,7 @@ func TestEngineOnPostgres(t *testing.T) {
 		{"SelectorSeedsFromConcurrentChecks", TestSelectorSeedsFromConcurrentChecks},
 		{"TwoPhaseDeletion", TestTwoPhaseDeletion},
 		{"ReleaseGrace", TestReleaseGrace},
+		{"ApprovedFlagRefusedWhenHeld", TestApprovedFlagRefusedWhenHeld},
 		{"TextFieldsRefused", TestTextFieldsRefused},
 		{"PublishingSurvivesFailure", TestPublishingSurvivesFailure},
 		{"SchedulerErrors", TestSchedulerErrors},

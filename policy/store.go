@@ -180,25 +180,33 @@ type AuditLog interface {
 	// Append assigns each entry the next sequence number, chains it to the
 	// previous entry (Prev, Hash by ChainHash) and stores it.
 	Append(ctx context.Context, entries ...AuditEntry) error
+	AuditReader
+}
+
+// AuditReader reads the audit log.
+type AuditReader interface {
 	// Audit calls fn with every entry from seq from on, in order.
 	Audit(ctx context.Context, from int64, fn func(AuditEntry) error) error
 }
 
-// Enforcer acts on objects at their origin (S3 Object Lock). Policy
-// declares it; the daemon implements it over connectors/s3. Methods are
-// safe for concurrent use and return ErrNotEnforceable for objects they
-// cannot act on.
+// Enforcer acts on objects at their origin (S3 Object Lock, the files of
+// a watched folder). Policy declares it; the daemon implements it over
+// the connectors. Methods are safe for concurrent use and return
+// ErrNotEnforceable for objects they cannot act on.
 type Enforcer interface {
 	// HoldAll turns the legal hold ON for every version of o.Key (not
 	// only o.VersionID) and returns the versions held. It is idempotent
 	// and never turns a hold off. It fails with ErrObjectLockDisabled
-	// when the origin can never hold o (a configuration error); any
-	// other error is retried.
+	// when the origin can never hold o (a configuration error), and
+	// ErrCannotLock when its kind of source cannot lock anything (a
+	// watched folder); any other error is retried.
 	HoldAll(ctx context.Context, o Object) ([]string, error)
 	// Held reports whether the legal hold of exactly o.VersionID is ON.
 	Held(ctx context.Context, o Object) (bool, error)
 	// Delete permanently deletes exactly o.VersionID, never another
-	// version and never a delete marker in its place.
+	// version and never a delete marker in its place. An origin that
+	// cannot name versions deletes o only while it still is the version
+	// indexed (else ErrStale), and reports ErrGone when it is not there.
 	Delete(ctx context.Context, o Object) error
 }
 

@@ -65,6 +65,17 @@ var (
 	// error, flagged once for review (KindHoldUnenforced) and not retried
 	// as a transient failure.
 	ErrObjectLockDisabled = errors.New("object lock not enabled")
+	// ErrCannotLock reports a source that cannot lock its documents at
+	// all (a watched folder): a hold on one of them is kept in simdex
+	// only, flagged once for review (KindHoldUnenforced), never retried.
+	ErrCannotLock = errors.New("source cannot lock documents")
+	// ErrStale reports a deletion refused because the object at its
+	// origin is no longer the version indexed and approved (another
+	// size, modification time or SHA-256).
+	ErrStale = errors.New("document changed since it was indexed")
+	// ErrGone reports a deletion that cannot be carried out because the
+	// document is gone: from the index, or from its origin.
+	ErrGone = errors.New("document is gone")
 	// ErrAuditTampered reports an audit log that does not verify.
 	ErrAuditTampered = errors.New("audit log tampered")
 )
@@ -89,14 +100,20 @@ type FlagStatus string
 
 // Flag statuses. A flag goes open → approved → executed, or open|approved
 // → dismissed. Executing is transient: an Execute under way has claimed
-// the flag.
+// the flag. An approved disposition that cannot be carried out (held,
+// stale, gone, not deletable at its source) is refused, its reason saying
+// why; executing it again retries every check, dismissing it closes it.
 const (
 	StatusOpen      FlagStatus = "open"
 	StatusApproved  FlagStatus = "approved"
 	StatusDismissed FlagStatus = "dismissed"
 	StatusExecuting FlagStatus = "executing"
 	StatusExecuted  FlagStatus = "executed"
+	StatusRefused   FlagStatus = "refused"
 )
+
+// FlagStatuses lists every flag status, in the order of a review.
+var FlagStatuses = []FlagStatus{StatusOpen, StatusApproved, StatusExecuting, StatusExecuted, StatusRefused, StatusDismissed}
 
 // HoldStatus is active, placing or released.
 type HoldStatus string

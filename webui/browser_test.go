@@ -228,6 +228,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 // directory until the test ends.
 func startStack(t *testing.T) *stack {
 	t.Helper()
+	return startStackWith(t, func(*daemon.Config) {})
+}
+
+// startStackWith is startStack with its configuration changed by edit.
+func startStackWith(t *testing.T, edit func(*daemon.Config)) *stack {
+	t.Helper()
 	cfg := daemon.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.HTTP.Addr = "127.0.0.1:0"
@@ -236,6 +242,7 @@ func startStack(t *testing.T) *stack {
 	cfg.Connectors.FS.Interval = 200 * time.Millisecond
 	cfg.Connectors.FS.Settle = 200 * time.Millisecond
 	cfg.Log.Level = "warn"
+	edit(&cfg)
 	inbox := cfg.WatchedDirs()[0]
 	if err := os.MkdirAll(inbox, 0o755); err != nil {
 		t.Fatal(err)

@@ -128,6 +128,8 @@ func TestEveryErrorIsOneLine(t *testing.T) {
 			nonexistent: call("nosuch", "audit", "nosuch")},
 		"audit verify": {missing: call("extra", "audit", "verify", "extra"), malformed: call(badCheckpoint, "audit", "verify", "--checkpoint", badCheckpoint),
 			nonexistent: call(dead, "audit", "verify", "--addr", dead)},
+		"disposals": {missing: call("extra", "disposals", "extra"), malformed: call("yesterday", "disposals", "--since", "yesterday"),
+			nonexistent: call(dead, "disposals", "--addr", dead)},
 		"export": {missing: call("extra", "export", "extra"), malformed: call("xml", "export", "--format", "xml"),
 			nonexistent: call("NOPE", "export", "--matter", "NOPE")},
 		"token": {missing: call("needs a command", "token"), malformed: call("--bogus", "token", "--bogus"),

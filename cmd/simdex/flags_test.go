@@ -11,8 +11,8 @@ import (
 // values there are.
 func TestFlagsListRefusesUnknownFilters(t *testing.T) {
 	for _, c := range []struct{ flag, value, want string }{
-		{"--status", "bogus", "open, approved, dismissed, executing or executed"},
-		{"--status", "any", "open, approved, dismissed, executing or executed"},
+		{"--status", "bogus", "open, approved, executing, executed, refused, dismissed"},
+		{"--status", "any", "open, approved, executing, executed, refused, dismissed"},
 		{"--kind", "bogus", "disposition-due, hold-match, duplicate-upload or hold-unenforced"},
 	} {
 		out, code, err := run(t, "flags", "list", "--addr", "127.0.0.1:1", c.flag, c.value)

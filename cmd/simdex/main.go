@@ -92,7 +92,7 @@ func newRoot(g *globals) *cobra.Command {
 		return nil
 	}
 	root.AddCommand(newServeCmd(g), newScanCmd(g), newSimilarCmd(g), newBackfillCmd(g), newDeadLettersCmd(g),
-		newHoldCmd(g), newFlagsCmd(g), newPolicyCmd(g), newAuditCmd(g), newExportCmd(g), newTokenCmd(g), newVersionCmd(), newStatsCmd(g))
+		newHoldCmd(g), newFlagsCmd(g), newPolicyCmd(g), newAuditCmd(g), newDisposalsCmd(g), newExportCmd(g), newTokenCmd(g), newVersionCmd(), newStatsCmd(g))
 	markUsageErrors(root)
 	return root
 }

@@ -116,9 +116,9 @@ hold is turned on for every version of every near-copy.`,
 					out.Hold.Matter, out.Hold.Mode, plural(out.Hold.Held, "document"), out.Error)
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %s, %s held, %s, %s locked\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "hold %s placed (%s): %s, %s held, %s, %s\n",
 				out.Hold.Matter, out.Hold.Mode, plural(len(out.Hold.Seeds), "seed"), plural(out.Hold.Held, "document"),
-				plural(p.Flagged, "new flag"), plural(p.Enforced, "S3 version"))
+				plural(p.Flagged, "new flag"), enforced(p))
 			for _, e := range p.EnforceErrors {
 				fmt.Fprintf(cmd.ErrOrStderr(), "not locked yet (retried by the next sweep): %s\n", e)
 			}
@@ -228,6 +228,20 @@ func addSeeds(req *api.HoldRequest, seeds []string, ids []int64) error {
 	return nil
 }
 
+// enforced says what a placement locked at the origins, and how many
+// documents are on sources that cannot lock (a watched folder).
+func enforced(p policy.Placement) string {
+	locked := plural(p.Enforced, "S3 version") + " locked"
+	unlockable := plural(p.Unlockable, "document") + " on sources that cannot lock (flagged hold-unenforced)"
+	switch {
+	case p.Unlockable == 0:
+		return locked
+	case p.Enforced == 0:
+		return unlockable
+	}
+	return locked + ", " + unlockable
+}
+
 func newFlagsCmd(g *globals) *cobra.Command {
 	rf := &remoteFlags{}
 	cmd := &cobra.Command{
@@ -275,20 +289,23 @@ func newFlagsCmd(g *globals) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), out.Flags)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tDOCUMENT\tNAME\tMATTER/RULE\tRESEMBLANCE")
+			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tDOCUMENT\tNAME\tMATTER/RULE\tRESEMBLANCE\tREFUSED BECAUSE")
 			for _, f := range out.Flags {
 				why := cmp.Or(f.Matter, f.Rule)
-				res := "-"
+				res, refused := "-", "-"
 				if f.Evidence.Scores != nil {
 					res = strconv.FormatFloat(f.Evidence.Scores.Resemblance, 'f', 3, 64)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", f.ID, f.Kind, f.Status, f.Document, f.Name, why, res)
+				if f.Status == policy.StatusRefused {
+					refused = f.Reason
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", f.ID, f.Kind, f.Status, f.Document, f.Name, why, res, refused)
 			}
 			return tw.Flush()
 		},
 	}
 	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced (default: all)")
-	list.Flags().StringVar(&status, "status", "", "open, approved, dismissed, executing or executed (default: all)")
+	list.Flags().StringVar(&status, "status", "", "open, approved, executing, executed, refused or dismissed (default: all)")
 	list.Flags().StringVar(&matter, "matter", "", "only flags of this matter")
 	list.Flags().StringVar(&rule, "rule", "", "only flags of this retention rule")
 	list.Flags().Int64Var(&document, "document", 0, "only flags of this document id")

@@ -203,7 +203,28 @@ func testTransition(t *testing.T, open Open) {
 	if got, _ := st.Flag(ctx, added[1].ID); got.Status != policy.StatusApproved {
 		t.Fatalf("flag is %s", got.Status)
 	}
+	testRefused(t, st, added[1].ID)
 	verify(t, st)
+}
+
+// testRefused: an approved flag refused keeps the status, the reason and
+// the approver and time given, and is found by its status.
+func testRefused(t *testing.T, st policy.Store, id int64) {
+	t.Helper()
+	f, err := st.Transition(ctx, policy.Transition{ID: id, From: []policy.FlagStatus{policy.StatusApproved}, To: policy.StatusRefused,
+		Actor: "bob", Reason: "held for matter M-1", At: epoch.Add(time.Hour), Audit: entry(policy.AuditFlagRefuse, "flag")})
+	must(t, err)
+	got, err := st.Flag(ctx, id)
+	must(t, err)
+	if f.Status != policy.StatusRefused || got.Status != policy.StatusRefused || got.Reason != "held for matter M-1" || got.Actor != "bob" {
+		t.Fatalf("refused flag %+v, read back %+v", f, got)
+	}
+	if fs, err := st.Flags(ctx, policy.FlagFilter{Status: policy.StatusRefused}); err != nil || len(fs) != 1 || fs[0].ID != id {
+		t.Fatalf("refused flags: %+v, %v", fs, err)
+	}
+	_, err = st.Transition(ctx, policy.Transition{ID: id, From: []policy.FlagStatus{policy.StatusApproved}, To: policy.StatusExecuting,
+		Actor: "bob", At: epoch.Add(2 * time.Hour), Audit: entry(policy.AuditDeleteClaim, "flag")})
+	wantErr(t, err, policy.ErrFlagState)
 }
 
 func testIngest(t *testing.T, open Open) {

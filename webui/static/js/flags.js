@@ -7,7 +7,7 @@ import { errorBox, go, h, link, messageOf, score, when } from './dom.js';
 
 const PAGE_MAX = 100;
 const KINDS = ['hold-match', 'disposition-due', 'duplicate-upload', 'hold-unenforced'];
-const STATUSES = ['open', 'approved', 'dismissed', 'executed', 'any'];
+const STATUSES = ['open', 'approved', 'refused', 'dismissed', 'executed', 'any'];
 
 // The after values of the pages before the current one, per filter, so
 // that "Previous page" can go back without counting from the start.
@@ -132,7 +132,7 @@ export async function flagsView(ctx) {
     if (!canReview) return [];
     const out = [];
     if (f.status === 'open') out.push(h('button', { type: 'button', class: 'secondary approve', 'aria-label': `Approve flag ${f.id}`, onclick: () => act([f.id], 'approve') }, 'Approve'));
-    if (f.status === 'open' || f.status === 'approved') out.push(' ', h('button', { type: 'button', class: 'danger dismiss', 'aria-label': `Dismiss flag ${f.id}`, onclick: () => act([f.id], 'dismiss') }, 'Dismiss'));
+    if (f.status === 'open' || f.status === 'approved' || f.status === 'refused') out.push(' ', h('button', { type: 'button', class: 'danger dismiss', 'aria-label': `Dismiss flag ${f.id}`, onclick: () => act([f.id], 'dismiss') }, 'Dismiss'));
     return out;
   };
 
@@ -145,9 +145,11 @@ export async function flagsView(ctx) {
       else selected.delete(f.id);
       refreshSelection();
     });
-    const status = h('span', { class: `status status-${f.status}` }, f.status);
+    // A refused deletion is tagged, with why it was not carried out
+    // (held for a matter, stale, gone, not deletable at its source).
+    const status = h('span', { class: `status status-${f.status}${f.status === 'refused' ? ' tag' : ''}` }, f.status);
     const actions = h('td', { class: 'actions' });
-    const note = h('div', {});
+    const note = h('div', {}, f.status === 'refused' && f.reason ? h('div', { class: 'refusal muted' }, f.reason) : null);
     const tr = h('tr', { dataset: { id: String(f.id) } },
       canReview ? h('td', {}, box) : null,
       h('td', { class: 'num' }, String(f.id)),
