@@ -33,13 +33,16 @@ func embeddedObjects(p *parser, f *cfb) {
 		if !p.admit() {
 			return
 		}
-		embeddedObject(p, f, st)
+		embeddedObject(p, f, st, "object "+strings.TrimLeft(f.dir[st].name, "_"))
+	}
+	if b, ok, err := f.streamNamed(f.root, "PowerPoint Document"); ok && err == nil && f.lookup(f.root, "EncryptedSummary") < 0 {
+		pptEmbeddedObjects(p, b)
 	}
 }
 
-// embeddedObject extracts the object in storage st; call admit first.
-func embeddedObject(p *parser, f *cfb, st int) {
-	name := "object " + strings.TrimLeft(f.dir[st].name, "_")
+// embeddedObject extracts the object in storage st as a child named
+// name, unless it names itself (a packaged file); call admit first.
+func embeddedObject(p *parser, f *cfb, st int, name string) {
 	if b, ok, err := f.streamNamed(st, "\x01Ole10Native"); ok {
 		packagedChild(p, name, b, err)
 		return

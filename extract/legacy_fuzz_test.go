@@ -105,6 +105,8 @@ func FuzzXLS(f *testing.F) {
 func FuzzPPT(f *testing.F) {
 	doc, cu := makePPT()
 	f.Add(doc, cu)
+	pkg := buildCFB([]*cfbNode{{name: "\x01Ole10Native", data: packagerStream("a.txt", []byte("packaged"), 8)}}, nil)
+	f.Add(append(append(doc, exOleObjStg(pkg, true, uint32(len(pkg)))...), exOleObjStg(pkg, false, 0)...), cu)
 	f.Fuzz(func(t *testing.T, doc, cu []byte) {
 		fuzzParser(t, "cfb", parseCompound, buildCFB([]*cfbNode{{name: "PowerPoint Document", data: doc}, {name: "Current User", data: cu}}, nil))
 	})

@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -125,5 +127,46 @@ func TestDOCEmbeddedPackages(t *testing.T) {
 	}
 	if c[7].MediaType != mediaDOC || strings.TrimSpace(c[7].Text) != "Inner Word text." || c[7].Err != nil {
 		t.Errorf("embedded Word document: %s %q %v", c[7].MediaType, c[7].Text, c[7].Err)
+	}
+}
+
+// exOleObjStg is an ExOleObjStg record holding cfb, zlib-compressed with
+// declared as its size when compressed.
+func exOleObjStg(cfb []byte, compressed bool, declared uint32) []byte {
+	if !compressed {
+		return pptRec(0, pptExOleObjStg, cfb)
+	}
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write(cfb)
+	w.Close()
+	return pptRec(1<<4, pptExOleObjStg, binary.LittleEndian.AppendUint32(nil, declared), z.Bytes())
+}
+
+// TestPPTEmbeddedObjects checks that a presentation's ExOleObjStg
+// records become children: a compressed packaged file and an uncompressed
+// workbook with their text, a compressed object claiming 4 GB and a
+// damaged zlib stream with their errors, the slides' text intact.
+func TestPPTEmbeddedObjects(t *testing.T) {
+	doc, cu := makePPT()
+	pkg := buildCFB([]*cfbNode{{name: "\x01Ole10Native", data: packagerStream("notes.txt", []byte("packaged notes"), 14)}}, nil)
+	doc = append(doc, exOleObjStg(pkg, true, uint32(len(pkg)))...)
+	doc = append(doc, exOleObjStg(buildCFB([]*cfbNode{{name: "Workbook", data: makeWorkbook(false)}}, nil), false, 0)...)
+	doc = append(doc, exOleObjStg(pkg, true, 0xFFFFFFFF)...)
+	doc = append(doc, pptRec(1<<4, pptExOleObjStg, []byte{100, 0, 0, 0, 1, 2, 3, 4, 5})...)
+	x := newTestExtractor(t, DefaultLimits())
+	d := extractBytes(t, x, "a.ppt", "", buildCFB([]*cfbNode{{name: "PowerPoint Document", data: doc}, {name: "Current User", data: cu}}, nil))
+	if d.Err != nil || !strings.Contains(d.Text, "Title one") || len(d.Children) != 4 {
+		t.Fatalf("%v %q, %d children", d.Err, d.Text, len(d.Children))
+	}
+	c := d.Children
+	if c[0].Name != "notes.txt" || c[0].Text != "packaged notes" {
+		t.Errorf("package: %q %q %v", c[0].Name, c[0].Text, c[0].Err)
+	}
+	if c[1].MediaType != mediaXLS || !strings.Contains(c[1].Text, "hello") || c[1].Name != "object 2" {
+		t.Errorf("workbook: %q %s %q %v", c[1].Name, c[1].MediaType, c[1].Text, c[1].Err)
+	}
+	if !errors.Is(c[2].Err, ErrBomb) || !errors.Is(c[3].Err, ErrMalformed) {
+		t.Errorf("damaged: %v; %v", c[2].Err, c[3].Err)
 	}
 }
