@@ -37,6 +37,7 @@ func FuzzMSG(f *testing.F) {
 		{name: "_2", kids: []*cfbNode{{name: "Workbook", data: makeWorkbook(false)}}},
 	}}}, nil))
 	f.Add(embeddedPoolDOC(f))
+	f.Add(readLegacy(f, "embedded/embedded-sheet.doc"))
 	inner := makeMSGNodes(msgEmbeddedHeader, "inner", "inner body")
 	f.Add(buildCFB(makeMSGNodes(msgTopHeader, "top", "top body", inner), nil))
 	f.Add(buildCFB(rtfMSGNodes(), nil))

@@ -170,3 +170,18 @@ func TestPPTEmbeddedObjects(t *testing.T) {
 		t.Errorf("damaged: %v; %v", c[2].Err, c[3].Err)
 	}
 }
+
+// TestDOCEmbeddedSheetFixture reads a Word document LibreOffice wrote
+// with a Calc object inline (testdata/legacy/make.sh): the object, an
+// ObjectPool storage holding a workbook, is a child with its cells' text,
+// and the parent keeps its own.
+func TestDOCEmbeddedSheetFixture(t *testing.T) {
+	x := newTestExtractor(t, DefaultLimits())
+	d := extractBytes(t, x, "embedded-sheet.doc", "", readLegacy(t, "embedded/embedded-sheet.doc"))
+	if d.Err != nil || !strings.Contains(d.Text, "The parent document's own paragraph.") || len(d.Children) != 1 {
+		t.Fatalf("%v %q, %d children", d.Err, d.Text, len(d.Children))
+	}
+	if c := d.Children[0]; c.MediaType != mediaXLS || c.Err != nil || !strings.Contains(c.Text, "Embedded cell text") || !strings.Contains(c.Text, "42") {
+		t.Errorf("embedded sheet: %q %s %v %q", c.Name, c.MediaType, c.Err, c.Text)
+	}
+}
