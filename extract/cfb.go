@@ -59,6 +59,7 @@ type cfbEntry struct {
 	start              uint32
 	size               uint64
 	created, modified  time.Time
+	clsid              [16]byte // the class of a storage's object (MS-CFB 2.6.1)
 }
 
 func cfbErr(format string, a ...any) error {
@@ -185,6 +186,7 @@ func (f *cfb) readDir(start uint32) error {
 			ent := cfbEntry{name: string(utf16.Decode(u)), typ: r[0x42], left: le.Uint32(r[0x44:]),
 				right: le.Uint32(r[0x48:]), child: le.Uint32(r[0x4C:]), start: le.Uint32(r[0x74:]),
 				size: le.Uint64(r[0x78:]), created: filetime(le.Uint64(r[0x64:])), modified: filetime(le.Uint64(r[0x6C:]))}
+			copy(ent.clsid[:], r[0x50:0x60])
 			if f.v3 {
 				ent.size &= 0xFFFFFFFF
 			}

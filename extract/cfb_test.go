@@ -15,6 +15,8 @@ type cfbNode struct {
 	kids []*cfbNode
 	// storage marks a storage without children.
 	storage bool
+	// clsid is the class written in the entry.
+	clsid [16]byte
 }
 
 func (n *cfbNode) isStorage() bool { return n.storage || n.kids != nil }
@@ -40,7 +42,7 @@ func buildCFB(root []*cfbNode, patch func(dir []cfbEntry)) []byte {
 			if k.isStorage() {
 				typ = 1
 			}
-			dir = append(dir, flat{n: k, entry: cfbEntry{name: k.name, typ: typ, left: cfbNone, right: cfbNone, child: cfbNone, start: cfbEnd}})
+			dir = append(dir, flat{n: k, entry: cfbEntry{name: k.name, typ: typ, left: cfbNone, right: cfbNone, child: cfbNone, start: cfbEnd, clsid: k.clsid}})
 			if prev < 0 {
 				dir[parent].entry.child = uint32(i)
 			} else {
@@ -93,6 +95,7 @@ func buildCFB(root []*cfbNode, patch func(dir []cfbEntry)) []byte {
 			le.PutUint32(r[0x4C:], e.child)
 			le.PutUint32(r[0x74:], e.start)
 			le.PutUint64(r[0x78:], e.size)
+			copy(r[0x50:0x60], e.clsid[:])
 		}
 		sectors = append(sectors, s)
 		fat = append(fat, uint32(len(sectors)))

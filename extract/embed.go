@@ -1,10 +1,7 @@
 package extract
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -36,26 +33,18 @@ func embeddedObjects(p *parser, f *cfb) {
 		if !p.admit() {
 			return
 		}
-		embeddedObject(p, f, st)
+		embeddedObject(p, f, st, "object "+strings.TrimLeft(f.dir[st].name, "_"))
+	}
+	if b, ok, err := f.streamNamed(f.root, "PowerPoint Document"); ok && err == nil && f.lookup(f.root, "EncryptedSummary") < 0 {
+		pptEmbeddedObjects(p, b)
 	}
 }
 
-// embeddedObject extracts the object in storage st; call admit first.
-func embeddedObject(p *parser, f *cfb, st int) {
-	name := "object " + strings.TrimLeft(f.dir[st].name, "_")
+// embeddedObject extracts the object in storage st as a child named
+// name, unless it names itself (a packaged file); call admit first.
+func embeddedObject(p *parser, f *cfb, st int, name string) {
 	if b, ok, err := f.streamNamed(st, "\x01Ole10Native"); ok {
-		if err == nil {
-			var file string
-			file, b, err = ole10Native(b)
-			if file != "" {
-				name = path.Base(cleanName(file))
-			}
-		}
-		if err != nil {
-			p.failedChild(name, mediaBinary, 0, nil, &Error{Format: p.format, Op: "read embedded object", Err: p.j.classify(err)})
-			return
-		}
-		p.child(name, "", b)
+		packagedChild(p, name, b, err)
 		return
 	}
 	for _, s := range []string{"Package", "CONTENTS"} {
@@ -77,8 +66,7 @@ func embeddedObject(p *parser, f *cfb, st int) {
 		storageChild(p, f, st, name, c)
 		return
 	}
-	p.failedChild(name, mediaCFB, 0, nil, &Error{Format: p.format, Op: "read embedded object",
-		Err: fmt.Errorf("%w: embedded OLE object", ErrUnsupported)})
+	p.failedChild(name, mediaCFB, 0, nil, &Error{Format: p.format, Op: "read embedded object", Err: oleObjectErr(f, st)})
 }
 
 // storageChild extracts storage st of f as a child document of kind c;
@@ -100,32 +88,24 @@ func storageChild(p *parser, f *cfb, st int, name string, c compoundKind) {
 	sub.run(kind{format: c.format, media: c.media, parse: func(sp *parser, _ []byte) { c.read(sp, &view) }}, nil)
 }
 
-// ole10Native unpacks a packaged file (an \x01Ole10Native stream): its
-// file name and contents.
-func ole10Native(b []byte) (string, []byte, error) {
-	bad := fmt.Errorf("%w: packaged object truncated", ErrMalformed)
-	if len(b) < 6 {
-		return "", nil, bad
-	}
-	b = b[6:] // size, flags
-	cstr := func() (string, bool) {
-		i := bytes.IndexByte(b, 0)
-		if i < 0 {
-			return "", false
+// packagedChild extracts the file packaged in an \x01Ole10Native stream
+// (b, or the error reading it) as a child named by the package, name
+// when it has none; call admit first. A link (no contents) or a damaged
+// package is a child with the error.
+func packagedChild(p *parser, name string, b []byte, err error) {
+	var o olePackage
+	if err == nil {
+		o, err = ole10Native(b)
+		if n := o.name(); n != "" {
+			name = n
 		}
-		s := string(b[:i])
-		b = b[i+1:]
-		return s, true
+		if err == nil && o.link {
+			err = fmt.Errorf("%w: packaged link to %q, no contents", ErrUnsupported, o.source)
+		}
 	}
-	label, ok1 := cstr()
-	_, ok2 := cstr() // source path
-	if !ok1 || !ok2 || len(b) < 8 {
-		return label, nil, bad
+	if err != nil {
+		p.failedChild(name, mediaBinary, int64(len(b)), nil, &Error{Format: p.format, Op: "read embedded object", Err: p.j.classify(err)})
+		return
 	}
-	b = b[8:]
-	n := int64(binary.LittleEndian.Uint32(b))
-	if n > int64(len(b)-4) {
-		return label, nil, bad
-	}
-	return convert([]byte(label), codepage(1252)), b[4 : 4+n], nil
+	p.child(name, "", o.data)
 }

@@ -36,10 +36,30 @@ func FuzzMSG(f *testing.F) {
 		{name: "_1", kids: []*cfbNode{{name: "\x01Ole10Native", data: ole10NativeStream("a.txt", []byte("packaged"))}}},
 		{name: "_2", kids: []*cfbNode{{name: "Workbook", data: makeWorkbook(false)}}},
 	}}}, nil))
+	f.Add(embeddedPoolDOC(f))
+	f.Add(readLegacy(f, "embedded/embedded-sheet.doc"))
 	inner := makeMSGNodes(msgEmbeddedHeader, "inner", "inner body")
 	f.Add(buildCFB(makeMSGNodes(msgTopHeader, "top", "top body", inner), nil))
 	f.Add(buildCFB(rtfMSGNodes(), nil))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzParser(t, "cfb", parseCompound, data) })
+}
+
+// FuzzOle10Native runs the packaged-object reader: damage must be
+// ErrMalformed, and the contents always lie within the stream.
+func FuzzOle10Native(f *testing.F) {
+	f.Add(packagerStream("notes.txt", []byte("packaged notes"), 14))
+	f.Add(packagerStream("big.bin", []byte("x"), 0xFFFFFFFF))
+	f.Add(ole10NativeStream("w.txt", []byte("w")))
+	f.Add([]byte("\x02\x00a.txt\x00C:\\a.txt\x00\x00\x00\x03\x00C:\\TEMP\\a.txt\x00\x05\x00\x00\x00hello"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := ole10Native(data)
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error %v is not ErrMalformed", err)
+		}
+		if len(o.data) > len(data) {
+			t.Fatalf("%d bytes of contents from %d", len(o.data), len(data))
+		}
+	})
 }
 
 // FuzzLZFu runs the compressed RTF decoder.
@@ -86,6 +106,8 @@ func FuzzXLS(f *testing.F) {
 func FuzzPPT(f *testing.F) {
 	doc, cu := makePPT()
 	f.Add(doc, cu)
+	pkg := buildCFB([]*cfbNode{{name: "\x01Ole10Native", data: packagerStream("a.txt", []byte("packaged"), 8)}}, nil)
+	f.Add(append(append(doc, exOleObjStg(pkg, true, uint32(len(pkg)))...), exOleObjStg(pkg, false, 0)...), cu)
 	f.Fuzz(func(t *testing.T, doc, cu []byte) {
 		fuzzParser(t, "cfb", parseCompound, buildCFB([]*cfbNode{{name: "PowerPoint Document", data: doc}, {name: "Current User", data: cu}}, nil))
 	})

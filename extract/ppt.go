@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -180,4 +182,78 @@ func (w *pptWalker) text(s []byte) {
 	w.p.text.add(s[start:])
 	w.p.text.newline()
 	w.dirty = true
+}
+
+// pptExOleObjStg is the record holding an embedded object's compound
+// file (MS-PPT 2.10.34), compressed when its instance is 1.
+const pptExOleObjStg = 0x1011
+
+// pptEmbeddedObjects extracts the objects a presentation embeds: each
+// ExOleObjStg among the top-level records of the PowerPoint Document
+// stream b is a compound file, read as an ObjectPool storage is (see
+// embeddedObject) and named "object N" in stream order.
+func pptEmbeddedObjects(p *parser, b []byte) {
+	n := 0
+	for off := int64(0); ; {
+		verInst, typ, body, ok := pptRecord(b, off)
+		if !ok || p.cancelled() {
+			return
+		}
+		off += 8 + int64(len(body))
+		if typ != pptExOleObjStg {
+			continue
+		}
+		n++
+		if !p.admit() {
+			return
+		}
+		pptEmbeddedObject(p, "object "+strconv.Itoa(n), verInst>>4 == 1, body)
+	}
+}
+
+// pptEmbeddedObject extracts the compound file in an ExOleObjStg body:
+// when compressed, a 4-byte decompressed size then a zlib stream,
+// inflated within the ratio and decompression budgets and charged to the
+// memory account. Damage is a child with the error; call admit first.
+func pptEmbeddedObject(p *parser, name string, compressed bool, body []byte) {
+	fail := func(err error) {
+		p.failedChild(name, mediaCFB, int64(len(body)), nil, &Error{Format: p.format, Op: "read embedded object", Err: p.j.classify(err)})
+	}
+	data := body
+	if compressed {
+		b, err := pptInflate(p.j, body)
+		defer p.j.release(int64(cap(b)))
+		if err != nil {
+			fail(fmt.Errorf("inflate ExOleObjStg: %w", err))
+			return
+		}
+		data = b
+	}
+	f, err := openCFB(data)
+	if err != nil {
+		fail(err)
+		return
+	}
+	embeddedObject(p, f, f.root, name)
+}
+
+// pptInflate decompresses a compressed ExOleObjStg body; the caller
+// releases cap of what it returns.
+func pptInflate(j *job, body []byte) ([]byte, error) {
+	if len(body) < 4 {
+		return nil, fmt.Errorf("%w: compressed object of %d bytes", ErrMalformed, len(body))
+	}
+	declared, packed := int64(binary.LittleEndian.Uint32(body)), int64(len(body)-4)
+	if err := j.checkDeclared(declared, packed); err != nil {
+		return nil, err
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(body[4:]))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	b, err := j.readAllHint(j.inflate(zr, packed), declared)
+	if err != nil && !isSentinel(err) {
+		err = fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return b, err
 }

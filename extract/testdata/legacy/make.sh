@@ -67,6 +67,12 @@ office 'pptx:Impress MS PowerPoint 2007 XML' "$tmp/devref-l10n.fodp"
 # decompress it.
 gzip -9nf "$here/devref-l10n.ppt"
 
+# Embedded objects: a Writer document with a Calc object inline
+# (embedded/embedded-sheet.fodt, written by hand), saved as Word 97: the
+# object becomes an ObjectPool storage holding an Excel workbook.
+soffice -env:UserInstallation="file://$tmp/profile" --headless --convert-to 'doc:MS Word 97' \
+	--outdir "$here/embedded" "$here/embedded/embedded-sheet.fodt"
+
 # Outlook: each MSG as EML by msgconvert, its attachment bodies removed
 # (NAME.msg.attachments lists their names, sizes and SHA-256).
 for f in strangeDate unicode; do
