@@ -161,7 +161,9 @@ func documentedNATSUsers(t *testing.T) []*server.User {
 }
 
 // publishDocs publishes a document and a reference to an unconfigured
-// bucket (dead-lettered) as the daemon's user.
+// bucket (dead-lettered) as the daemon's user, each acknowledged by the
+// stream: the daemon creates the stream as its connector starts, and a
+// message published before that reaches no stream.
 func (e *permissionsEnv) publishDocs(t *testing.T) {
 	t.Helper()
 	msg := nats.NewMsg("simdex.docs.memo")
@@ -171,10 +173,16 @@ func (e *permissionsEnv) publishDocs(t *testing.T) {
 	bad := nats.NewMsg("simdex.docs.elsewhere")
 	bad.Header.Set(natsconn.HeaderID, "elsewhere")
 	bad.Header.Set(natsconn.HeaderRef, natsconn.FormatRef("no-such-bucket", "x.txt", ""))
+	js := e.js(t)
 	for _, m := range []*nats.Msg{msg, bad} {
-		if err := e.nc.PublishMsg(m); err != nil {
-			t.Fatal(err)
-		}
+		m.Header.Set(nats.MsgIdHdr, m.Header.Get(natsconn.HeaderID)) // a retry is stored once
+		var err error
+		waitFor(t, 30*time.Second, "the stream to take "+m.Subject, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err = js.PublishMsg(ctx, m)
+			return err == nil
+		})
 	}
 }
 
