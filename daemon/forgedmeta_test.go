@@ -78,9 +78,7 @@ func threadForgedByNATS(t *testing.T, r *rig, addr string) {
 			msg.Header.Set(k, v)
 		}
 		msg.Data = []byte(data)
-		if err := nc.PublishMsg(msg); err != nil {
-			t.Fatal(err)
-		}
+		publishToStream(t, nc, msg)
 	}
 	publish("real.eml", real, nil)
 	var msg api.Document

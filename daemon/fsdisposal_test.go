@@ -215,9 +215,7 @@ func TestNATSBodyDisposalPurgesTheIndex(t *testing.T) {
 	msg.Header.Set(natsconn.HeaderID, "minutes-by-nats")
 	msg.Header.Set(natsconn.HeaderName, "minutes.txt")
 	msg.Data = []byte(text)
-	if err := r.nc.PublishMsg(msg); err != nil {
-		t.Fatal(err)
-	}
+	publishToStream(t, r.nc, msg)
 	const key = "nats:docs/minutes-by-nats"
 	waitFor(t, 30*time.Second, "the message indexed", func() bool { return len(versionsOf(t, r.addr, key)) == 1 })
 	time.Sleep(time.Millisecond) // past the rule's period

@@ -173,17 +173,27 @@ func (e *permissionsEnv) publishDocs(t *testing.T) {
 	bad := nats.NewMsg("simdex.docs.elsewhere")
 	bad.Header.Set(natsconn.HeaderID, "elsewhere")
 	bad.Header.Set(natsconn.HeaderRef, natsconn.FormatRef("no-such-bucket", "x.txt", ""))
-	js := e.js(t)
-	for _, m := range []*nats.Msg{msg, bad} {
-		m.Header.Set(nats.MsgIdHdr, m.Header.Get(natsconn.HeaderID)) // a retry is stored once
-		var err error
-		waitFor(t, 30*time.Second, "the stream to take "+m.Subject, func() bool {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_, err = js.PublishMsg(ctx, m)
-			return err == nil
-		})
+	publishToStream(t, e.nc, msg)
+	publishToStream(t, e.nc, bad)
+}
+
+// publishToStream publishes m through JetStream until a stream takes it:
+// the daemon creates its documents' stream as its connector starts, and a
+// message published before that reaches no stream and is lost. The
+// message id makes a retry stored once.
+func publishToStream(t *testing.T, nc *nats.Conn, m *nats.Msg) {
+	t.Helper()
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
 	}
+	m.Header.Set(nats.MsgIdHdr, m.Header.Get(natsconn.HeaderID))
+	waitFor(t, 30*time.Second, "a stream to take "+m.Subject, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := js.PublishMsg(ctx, m)
+		return err == nil
+	})
 }
 
 func (e *permissionsEnv) waitIndexed(t *testing.T, keys ...string) {

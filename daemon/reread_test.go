@@ -56,15 +56,11 @@ func TestDiffReadsTextsAgainFromTheirOrigins(t *testing.T) {
 	msg.Header.Set(natsconn.HeaderID, "memo-by-nats")
 	msg.Header.Set(natsconn.HeaderName, "memo.txt")
 	msg.Data = []byte(edited)
-	if err := nc.PublishMsg(msg); err != nil {
-		t.Fatal(err)
-	}
+	publishToStream(t, nc, msg)
 	ref := nats.NewMsg("simdex.docs.memo")
 	ref.Header.Set(natsconn.HeaderID, "memo-by-reference")
 	ref.Header.Set(natsconn.HeaderRef, natsconn.FormatRef(r.bucket, "memo.txt", v1.VersionID))
-	if err := nc.PublishMsg(ref); err != nil {
-		t.Fatal(err)
-	}
+	publishToStream(t, nc, ref)
 	ids := map[string]int64{}
 	for name, key := range map[string]string{"s3": "s3:records/records/memo.txt", "fs": "fs:" + inbox + "/memo copy.txt",
 		"nats": "nats:docs/memo-by-nats", "ref": "nats:docs/records/memo-by-reference"} {
