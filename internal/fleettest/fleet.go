@@ -3,6 +3,7 @@ package fleettest
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,6 +63,10 @@ type Fleet struct {
 
 	opts    Options
 	secrets map[string]string // configuration key → file holding the secret
+	// minioQueue is MinIO's queue directory for its NATS target: with it,
+	// a synchronous event is stored there and published later, so an
+	// event is pending until its file is gone.
+	minioQueue string
 }
 
 // Start builds the binaries, starts every service and the replicas, one
@@ -81,8 +86,9 @@ func Start(t testing.TB, opts Options) *Fleet {
 	// client learns the others from the cluster and moves to one when
 	// that node dies. Events it could not publish meanwhile wait in its
 	// queue directory (docs/deploy.md, section 5).
+	f.minioQueue = t.TempDir()
 	f.MinIO = miniotest.Start(t, miniotest.Options{NATSAddress: f.NATS.Nodes[0].ClientURL(),
-		NATSSubject: EventSubject, JetStream: true, SyncEvents: true, NATSQueueDir: t.TempDir()})
+		NATSSubject: EventSubject, JetStream: true, SyncEvents: true, NATSQueueDir: f.minioQueue})
 	f.MinIO.MakeBucket(t, Bucket, true, false)
 	f.MinIO.EnableNotifications(t, Bucket)
 	dir := t.TempDir()
@@ -195,8 +201,26 @@ func (f *Fleet) Pending(ctx context.Context, js natsjs.JetStream) (uint64, error
 	return info.NumPending + uint64(max(info.NumAckPending, 0)), nil
 }
 
-// WaitDrained waits until every bucket event has been acknowledged and no
-// replica has an event under way.
+// queuedEvents counts the files in MinIO's queue directory dir: the
+// events it stored and has not published yet (-1 when it cannot be read,
+// which keeps the caller waiting).
+func queuedEvents(dir string) int {
+	n := 0
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// WaitDrained waits until MinIO has published every bucket event it
+// queued, every one has been acknowledged, and no replica has an event
+// under way.
 func (f *Fleet) WaitDrained(t testing.TB, limit time.Duration) {
 	t.Helper()
 	js, err := natsjs.New(f.NATS.Conn(t))
@@ -206,6 +230,9 @@ func (f *Fleet) WaitDrained(t testing.TB, limit time.Duration) {
 	err = poll(limit, nil, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if q := queuedEvents(f.minioQueue); q > 0 {
+			return fmt.Errorf("%d events in MinIO's queue", q)
+		}
 		n, err := f.Pending(ctx, js)
 		if err != nil {
 			return err
