@@ -394,7 +394,12 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusForbidden, fmt.Errorf("matter %q is not one of the caller's", f.Matter))
 			return
 		}
-		f.Matters = nonNilStrings(p.Matters)
+		// Organisation-wide flags (of no matter) are for principals
+		// without a matter limit only.
+		f.Matters = []string{""}
+		if limited(p) {
+			f.Matters = p.Matters
+		}
 	}
 	for name, dst := range map[string]*int64{"document": (*int64)(&f.Document), "after": &f.After} {
 		if v := q.Get(name); v != "" {
