@@ -539,6 +539,12 @@ func (a *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		a.policyError(w, "list runs", err)
 		return
 	}
+	if limited(principal(r)) {
+		// A run weighs every document and raises organisation-wide
+		// flags: its counts move with what a limited principal may not see.
+		writeJSON(w, http.StatusOK, map[string]any{"runs": []RunSummary{}})
+		return
+	}
 	if !principal(r).AllMatters() {
 		out := make([]RunSummary, 0, len(runs))
 		for _, run := range runs {
