@@ -152,7 +152,7 @@ func (s *docScope) addRoots(ctx context.Context, ids []index.DocID) error {
 // root returns the top-level object rec is inside (rec itself for one).
 func (s *docScope) root(ctx context.Context, rec *index.Record) (index.DocID, error) {
 	var chain []index.DocID
-	root := rec.ID
+	var root index.DocID
 	for cur := rec; ; {
 		if r, ok := s.rootOf[cur.ID]; ok {
 			root = r
