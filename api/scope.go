@@ -20,15 +20,18 @@ import (
 // of scope answers exactly as one that does not exist.
 //
 // One docScope serves one request: the first question loads the matters'
-// held ids (one policy query per matter) and the top-level object of
-// each, cached for the rest of the request.
+// held ids (one policy query per matter), cached for the rest of the
+// request. A document not held itself is visible when its top-level
+// object (found up its Parent links) is held or holds a held document
+// (found down its Children), each object walked once per request.
 type docScope struct {
 	a *Server
 	p auth.Principal
 
 	mu     sync.Mutex
 	loaded bool
-	roots  map[index.DocID]bool        // top-level objects of held documents
+	held   map[index.DocID]bool        // the matters' held documents
+	family map[index.DocID]bool        // top-level objects: a held document is in it
 	rootOf map[index.DocID]index.DocID // cached walks up Parent
 }
 
@@ -67,11 +70,43 @@ func (s *docScope) Visible(ctx context.Context, rec *index.Record) (bool, error)
 	if err := s.load(ctx); err != nil {
 		return false, err
 	}
+	if s.held[rec.ID] {
+		return true, nil
+	}
 	root, err := s.root(ctx, rec)
 	if errors.Is(err, index.ErrNotFound) {
 		return false, nil // its parent is gone: no matter holds it
 	}
-	return s.roots[root], err
+	if err != nil {
+		return false, err
+	}
+	return s.holdsHeld(ctx, root)
+}
+
+// holdsHeld reports whether top-level object root is held or has a held
+// document inside it, walking down its Children once per request.
+func (s *docScope) holdsHeld(ctx context.Context, root index.DocID) (bool, error) {
+	if v, ok := s.family[root]; ok {
+		return v, nil
+	}
+	found, next := false, []index.DocID{root}
+	for len(next) > 0 && !found {
+		id := next[0]
+		next = next[1:]
+		if s.held[id] {
+			found = true
+			break
+		}
+		kids, err := s.a.Index.Store().Children(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("documents inside %d: %w", id, err)
+		}
+		for _, k := range kids {
+			next = append(next, k.ID)
+		}
+	}
+	s.family[root] = found
+	return found, nil
 }
 
 // VisibleID reports whether the principal may see document id; one that
@@ -109,7 +144,7 @@ func (s *docScope) load(ctx context.Context) error {
 	if s.loaded {
 		return nil
 	}
-	s.roots, s.rootOf = map[index.DocID]bool{}, map[index.DocID]index.DocID{}
+	s.held, s.family, s.rootOf = map[index.DocID]bool{}, map[index.DocID]bool{}, map[index.DocID]index.DocID{}
 	if s.a.Policy != nil {
 		for _, m := range s.p.Matters {
 			ids, err := s.a.Policy.HeldDocuments(ctx, m)
@@ -119,8 +154,8 @@ func (s *docScope) load(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("documents of matter %s: %w", m, err)
 			}
-			if err := s.addRoots(ctx, ids); err != nil {
-				return err
+			for _, id := range ids {
+				s.held[id] = true
 			}
 		}
 	}
@@ -128,25 +163,27 @@ func (s *docScope) load(ctx context.Context) error {
 	return nil
 }
 
-// addRoots marks the top-level objects of held documents ids.
-func (s *docScope) addRoots(ctx context.Context, ids []index.DocID) error {
-	for _, id := range ids {
+// roots returns the top-level objects of the held documents: one read
+// per held document and per level above it.
+func (s *docScope) roots(ctx context.Context) (map[index.DocID]bool, error) {
+	roots := map[index.DocID]bool{}
+	for id := range s.held {
 		rec, err := s.a.Index.Get(ctx, id)
 		if errors.Is(err, index.ErrNotFound) {
 			continue // deleted since it was held
 		}
 		if err != nil {
-			return fmt.Errorf("load held document %d: %w", id, err)
+			return nil, fmt.Errorf("load held document %d: %w", id, err)
 		}
 		root, err := s.root(ctx, rec)
 		if errors.Is(err, index.ErrNotFound) {
 			root = rec.ID
 		} else if err != nil {
-			return err
+			return nil, err
 		}
-		s.roots[root] = true
+		roots[root] = true
 	}
-	return nil
+	return roots, nil
 }
 
 // root returns the top-level object rec is inside (rec itself for one).
@@ -192,16 +229,16 @@ func (s *docScope) Stats(ctx context.Context) (index.Stats, error) {
 func (s *docScope) limitedStats(ctx context.Context) (index.Stats, error) {
 	s.mu.Lock()
 	err := s.load(ctx)
-	roots := make([]index.DocID, 0, len(s.roots))
-	for id := range s.roots {
-		roots = append(roots, id)
+	var roots map[index.DocID]bool
+	if err == nil {
+		roots, err = s.roots(ctx)
 	}
 	s.mu.Unlock()
 	if err != nil {
 		return index.Stats{}, err
 	}
 	c := statsCounter{contents: map[index.ContentID]bool{}}
-	for _, id := range roots {
+	for id := range roots {
 		rec, err := s.a.Index.Get(ctx, id)
 		if errors.Is(err, index.ErrNotFound) {
 			continue
