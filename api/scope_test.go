@@ -1,14 +1,20 @@
 package api_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/simdex/simdex/api"
 	"github.com/simdex/simdex/daemon"
+	"github.com/simdex/simdex/index"
 	"github.com/simdex/simdex/policy"
 )
 
@@ -129,5 +135,69 @@ func TestMatterScopeEveryRoute(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMatterScopeFamilies: a principal limited to a matter that holds one
+// member of an archive sees the archive and its other member (the held
+// document's family), counts them in stats, and sees nothing else.
+func TestMatterScopeFamilies(t *testing.T) {
+	var dir string
+	r := newRoleRigWith(t, func(c *daemon.Config) { dir = c.DataDir })
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, text := range map[string]string{
+		"one.txt": strings.Repeat("Minutes of the board meeting on the merger with the northern subsidiary. ", 30),
+		"two.txt": strings.Repeat("Travel expenses of the sales team for the spring trade fair in Lyon. ", 30),
+	} {
+		f, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte(text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inbox", "bundle.zip"), buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var bundle, one, two api.Document
+	waitFor(t, 60*time.Second, "the archive and its members indexed", func() bool {
+		var found struct{ Documents []api.Document }
+		r.call(t, "admin", "GET", "/api/v1/search?q=bundle.zip", nil, &found)
+		for _, d := range found.Documents {
+			switch {
+			case d.Parent == 0:
+				bundle = d
+			case strings.HasSuffix(d.Name, "one.txt"):
+				one = d
+			case strings.HasSuffix(d.Name, "two.txt"):
+				two = d
+			}
+		}
+		return bundle.ID != 0 && one.ID != 0 && two.ID != 0
+	})
+	hold := map[string]any{"matter": "Z", "name": "Matter Z", "reason": "litigation", "mode": "report", "seeds": []int64{int64(one.ID)}}
+	if code, out := r.call(t, "admin", "POST", "/api/v1/holds", hold, nil); code != http.StatusCreated {
+		t.Fatalf("hold Z: %d %s", code, out)
+	}
+	for id, want := range map[index.DocID]int{bundle.ID: 200, one.ID: 200, two.ID: 200,
+		r.doc(t, "unrelated-memo.txt").ID: 404, r.doc(t, "contract.txt").ID: 404} {
+		if code, out := r.call(t, "reviewer", "GET", fmt.Sprintf("/api/v1/documents/%d", id), nil, nil); code != want {
+			t.Errorf("reviewer of Z reads document %d: %d %.200s, want %d", id, code, out, want)
+		}
+	}
+	var kids struct{ Documents []api.Document }
+	r.call(t, "reviewer", "GET", fmt.Sprintf("/api/v1/documents/%d/children", bundle.ID), nil, &kids)
+	if len(kids.Documents) != 2 {
+		t.Errorf("members of the archive to the reviewer of Z: %+v", kids.Documents)
+	}
+	var st index.Stats
+	r.call(t, "reviewer", "GET", "/api/v1/stats", nil, &st)
+	if st.Documents != 3 || st.Contents != 2 {
+		t.Errorf("stats of the reviewer of Z: %+v, want the archive and its two members, two texts", st)
 	}
 }
