@@ -160,7 +160,8 @@ func (a *Server) getRecord(w http.ResponseWriter, r *http.Request, id index.DocI
 	return rec, true
 }
 
-// writeDocuments answers with the records of recs the caller may see.
+// writeDocuments answers with the records of recs the caller may see
+// (filtering again costs nothing: the scope caches its answers).
 func (a *Server) writeDocuments(w http.ResponseWriter, r *http.Request, recs []*index.Record) {
 	recs, err := a.scope(r).Filter(r.Context(), recs)
 	if err != nil {
@@ -232,12 +233,36 @@ func (a *Server) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	recs, err := a.Index.Store().Find(r.Context(), q, limit)
+	recs, err := a.findVisible(r, q, limit)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
 	a.writeDocuments(w, r, recs)
+}
+
+// maxSearchScan bounds the documents a search reads to find limit that
+// a principal limited to matters may see.
+const maxSearchScan = 10000
+
+// findVisible returns up to limit documents matching q that the caller
+// may see, newest first: for a principal limited to matters, whose
+// documents may be few among the matches, it reads further (four times
+// as many each turn, up to maxSearchScan) until it has limit.
+func (a *Server) findVisible(r *http.Request, q string, limit int) ([]*index.Record, error) {
+	for n := limit; ; n = min(n*4, maxSearchScan) {
+		recs, err := a.Index.Store().Find(r.Context(), q, n)
+		if err != nil {
+			return nil, fmt.Errorf("find %q: %w", q, err)
+		}
+		vis, err := a.scope(r).Filter(r.Context(), recs)
+		if err != nil {
+			return nil, err
+		}
+		if len(vis) >= limit || len(recs) < n || n >= maxSearchScan {
+			return vis[:min(len(vis), limit)], nil
+		}
+	}
 }
 
 // children answers GET /api/v1/documents/{id}/children.

@@ -136,6 +136,12 @@ func TestMatterScopeEveryRoute(t *testing.T) {
 			}
 		}
 	}
+	// A search finds the matter's documents behind newer ones it may not see.
+	var found1 struct{ Documents []api.Document }
+	r.call(t, "viewer", "GET", "/api/v1/search?q=.txt&limit=1", nil, &found1)
+	if len(found1.Documents) != 1 || found1.Documents[0].Name == memo.Name || found1.Documents[0].Name == seed.Name {
+		t.Errorf("search .txt, limit 1, as the viewer of A: %+v, want one document of A", found1.Documents)
+	}
 }
 
 // TestMatterScopeFamilies: a principal limited to a matter that holds one
