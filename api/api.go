@@ -201,7 +201,7 @@ func (a *Server) similarByID(w http.ResponseWriter, r *http.Request) {
 		a.Logger.Error("similar by id", "doc_id", id, "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), Matches(ms, ""))})
+		a.writeMatches(w, r, Matches(ms, ""))
 	}
 }
 
@@ -228,8 +228,20 @@ func (a *Server) similarByUpload(w http.ResponseWriter, r *http.Request) {
 		a.Logger.Error("similar by upload", "err", err)
 		writeError(w, http.StatusInternalServerError, err)
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"matches": visibleMatches(principal(r), ObjectMatches(parts))})
+		a.writeMatches(w, r, ObjectMatches(parts))
 	}
+}
+
+// writeMatches answers with the matches the caller may see, saying
+// nothing of the others.
+func (a *Server) writeMatches(w http.ResponseWriter, r *http.Request, ms []Match) {
+	ms, err := a.visibleMatches(r, ms)
+	if err != nil {
+		a.Logger.Error("similar: scope", "err", err)
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"matches": ms})
 }
 
 // RetryMemoryAfter is the Retry-After of an upload refused because the
@@ -336,11 +348,11 @@ func (a *Server) documentsByKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
+	a.writeDocuments(w, r, recs)
 }
 
 func (a *Server) stats(w http.ResponseWriter, r *http.Request) {
-	st, err := a.Index.Store().Stats(r.Context())
+	st, err := a.scope(r).Stats(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -392,6 +404,9 @@ func (a *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
+	if limited(principal(r)) {
+		ds = nil // alerts are the organisation's: none is of one matter alone
+	}
 	if ds == nil {
 		ds = []notifier.Delivery{}
 	}
@@ -408,6 +423,10 @@ func (a *Server) requeueDeliveries(w http.ResponseWriter, r *http.Request) {
 	var body idsBody
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || len(body.IDs) == 0 {
 		writeError(w, http.StatusBadRequest, errors.New(`body: want {"ids": [delivery ids]}`))
+		return
+	}
+	if limited(principal(r)) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("requeue %v: %w (only failed deliveries can be retried)", body.IDs, notifier.ErrNotFound))
 		return
 	}
 	if err := a.Outbox.Requeue(r.Context(), body.IDs...); err != nil {

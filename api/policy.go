@@ -394,7 +394,12 @@ func (a *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusForbidden, fmt.Errorf("matter %q is not one of the caller's", f.Matter))
 			return
 		}
-		f.Matters = nonNilStrings(p.Matters)
+		// Organisation-wide flags (of no matter) are for principals
+		// without a matter limit only.
+		f.Matters = []string{""}
+		if limited(p) {
+			f.Matters = p.Matters
+		}
 	}
 	for name, dst := range map[string]*int64{"document": (*int64)(&f.Document), "after": &f.After} {
 		if v := q.Get(name); v != "" {
@@ -532,6 +537,12 @@ func (a *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	runs, err := a.Policy.Runs(r.Context(), limit)
 	if err != nil {
 		a.policyError(w, "list runs", err)
+		return
+	}
+	if limited(principal(r)) {
+		// A run weighs every document and raises organisation-wide
+		// flags: its counts move with what a limited principal may not see.
+		writeJSON(w, http.StatusOK, map[string]any{"runs": []RunSummary{}})
 		return
 	}
 	if !principal(r).AllMatters() {

@@ -61,10 +61,15 @@ func actor(r *http.Request) string {
 	return who + " (" + onBehalf + ")"
 }
 
-// flagVisible reports whether p may see f: flags of no matter are for every
-// reviewer, a matter's only for those on it; neither when its document or
-// source document is a seed file of a matter p cannot see.
+// flagVisible reports whether p may see f: flags of no matter
+// (organisation-wide: duplicate uploads, dispositions due) are for
+// principals without a matter limit, a matter's only for those on it;
+// neither when its document or source document is a seed file of a
+// matter p cannot see.
 func flagVisible(p auth.Principal, f policy.Flag) bool {
+	if f.Matter == "" && limited(p) {
+		return false
+	}
 	if f.Matter != "" && !p.CanSeeMatter(f.Matter) {
 		return false
 	}
@@ -140,8 +145,12 @@ func (a *Server) pathRecord(w http.ResponseWriter, r *http.Request) (*index.Reco
 // one it may not see) or 500 itself on failure.
 func (a *Server) getRecord(w http.ResponseWriter, r *http.Request, id index.DocID) (*index.Record, bool) {
 	rec, err := a.Index.Get(r.Context(), id)
+	visible := false
+	if err == nil {
+		visible, err = a.scope(r).Visible(r.Context(), rec)
+	}
 	switch {
-	case errors.Is(err, index.ErrNotFound) || (err == nil && !keyVisible(principal(r), rec.Key)):
+	case errors.Is(err, index.ErrNotFound) || (err == nil && !visible):
 		writeError(w, http.StatusNotFound, fmt.Errorf("document %d: %w", id, index.ErrNotFound))
 		return nil, false
 	case err != nil:
@@ -151,20 +160,38 @@ func (a *Server) getRecord(w http.ResponseWriter, r *http.Request, id index.DocI
 	return rec, true
 }
 
-// documents converts the records p may see.
-func documents(p auth.Principal, recs []*index.Record) []Document {
+// writeDocuments answers with the records of recs the caller may see
+// (filtering again costs nothing: the scope caches its answers).
+func (a *Server) writeDocuments(w http.ResponseWriter, r *http.Request, recs []*index.Record) {
+	recs, err := a.scope(r).Filter(r.Context(), recs)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
 	out := make([]Document, 0, len(recs))
 	for _, rec := range recs {
-		if keyVisible(p, rec.Key) {
-			out = append(out, NewDocument(rec))
-		}
+		out = append(out, NewDocument(rec))
 	}
-	return out
+	writeJSON(w, http.StatusOK, map[string]any{"documents": out})
 }
 
-// visibleMatches keeps the matches p may see.
-func visibleMatches(p auth.Principal, ms []Match) []Match {
-	return slices.DeleteFunc(ms, func(m Match) bool { return !keyVisible(p, m.Key) })
+// visibleMatches keeps the matches the caller may see.
+func (a *Server) visibleMatches(r *http.Request, ms []Match) ([]Match, error) {
+	s := a.scope(r)
+	out := make([]Match, 0, len(ms))
+	for _, m := range ms {
+		if !keyVisible(s.p, m.Key) {
+			continue
+		}
+		ok, err := s.VisibleID(r.Context(), m.ID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // intParam parses an optional integer query parameter within [lo, hi].
@@ -206,12 +233,36 @@ func (a *Server) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	recs, err := a.Index.Store().Find(r.Context(), q, limit)
+	recs, err := a.findVisible(r, q, limit)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
+	a.writeDocuments(w, r, recs)
+}
+
+// maxSearchScan bounds the documents a search reads to find limit that
+// a principal limited to matters may see.
+const maxSearchScan = 10000
+
+// findVisible returns up to limit documents matching q that the caller
+// may see, newest first: for a principal limited to matters, whose
+// documents may be few among the matches, it reads further (four times
+// as many each turn, up to maxSearchScan) until it has limit.
+func (a *Server) findVisible(r *http.Request, q string, limit int) ([]*index.Record, error) {
+	for n := limit; ; n = min(n*4, maxSearchScan) {
+		recs, err := a.Index.Store().Find(r.Context(), q, n)
+		if err != nil {
+			return nil, fmt.Errorf("find %q: %w", q, err)
+		}
+		vis, err := a.scope(r).Filter(r.Context(), recs)
+		if err != nil {
+			return nil, err
+		}
+		if len(vis) >= limit || len(recs) < n || n >= maxSearchScan {
+			return vis[:min(len(vis), limit)], nil
+		}
+	}
 }
 
 // children answers GET /api/v1/documents/{id}/children.
@@ -225,7 +276,7 @@ func (a *Server) children(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": documents(principal(r), recs)})
+	a.writeDocuments(w, r, recs)
 }
 
 // docTexts returns the texts of recs, answering the error itself: the
@@ -398,9 +449,14 @@ func (a *Server) family(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p := principal(r)
-	fam, err := a.Index.Family(r.Context(), root, th, limit, func(rec *index.Record) bool { return keyVisible(p, rec.Key) })
-	if err != nil {
+	s := a.scope(r)
+	var serr error
+	fam, err := a.Index.Family(r.Context(), root, th, limit, func(rec *index.Record) bool {
+		ok, err := s.Visible(r.Context(), rec)
+		serr = errors.Join(serr, err)
+		return ok
+	})
+	if err = errors.Join(err, serr); err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}

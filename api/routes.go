@@ -183,7 +183,7 @@ func (a *Server) Handler() http.Handler {
 			if rt.perm != "" {
 				h = auth.Require(rt.perm, h)
 			}
-			h = guard(h)
+			h = guard(a.withScope(h))
 		}
 		mux.Handle(rt.method+" "+rt.path, h)
 	}

@@ -12,10 +12,10 @@ import (
 // covers the whole thread.
 type ThreadResponse struct {
 	// ID is the thread's key (the load files' EmailThreadID).
-	ID       string          `json:"id"`
+	ID string `json:"id"`
+	// Messages are those the caller may see: a message out of its scope
+	// is left out, and not counted, as if it did not exist.
 	Messages []ThreadMessage `json:"messages"`
-	// Hidden counts the thread's messages outside the caller's matters.
-	Hidden int `json:"hidden,omitempty"`
 }
 
 // ThreadMessage is one message of a thread.
@@ -44,16 +44,17 @@ func (a *Server) thread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	p := principal(r)
 	onlyInclusive := r.URL.Query().Get("inclusive") == "true"
 	visible := map[index.DocID]bool{}
 	for _, m := range t.Messages {
-		visible[m.Record.ID] = keyVisible(p, m.Record.Key)
+		if visible[m.Record.ID], err = a.scope(r).Visible(r.Context(), m.Record); err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return
+		}
 	}
 	out := ThreadResponse{ID: t.ID, Messages: []ThreadMessage{}}
 	for _, m := range t.Messages {
 		if !visible[m.Record.ID] {
-			out.Hidden++
 			continue
 		}
 		if onlyInclusive && !m.Inclusive {

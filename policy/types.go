@@ -311,8 +311,9 @@ type FlagFilter struct {
 	Document index.DocID
 	After    int64
 	Limit    int // default 100
-	// Matters, when not nil, keeps only flags of no matter or of one of
-	// these matters: what a principal limited to matters may see.
+	// Matters, when not nil, keeps only flags of one of these matters, ""
+	// standing for flags of no matter (organisation-wide): what a
+	// principal may see, its matters for one limited to matters.
 	Matters []string
 }
 

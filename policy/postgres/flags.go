@@ -182,7 +182,7 @@ func (s *Store) Flags(ctx context.Context, f policy.FlagFilter) ([]policy.Flag, 
 		add("doc = $%d", int64(f.Document))
 	}
 	if f.Matters != nil {
-		add("(matter = '' OR matter = ANY($%d))", f.Matters)
+		add("matter = ANY($%d)", f.Matters)
 	}
 	limit := f.Limit
 	if limit <= 0 {

@@ -641,9 +641,9 @@ func (s *Store) Flags(ctx context.Context, f policy.FlagFilter) ([]policy.Flag, 
 		add("doc = ?", f.Document)
 	}
 	if f.Matters != nil {
-		cond := "(matter = ''"
+		cond := "matter IN (NULL"
 		for _, m := range f.Matters {
-			cond += " OR matter = ?"
+			cond += ", ?"
 			args = append(args, m)
 		}
 		where = append(where, cond+")")

@@ -182,7 +182,7 @@ function renderThread(section, t, id) {
   const inclusive = msgs.filter((m) => m.inclusive).length;
   section.replaceChildren(
     h('h2', { id: 'thread-h' }, `E-mail thread (${msgs.length} message${msgs.length === 1 ? '' : 's'}, ${inclusive} inclusive)`),
-    h('p', { class: 'muted' }, `Thread ${t.id}. A message is inclusive when no later message of the thread holds all of its text and attachments: reviewing the inclusive messages covers the thread.${t.hidden ? ` ${t.hidden} message(s) outside your matters are not shown.` : ''}`),
+    h('p', { class: 'muted' }, `Thread ${t.id}. A message is inclusive when no later message of the thread holds all of its text and attachments: reviewing the inclusive messages covers the thread.`),
     h('label', { class: 'check' }, only, ' Inclusive messages only'),
     body);
 }
