@@ -363,10 +363,10 @@ func (a *Server) releaseHold(w http.ResponseWriter, r *http.Request) {
 // misspelt status was answered with no flags, as if there were none.
 func CheckFlagFilter(kind policy.FlagKind, status policy.FlagStatus) error {
 	switch kind {
-	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced:
+	case "", policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced, policy.KindHoldSourceChanged:
 	default:
-		return fmt.Errorf("kind %q: want %s, %s, %s or %s", kind,
-			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced)
+		return fmt.Errorf("kind %q: want %s, %s, %s, %s or %s", kind,
+			policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced, policy.KindHoldSourceChanged)
 	}
 	if status != "" && !slices.Contains(policy.FlagStatuses, status) {
 		return fmt.Errorf("status %q: want one of %s", status, statusList())

@@ -218,6 +218,17 @@ type Prepared struct {
 	results []Result
 }
 
+// KeepOlderVersions makes p's top-level documents keep the older versions
+// of their keys instead of replacing them: a legal hold covers one of
+// them, which must stay when its source overwrites it.
+func (p *Prepared) KeepOlderVersions() {
+	for i := range p.entries {
+		if p.entries[i].Parent < 0 {
+			p.entries[i].Doc.KeepVersions = true
+		}
+	}
+}
+
 // Prepare fingerprints inputs and prepares them for the store: the half of
 // Add that keeps a core busy. A caller that runs many Adds at once can
 // bound how many prepare at a time and leave the single writer that Commit

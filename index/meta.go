@@ -32,6 +32,7 @@ var reservedMeta = map[string]bool{
 	MetaDate: true, MetaDraft: true, MetaFolder: true,
 	MetaWords:           true,
 	MetaDeletedAtSource: true, MetaDeletedAtSourceEvent: true,
+	MetaSupersededAt: true, MetaSupersededBy: true,
 }
 
 // Reserved reports whether key is one of simdex's own metadata keys,

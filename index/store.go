@@ -97,6 +97,15 @@ const (
 	MetaDeletedAtSourceEvent = "deleted_at_source_event"
 )
 
+// Metadata keys the index itself sets on a top-level document a legal hold
+// keeps after its source overwrote it (an edit in place, an unversioned
+// object written again): when, in RFC 3339, and which event wrote the
+// version that superseded it.
+const (
+	MetaSupersededAt = "superseded_at"
+	MetaSupersededBy = "superseded_by"
+)
+
 // Record is a stored document version.
 type Record struct {
 	Doc

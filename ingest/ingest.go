@@ -173,8 +173,20 @@ func (in *Ingester) Ingest(ctx context.Context, obj Object) (*Outcome, error) {
 // commit: what Prepare returns and Commit takes.
 type Prepared struct {
 	key   string
+	idem  string
 	out   *Outcome
 	batch *index.Prepared
+}
+
+// Idempotency is the idempotency key of p's top-level document.
+func (p *Prepared) Idempotency() string { return p.idem }
+
+// KeepOlderVersions makes p keep the older versions of its key in the
+// index instead of replacing them (see index.Prepared.KeepOlderVersions).
+func (p *Prepared) KeepOlderVersions() {
+	if p.batch != nil {
+		p.batch.KeepOlderVersions()
+	}
 }
 
 // Prepare reads obj's body, extracts it and fingerprints its documents:
@@ -267,10 +279,10 @@ func (in *Ingester) prepare(ctx context.Context, obj Object, doc *extract.Docume
 	// chunks: charged while it runs (the texts are charged already).
 	fingerprinting := int64(longest) + int64(longest)/4
 	if err := obj.Memory.Charge(ctx, fingerprinting); err != nil {
-		return &Prepared{key: obj.Key, out: out}
+		return &Prepared{key: obj.Key, idem: top.IdempotencyKey(), out: out}
 	}
 	defer obj.Memory.Release(fingerprinting)
-	return &Prepared{key: obj.Key, out: out, batch: in.ix.Prepare(ctx, out.Inputs)}
+	return &Prepared{key: obj.Key, idem: top.IdempotencyKey(), out: out, batch: in.ix.Prepare(ctx, out.Inputs)}
 }
 
 // resolveThreads gives each e-mail message of doc's tree the thread of

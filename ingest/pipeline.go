@@ -25,6 +25,7 @@ type Ledger interface {
 	Lookup(ctx context.Context, key string) ([]*index.Record, error)
 	Children(ctx context.Context, id index.DocID) ([]*index.Record, error)
 	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
+	MarkSuperseded(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
 	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
 }
 
@@ -34,9 +35,14 @@ type Remover interface {
 }
 
 // HoldKeeper tells which object versions a legal hold keeps in the index
-// when their source deletes them.
+// when their source deletes or overwrites them, and raises the alarm when
+// it does: HeldDeleted and HeldSuperseded flag the held documents ids for
+// their matters' reviewers (once per document and change: a redelivered
+// event raises nothing new). event describes what changed them.
 type HoldKeeper interface {
 	HoldingMatters(ctx context.Context, indexKey, versionID string) ([]string, error)
+	HeldDeleted(ctx context.Context, ids []index.DocID, event string) error
+	HeldSuperseded(ctx context.Context, ids []index.DocID, event string) error
 }
 
 // Observer is told about every committed object before its event is
@@ -302,7 +308,7 @@ func (p *Pipeline) index(ctx context.Context, ev connectors.Event, idem string, 
 	prep, err := p.o.Ingester.Prepare(ctx, Object{
 		Key: docKey(ev), VersionID: ev.VersionID, Name: ev.Key, Source: ev.Source, Idempotency: idem,
 		ContentType: ev.ContentType, Meta: ev.Metadata, ModTime: ev.Time, Body: body,
-		KeepVersions: ev.Bucket != "" && ev.VersionID != "", Memory: mem,
+		KeepVersions: keepsVersions(ev), Memory: mem,
 	})
 	// An object that could not be read for a passing reason (a
 	// connection reset halfway through its GET, the daemon stopping) is
@@ -377,8 +383,93 @@ func (p *Pipeline) commitCurrent(ctx context.Context, ev connectors.Event, prep 
 			return true, nil, nil
 		}
 	}
+	if err := p.preserveHeld(ctx, ev, prep); err != nil {
+		return false, nil, err
+	}
 	out, err = p.o.Ingester.Commit(ctx, prep)
 	return false, out, err
+}
+
+// keepsVersions reports whether ev's object keeps its older versions in
+// the index (a versioned bucket's); else a new version replaces them.
+func keepsVersions(ev connectors.Event) bool { return ev.Bucket != "" && ev.VersionID != "" }
+
+// preserveHeld keeps the older versions of ev's key that a legal hold
+// covers when ev's new version would replace them (an edit in place, an
+// unversioned object written again): they stay indexed beside it, in
+// their matters, marked superseded by ev, and their matters are alerted.
+// The older versions no hold covers are removed, as the replace would.
+func (p *Pipeline) preserveHeld(ctx context.Context, ev connectors.Event, prep *Prepared) error {
+	if p.o.Holds == nil || keepsVersions(ev) {
+		return nil
+	}
+	key := docKey(ev)
+	held, free, err := p.heldVersions(ctx, key, "", prep.Idempotency())
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	prep.KeepOlderVersions()
+	event := describeOverwrite(ev)
+	ids := make([]index.DocID, len(held))
+	heldVID := map[string]bool{}
+	for i, r := range held {
+		ids[i], heldVID[r.VersionID] = r.ID, true
+	}
+	if _, err := p.o.Ledger.MarkSuperseded(ctx, ids, cmp.Or(ev.Time, time.Now()), event); err != nil {
+		return fmt.Errorf("mark held versions of %s superseded: %w", key, err)
+	}
+	for _, r := range free {
+		if heldVID[r.VersionID] {
+			continue // removing it by version would remove a held one too
+		}
+		if _, err := p.o.Remover.Remove(ctx, key, r.VersionID); err != nil {
+			return fmt.Errorf("remove version %s of %s replaced: %w", r.VersionID, key, err)
+		}
+	}
+	if err := p.o.Holds.HeldSuperseded(ctx, ids, event); err != nil {
+		return fmt.Errorf("alert held versions of %s superseded: %w", key, err)
+	}
+	return nil
+}
+
+// heldVersions splits the top-level versions stored under key (vid alone
+// when not empty; the one stored under the idempotency key skip aside)
+// into those an active legal hold covers and the others.
+func (p *Pipeline) heldVersions(ctx context.Context, key, vid, skip string) (held, free []*index.Record, err error) {
+	recs, err := p.o.Ledger.Lookup(ctx, key)
+	if errors.Is(err, index.ErrNotFound) {
+		// Nothing stored under the key (its create is not committed yet,
+		// or never will be): nothing is held either.
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up versions of %s: %w", key, err)
+	}
+	for _, r := range recs {
+		if r.Key != key || r.Parent != 0 || (vid != "" && r.VersionID != vid) || (skip != "" && r.Idempotency == skip) {
+			continue
+		}
+		matters, err := p.o.Holds.HoldingMatters(ctx, key, r.VersionID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(matters) > 0 {
+			held = append(held, r)
+		} else {
+			free = append(free, r)
+		}
+	}
+	return held, free, nil
+}
+
+// describeOverwrite names the event whose new version superseded the
+// held versions of an object, for reviewers and the audit.
+func describeOverwrite(ev connectors.Event) string {
+	what := "overwrite"
+	if ev.VersionID != "" {
+		what += " " + ev.VersionID
+	}
+	return fmt.Sprintf("%s of %s from %s", what, ev.Key, ev.Source)
 }
 
 // reserve takes an object's size from the memory budget before it is
@@ -484,38 +575,25 @@ func (p *Pipeline) removeUnheld(ctx context.Context, ev connectors.Event, key, v
 		removed, err = p.o.Remover.Remove(ctx, key, vid)
 		return removed, 0, err
 	}
-	recs, err := p.o.Ledger.Lookup(ctx, key)
-	if errors.Is(err, index.ErrNotFound) {
-		// Nothing stored under the key (its create is not committed yet,
-		// or never will be): nothing is held either.
-		recs, err = nil, nil
-	}
+	heldRecs, free, err := p.heldVersions(ctx, key, vid, "")
 	if err != nil {
 		return nil, 0, err
 	}
-	var held []index.DocID
-	var free []*index.Record
-	for _, r := range recs {
-		if r.Key != key || r.Parent != 0 || (vid != "" && r.VersionID != vid) {
-			continue
-		}
-		matters, err := p.o.Holds.HoldingMatters(ctx, key, r.VersionID)
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(matters) > 0 {
-			held = append(held, r.ID)
-		} else {
-			free = append(free, r)
-		}
+	held := make([]index.DocID, len(heldRecs))
+	for i, r := range heldRecs {
+		held[i] = r.ID
 	}
 	if len(held) == 0 {
 		removed, err = p.o.Remover.Remove(ctx, key, vid)
 		return removed, 0, err
 	}
-	newly, err := p.o.Ledger.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), describeRemoval(ev))
+	event := describeRemoval(ev)
+	newly, err := p.o.Ledger.MarkDeletedAtSource(ctx, held, cmp.Or(ev.Time, time.Now()), event)
 	if err != nil {
 		return nil, 0, err
+	}
+	if err := p.o.Holds.HeldDeleted(ctx, held, event); err != nil {
+		return nil, newly, fmt.Errorf("alert held versions of %s deleted: %w", key, err)
 	}
 	for _, r := range free {
 		ids, err := p.o.Remover.Remove(ctx, key, r.VersionID)

@@ -16,6 +16,9 @@ const (
 	// KindHoldUnenforced: a held document whose origin cannot hold it
 	// (an S3 bucket without Object Lock).
 	KindHoldUnenforced = "hold-unenforced"
+	// KindHoldSourceChanged: a held document deleted or overwritten at
+	// its source (possible spoliation); simdex kept its indexed copy.
+	KindHoldSourceChanged = "hold-source-changed"
 )
 
 // Alert is what a reviewer is told about one flag.

@@ -144,7 +144,7 @@ func DefaultConfig() Config {
 }
 
 var (
-	kinds   = []string{KindDispositionDue, KindHoldMatch, KindDuplicateUpload, KindHoldUnenforced}
+	kinds   = []string{KindDispositionDue, KindHoldMatch, KindDuplicateUpload, KindHoldUnenforced, KindHoldSourceChanged}
 	formats = []string{"", "json", "slack"}
 )
 

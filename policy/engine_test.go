@@ -270,7 +270,7 @@ func TestHoldPlacementAndIngest(t *testing.T) {
 			t.Errorf("execute a duplicate-upload flag: %v", err)
 		}
 	}
-	for _, k := range []policy.FlagKind{policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced} {
+	for _, k := range []policy.FlagKind{policy.KindDispositionDue, policy.KindHoldMatch, policy.KindDuplicateUpload, policy.KindHoldUnenforced, policy.KindHoldSourceChanged} {
 		if !strings.HasPrefix(k.Approving(), "approving ") {
 			t.Errorf("%s: Approving() = %q", k, k.Approving())
 		}

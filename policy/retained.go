@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/simdex/simdex/index"
 )
 
 // errFound stops a walk of held documents once the one sought is found.
@@ -71,4 +73,46 @@ func (e *Engine) Held(ctx context.Context, matter string) ([]HeldDoc, error) {
 		return nil, fmt.Errorf("documents of matter %s: %w", matter, err)
 	}
 	return out, nil
+}
+
+// HeldDeleted flags the held documents ids, deleted at their source by
+// event, for the matters holding them (KindHoldSourceChanged, Rule
+// ChangeDeleted): an alarm of possible spoliation, alerted to the
+// matters' reviewers and audited. It is idempotent.
+func (e *Engine) HeldDeleted(ctx context.Context, ids []index.DocID, event string) error {
+	return e.heldSourceChanged(ctx, ids, ChangeDeleted, event)
+}
+
+// HeldSuperseded flags the held documents ids, overwritten at their
+// source by event (an edit in place), like HeldDeleted (Rule
+// ChangeSuperseded).
+func (e *Engine) HeldSuperseded(ctx context.Context, ids []index.DocID, event string) error {
+	return e.heldSourceChanged(ctx, ids, ChangeSuperseded, event)
+}
+
+// heldSourceChanged raises the hold-source-changed flags of ids, one per
+// document and holding matter, change being their Rule.
+func (e *Engine) heldSourceChanged(ctx context.Context, ids []index.DocID, change, event string) error {
+	var flags []Flag
+	for _, id := range ids {
+		r, err := e.ix.Get(ctx, id)
+		if errors.Is(err, index.ErrNotFound) {
+			continue // purged meanwhile: nothing held to flag
+		}
+		if err != nil {
+			return fmt.Errorf("flag held document %d %s: %w", id, change, err)
+		}
+		matters, err := e.HoldingMatters(ctx, r.Key, r.VersionID)
+		if err != nil {
+			return fmt.Errorf("flag held document %d %s: %w", id, change, err)
+		}
+		for _, m := range matters {
+			flags = append(flags, Flag{Kind: KindHoldSourceChanged, Document: RefOf(r), Object: ObjectOf(r), Matter: m, Rule: change,
+				Evidence: Evidence{Role: "held", Note: event}})
+		}
+	}
+	if _, err := e.raise(ctx, flags, "ingest"); err != nil {
+		return fmt.Errorf("flag held documents %s: %w", change, err)
+	}
+	return nil
 }

@@ -93,6 +93,17 @@ const (
 	// cannot hold it (ErrObjectLockDisabled): it is held in the store
 	// only, and a person must lock or preserve it.
 	KindHoldUnenforced FlagKind = notifier.KindHoldUnenforced
+	// KindHoldSourceChanged flags a held document its source deleted
+	// (Rule ChangeDeleted) or overwrote (Rule ChangeSuperseded): simdex
+	// keeps its indexed version, but the change may be spoliation.
+	KindHoldSourceChanged FlagKind = notifier.KindHoldSourceChanged
+)
+
+// The changes at the source a KindHoldSourceChanged flag reports, its Rule:
+// one flag per document, change and matter.
+const (
+	ChangeDeleted    = "deleted-at-source"
+	ChangeSuperseded = "superseded"
 )
 
 // FlagStatus is where a flag is in its review.
@@ -266,6 +277,8 @@ func (k FlagKind) Approving() string {
 		return "approving confirms the upload duplicates content already held"
 	case KindHoldUnenforced:
 		return "approving acknowledges that the hold is kept in simdex but not by S3 Object Lock"
+	case KindHoldSourceChanged:
+		return "approving acknowledges that the held document changed at its source; simdex keeps its indexed version"
 	default:
 		return "approving records the reviewer's agreement"
 	}
@@ -288,6 +301,8 @@ func (f Flag) Alert() notifier.Alert {
 		summary = fmt.Sprintf("new upload %s duplicates existing content", f.Document.Name)
 	case KindHoldUnenforced:
 		summary = fmt.Sprintf("%s, held for matter %s: %s", f.Document.Name, f.Matter, f.Evidence.Note)
+	case KindHoldSourceChanged:
+		summary = fmt.Sprintf("%s, held for matter %s, was %s at its source: %s", f.Document.Name, f.Matter, f.Rule, f.Evidence.Note)
 	default:
 		summary = string(f.Kind) + " " + f.Document.Name
 	}

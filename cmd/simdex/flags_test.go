@@ -13,7 +13,7 @@ func TestFlagsListRefusesUnknownFilters(t *testing.T) {
 	for _, c := range []struct{ flag, value, want string }{
 		{"--status", "bogus", "open, approved, executing, executed, refused, dismissed"},
 		{"--status", "any", "open, approved, executing, executed, refused, dismissed"},
-		{"--kind", "bogus", "disposition-due, hold-match, duplicate-upload or hold-unenforced"},
+		{"--kind", "bogus", "disposition-due, hold-match, duplicate-upload, hold-unenforced or hold-source-changed"},
 	} {
 		out, code, err := run(t, "flags", "list", "--addr", "127.0.0.1:1", c.flag, c.value)
 		if code != 2 || err == nil || out != "" {

@@ -304,7 +304,7 @@ func newFlagsCmd(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload or hold-unenforced (default: all)")
+	list.Flags().StringVar(&kind, "kind", "", "disposition-due, hold-match, duplicate-upload, hold-unenforced or hold-source-changed (default: all)")
 	list.Flags().StringVar(&status, "status", "", "open, approved, executing, executed, refused or dismissed (default: all)")
 	list.Flags().StringVar(&matter, "matter", "", "only flags of this matter")
 	list.Flags().StringVar(&rule, "rule", "", "only flags of this retention rule")

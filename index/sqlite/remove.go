@@ -165,26 +165,42 @@ func deletePostings(ctx context.Context, tx *sql.Tx, table string, cid int64, ke
 // stored without metadata holds the JSON null, which json_set leaves as it
 // is: it is marked as an empty object.
 func (s *Store) MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error) {
+	return s.mark(ctx, "deleted at source", index.MetaDeletedAtSource, index.MetaDeletedAtSourceEvent, ids, at, event)
+}
+
+// MarkSuperseded records that the top-level documents ids were
+// overwritten at their source (by event) while a legal hold kept them:
+// their metadata gains index.MetaSupersededAt (RFC 3339, UTC) and
+// index.MetaSupersededBy. They stay indexed beside the new version. A
+// document marked already keeps its first mark. It returns how many
+// documents were newly marked.
+func (s *Store) MarkSuperseded(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error) {
+	return s.mark(ctx, "superseded", index.MetaSupersededAt, index.MetaSupersededBy, ids, at, event)
+}
+
+// mark sets the metadata atKey to at and byKey to event on the documents
+// ids that have no atKey yet, and returns how many it set.
+func (s *Store) mark(ctx context.Context, what, atKey, byKey string, ids []index.DocID, at time.Time, event string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("mark deleted at source: %w", s.mapErr(err))
+		return 0, fmt.Errorf("mark %s: %w", what, s.mapErr(err))
 	}
 	defer tx.Rollback()
 	n := 0
 	for _, id := range ids {
-		res, err := tx.ExecContext(ctx, `UPDATE documents SET meta = json_set(coalesce(nullif(meta, 'null'), '{}'), '$."`+index.MetaDeletedAtSource+`"', ?, '$."`+index.MetaDeletedAtSourceEvent+`"', ?)
-			WHERE id = ? AND json_extract(meta, '$."`+index.MetaDeletedAtSource+`"') IS NULL`,
+		res, err := tx.ExecContext(ctx, `UPDATE documents SET meta = json_set(coalesce(nullif(meta, 'null'), '{}'), '$."`+atKey+`"', ?, '$."`+byKey+`"', ?)
+			WHERE id = ? AND json_extract(meta, '$."`+atKey+`"') IS NULL`,
 			at.UTC().Format(time.RFC3339Nano), event, int64(id))
 		if err != nil {
-			return 0, fmt.Errorf("mark document %d deleted at source: %w", id, s.mapErr(err))
+			return 0, fmt.Errorf("mark document %d %s: %w", id, what, s.mapErr(err))
 		}
 		k, _ := res.RowsAffected()
 		n += int(k)
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("mark deleted at source: commit: %w", s.mapErr(err))
+		return 0, fmt.Errorf("mark %s: commit: %w", what, s.mapErr(err))
 	}
 	return n, nil
 }

@@ -15,6 +15,7 @@ type SourceDeletedStore interface {
 	index.Store
 	MarkDeletedAtSource(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
 	DeletedAtSource(ctx context.Context, fn func(*index.Record) error) error
+	MarkSuperseded(ctx context.Context, ids []index.DocID, at time.Time, event string) (int, error)
 }
 
 // DeletedAtSource checks a store's marks of documents deleted at source
@@ -22,6 +23,7 @@ type SourceDeletedStore interface {
 // document and its other metadata, is kept on a second mark, and the
 // marked documents are listed. Origin metadata naming the mark
 // (forgedOrigin) neither lists a document nor keeps it from being marked.
+// A superseded mark works alike, under its own keys, and lists nothing.
 // A document stored with no metadata at all is marked too (SQLite stored
 // its metadata as JSON null, which took no mark and counted it done).
 func DeletedAtSource(t *testing.T, s SourceDeletedStore) {
@@ -67,5 +69,19 @@ func DeletedAtSource(t *testing.T, s SourceDeletedStore) {
 	}
 	if len(listed) != 2 || listed[0] != ids[0] || listed[1] != ids[2] {
 		t.Fatalf("DeletedAtSource listed %v, want [%d %d]", listed, ids[0], ids[2])
+	}
+	if n, err := s.MarkSuperseded(ctx, ids[1:2], first, "overwritten by v2 of b from fs:inbox"); err != nil || n != 1 {
+		t.Fatalf("mark superseded: %d, %v", n, err)
+	}
+	if n, err := s.MarkSuperseded(ctx, ids[1:2], first.Add(time.Hour), "again"); err != nil || n != 0 {
+		t.Fatalf("second superseded mark: %d, %v; want 0 newly marked", n, err)
+	}
+	r, err = s.Get(ctx, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]string{"title": "t", index.MetaSupersededAt: first.Format(time.RFC3339Nano), index.MetaSupersededBy: "overwritten by v2 of b from fs:inbox"}
+	if !maps.Equal(r.Meta, want) {
+		t.Errorf("superseded meta = %v, want %v", r.Meta, want)
 	}
 }

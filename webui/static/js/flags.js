@@ -6,7 +6,7 @@ import { call, qs } from './api.js';
 import { errorBox, go, h, link, messageOf, score, when } from './dom.js';
 
 const PAGE_MAX = 100;
-const KINDS = ['hold-match', 'disposition-due', 'duplicate-upload', 'hold-unenforced'];
+const KINDS = ['hold-match', 'disposition-due', 'duplicate-upload', 'hold-unenforced', 'hold-source-changed'];
 const STATUSES = ['open', 'approved', 'refused', 'dismissed', 'executed', 'any'];
 
 // The after values of the pages before the current one, per filter, so
