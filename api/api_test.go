@@ -27,18 +27,15 @@ func newTestAPI(t *testing.T, maxBody int64) (*httptest.Server, string) {
 	return newTestAPIWith(t, maxBody, true, nil)
 }
 
-// newTestAPIWith is newTestAPI keeping texts or not, and reading them
-// again with reread.
-func newTestAPIWith(t *testing.T, maxBody int64, keepText bool, reread TextRereader) (*httptest.Server, string) {
+// openTestIndex opens a real index with opts on SQLite in a temporary
+// folder, closed when the test ends, and the default extractor.
+func openTestIndex(t testing.TB, opts index.Options) (*index.Index, *extract.Extractor) {
 	t.Helper()
-	ctx := context.Background()
-	opts := index.DefaultOptions()
-	opts.KeepText = keepText
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := index.New(ctx, st, opts)
+	ix, err := index.New(context.Background(), st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +44,17 @@ func newTestAPIWith(t *testing.T, maxBody int64, keepText bool, reread TextRerea
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ix, ex
+}
+
+// newTestAPIWith is newTestAPI keeping texts or not, and reading them
+// again with reread.
+func newTestAPIWith(t *testing.T, maxBody int64, keepText bool, reread TextRereader) (*httptest.Server, string) {
+	t.Helper()
+	ctx := context.Background()
+	opts := index.DefaultOptions()
+	opts.KeepText = keepText
+	ix, ex := openTestIndex(t, opts)
 	text := strings.Repeat("The licensee may copy and distribute the work in any medium. ", 30)
 	if _, err := ingest.New(ex, ix).Ingest(ctx, ingest.Object{
 		Key: "test:stored.txt", Name: "stored.txt", Source: "test",

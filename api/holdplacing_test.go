@@ -16,9 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
-	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/ingest"
 	"github.com/simdex/simdex/policy"
 	policysqlite "github.com/simdex/simdex/policy/sqlite"
@@ -48,19 +46,7 @@ func TestCreateHoldWhosePlacementFails(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	opts := index.DefaultOptions()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := index.New(ctx, st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close(); st.Close() })
-	ex, err := extract.New(extract.Options{Limits: extract.DefaultLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix, ex := openTestIndex(t, opts)
 	out, err := ingest.New(ex, ix).Ingest(ctx, ingest.Object{Key: "test:stored.txt", Name: "stored.txt", Source: "test",
 		Body: strings.NewReader(strings.Repeat("The licensee may copy and distribute the work in any medium. ", 30))})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -20,7 +19,6 @@ import (
 
 	"github.com/simdex/simdex/extract"
 	"github.com/simdex/simdex/index"
-	"github.com/simdex/simdex/index/sqlite"
 	"github.com/simdex/simdex/internal/benchcorpus"
 )
 
@@ -66,21 +64,8 @@ func textZip(t *testing.T, size int) []byte {
 // budget mem.
 func newBudgetAPI(t *testing.T, mem *extract.Budget) *httptest.Server {
 	t.Helper()
-	ctx := context.Background()
 	opts := index.DefaultOptions()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"), sqlite.Options{Scheme: opts.Scheme(), Durability: sqlite.Normal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := index.New(ctx, st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close(); st.Close() })
-	ex, err := extract.New(extract.Options{Limits: extract.DefaultLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix, ex := openTestIndex(t, opts)
 	a := &Server{Deps: Deps{Index: ix, Extractor: ex, Thresholds: opts.Thresholds, Registry: prometheus.NewRegistry(),
 		MaxBody: extract.DefaultLimits().MaxObjectSize, Memory: mem, Logger: slog.New(slog.DiscardHandler), Authn: staticAuth{}}}
 	srv := httptest.NewServer(a.Handler())
